@@ -1,0 +1,29 @@
+// What every farmctl command shares: global options and where its exit code goes.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace farm::cli {
+
+struct GlobalOptions {
+  std::string coordinator;  // --coordinator / FARM_COORDINATOR; empty: local farm or default
+  std::string token_file;   // --token-file / FARM_TOKEN_FILE
+  bool json = false;        // --json: machine-readable output on stdout
+};
+
+struct CliContext {
+  GlobalOptions global;
+  int exit_code = 0;  // set by the command that ran
+};
+
+// Each command lives in its own file and registers itself with one of these:
+//   void AddXCommand(CLI::App& app, CliContext& ctx);
+// The subcommand's callback does the work and sets ctx.exit_code.
+void AddStatusCommand(CLI::App& app, CliContext& ctx);
+void AddWorkersCommand(CLI::App& app, CliContext& ctx);
+void AddUpCommand(CLI::App& app, CliContext& ctx);
+void AddDownCommand(CLI::App& app, CliContext& ctx);
+
+}  // namespace farm::cli

@@ -1,0 +1,24 @@
+#include "cli/command_support.h"
+
+#include <iostream>
+
+#include "cli/coordinator_target.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/status/exit_code.h"
+
+namespace farm::cli {
+
+absl::StatusOr<std::unique_ptr<FarmClient>> ConnectToFarm(const GlobalOptions& global) {
+  auto target = ResolveCoordinatorTarget(global);
+  if (!target.ok()) return target.status();
+  return FarmClient::Connect(target->address, target->token);
+}
+
+int Fail(const absl::Status& status) {
+  ComponentLogger("farmctl")->error("{}", status.message());
+  return ExitCodeForStatus(status);
+}
+
+void PrintJson(const nlohmann::json& value) { std::cout << value.dump(2) << std::endl; }
+
+}  // namespace farm::cli

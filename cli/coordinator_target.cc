@@ -1,0 +1,41 @@
+#include "cli/coordinator_target.h"
+
+#include "absl/strings/str_cat.h"
+#include "cli/local_farm_paths.h"
+#include "libfarm/auth/token.h"
+#include "libfarm/net/address.h"
+
+namespace farm::cli {
+
+absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const GlobalOptions& global) {
+  CoordinatorTarget target;
+  target.address = global.coordinator;
+  target.token_file = global.token_file;
+
+  std::optional<LocalFarmRecord> local;
+  if (auto dir = CurrentLocalFarmDir()) {
+    auto record = ReadLocalFarmRecord(*dir);
+    if (record.ok()) local = *record;
+  }
+  if (target.address.empty()) {
+    target.address = local ? local->grpc_address : "127.0.0.1:7420";
+  }
+  if (auto hp = ParseHostPort(target.address); !hp.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--coordinator: ", hp.status().message()));
+  }
+  if (target.token_file.empty() && local && local->grpc_address == target.address) {
+    target.token_file = local->token_file;
+  }
+  if (target.token_file.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no farm token for ", target.address,
+        ". Fix: pass --token-file (or set FARM_TOKEN_FILE) to the coordinator's token file, or "
+        "start a local farm with 'farmctl up'"));
+  }
+  auto token = ReadTokenFile(target.token_file);
+  if (!token.ok()) return token.status();
+  target.token = *token;
+  return target;
+}
+
+}  // namespace farm::cli

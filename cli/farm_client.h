@@ -1,0 +1,35 @@
+// farmctl's view of farm.v1.FarmService: token attached, deadlines set, errors made
+// readable. The stub is injected so commands can be tested without a coordinator.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "farm/v1/farm_service.grpc.pb.h"
+
+namespace farm::cli {
+
+class FarmClient {
+ public:
+  FarmClient(std::unique_ptr<farm::v1::FarmService::StubInterface> stub, std::string address,
+             std::string token, absl::Duration timeout = absl::Seconds(10));
+
+  // Dials `address` over a real channel.
+  static std::unique_ptr<FarmClient> Connect(const std::string& address, const std::string& token);
+
+  absl::StatusOr<farm::v1::GetStatusResponse> GetStatus();
+  absl::StatusOr<farm::v1::ListWorkersResponse> ListWorkers();
+
+ private:
+  void Prepare(grpc::ClientContext& ctx) const;
+  absl::Status Explain(const grpc::Status& status) const;
+
+  std::unique_ptr<farm::v1::FarmService::StubInterface> stub_;
+  std::string address_;
+  std::string token_;
+  absl::Duration timeout_;
+};
+
+}  // namespace farm::cli

@@ -1,0 +1,218 @@
+#include "cli/local_farm.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cli/farm_client.h"
+#include "libfarm/auth/token.h"
+#include "libfarm/files/json_file.h"
+#include "libfarm/host/host_probe.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/process/subprocess.h"
+
+namespace farm::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// farm-coordinator and farm-worker are installed beside farmctl; PATH is the fallback.
+std::string FindFarmBinary(const std::string& name) {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path beside = self.parent_path() / name;
+    if (fs::is_regular_file(beside, ec)) return beside.string();
+  }
+  return name;
+}
+
+std::string LogTail(const std::string& path, size_t lines = 15) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
+    absl::StrAppend(&out, "\n    ", all[i]);
+  }
+  return out;
+}
+
+absl::Status Died(const std::string& what, int code, const std::string& log) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      what, " exited with code ", code, " during start-up; its log ", log, " ends:", LogTail(log)));
+}
+
+struct Launched {
+  LocalFarmProcess process;
+  Subprocess child;
+};
+
+absl::StatusOr<Launched> Launch(const std::string& role, const std::string& name,
+                                const std::vector<std::string>& argv, const std::string& log) {
+  auto child = Subprocess::Spawn(argv, {.log_path = log, .new_session = true});
+  if (!child.ok()) return child.status();
+  auto start = ProcessStartTime(child->pid());
+  if (!start.ok()) {
+    auto code = child->Wait(absl::Seconds(1));
+    return Died(name, code.value_or(-1), log);
+  }
+  return Launched{{role, name, child->pid(), *start}, *child};
+}
+
+}  // namespace
+
+absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
+  auto log = ComponentLogger("farmctl");
+  if (o.workers < 0 || o.workers > 64) {
+    return absl::InvalidArgumentError("--workers must be between 0 and 64");
+  }
+  const fs::path dir = o.data_dir;
+  if (auto existing = ReadLocalFarmRecord(dir.string()); existing.ok()) {
+    for (const auto& p : existing->processes) {
+      if (p.role == "coordinator" && IsRunning(p)) {
+        if (absl::Status s = SetCurrentLocalFarmDir(dir.string()); !s.ok()) return s;
+        return StartedFarm{*existing, true};
+      }
+    }
+    // A farm recorded here is no longer running: stop whatever of it is left.
+    if (auto stopped = StopLocalFarm(dir.string()); !stopped.ok()) return stopped.status();
+  }
+  std::error_code ec;
+  for (const char* sub : {"logs", "run", "workers"}) fs::create_directories(dir / sub, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot create ", dir.string(), ": ", ec.message(), ". Fix: choose another --data-dir"));
+  }
+
+  LocalFarmRecord record;
+  record.data_dir = dir.string();
+  const std::string ready_file = (dir / "run" / "coordinator.ready").string();
+  fs::remove(ready_file, ec);
+  const std::string coordinator_log = (dir / "logs" / "coordinator.log").string();
+  auto launched =
+      Launch("coordinator", "farm-coordinator",
+             {FindFarmBinary("farm-coordinator"), "--data-dir", (dir / "coordinator").string(),
+              "--listen", o.listen, "--http-listen", o.http_listen, "--worker-timeout",
+              o.worker_timeout, "--ready-file", ready_file},
+             coordinator_log);
+  if (!launched.ok()) return launched.status();
+  Subprocess coordinator = launched->child;
+  record.processes.push_back(launched->process);
+  // Recorded before anything else can fail, so `farmctl down` can always clean up.
+  if (absl::Status s = WriteLocalFarmRecord(record); !s.ok()) return s;
+
+  const absl::Time deadline = absl::Now() + o.ready_timeout;
+  absl::StatusOr<nlohmann::json> ready = absl::NotFoundError("not ready");
+  while (true) {
+    if (auto code = coordinator.Wait(absl::ZeroDuration())) {
+      return Died("farm-coordinator", *code, coordinator_log);
+    }
+    ready = ReadJsonFile(ready_file);
+    if (ready.ok()) break;
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("farm-coordinator did not become ready; see ",
+                                                      coordinator_log, LogTail(coordinator_log)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  record.grpc_address = ready->value("grpc", "");
+  record.http_address = ready->value("http", "");
+  record.token_file = ready->value("token_file", "");
+  if (absl::Status s = WriteLocalFarmRecord(record); !s.ok()) return s;
+  if (absl::Status s = SetCurrentLocalFarmDir(dir.string()); !s.ok()) return s;
+
+  const HostInfo host = ProbeHost();
+  const uint32_t slots =
+      o.slots_per_worker > 0
+          ? o.slots_per_worker
+          : std::max<uint32_t>(1, DefaultSlots(host.cores, host.ram_bytes) /
+                                      static_cast<uint32_t>(std::max(1, o.workers)));
+  std::vector<Subprocess> workers;
+  std::vector<std::string> names;
+  for (int i = 1; i <= o.workers; ++i) {
+    const std::string name = absl::StrCat("local-", i);
+    const std::string worker_log = (dir / "logs" / absl::StrCat("worker-", name, ".log")).string();
+    auto proc = Launch("worker", name,
+                       {FindFarmBinary("farm-worker"), "--coordinator", record.grpc_address,
+                        "--token-file", record.token_file, "--name", name, "--work-dir",
+                        (dir / "workers" / name).string(), "--slots", absl::StrCat(slots)},
+                       worker_log);
+    if (!proc.ok()) return proc.status();
+    record.processes.push_back(proc->process);
+    workers.push_back(proc->child);
+    names.push_back(name);
+    if (absl::Status s = WriteLocalFarmRecord(record); !s.ok()) return s;
+  }
+
+  auto token = ReadTokenFile(record.token_file);
+  if (!token.ok()) return token.status();
+  auto client = FarmClient::Connect(record.grpc_address, *token);
+  while (true) {
+    for (size_t i = 0; i < workers.size(); ++i) {
+      if (auto code = workers[i].Wait(absl::ZeroDuration())) {
+        return Died(absl::StrCat("farm-worker ", names[i]), *code,
+                    (dir / "logs" / absl::StrCat("worker-", names[i], ".log")).string());
+      }
+    }
+    auto listed = client->ListWorkers();
+    size_t online = 0;
+    if (listed.ok()) {
+      for (const auto& w : listed->workers()) {
+        if (std::find(names.begin(), names.end(), w.name()) != names.end() &&
+            w.state() == farm::v1::WORKER_STATE_ONLINE) {
+          ++online;
+        }
+      }
+    }
+    if (online == names.size()) break;
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(online, " of ", names.size(),
+                       " workers came online in time; see the logs in ", (dir / "logs").string()));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return StartedFarm{record, false};
+}
+
+absl::StatusOr<int> StopLocalFarm(const std::string& data_dir) {
+  auto record = ReadLocalFarmRecord(data_dir);
+  if (!record.ok()) {
+    return absl::NotFoundError(absl::StrCat("no local farm recorded in ", data_dir));
+  }
+  // Workers first, so they leave cleanly while the coordinator still listens.
+  std::vector<LocalFarmProcess> order;
+  for (const auto& p : record->processes) {
+    if (p.role != "coordinator") order.push_back(p);
+  }
+  for (const auto& p : record->processes) {
+    if (p.role == "coordinator") order.push_back(p);
+  }
+  int stopped = 0;
+  for (const auto& p : order) {
+    if (!IsRunning(p)) continue;
+    kill(p.pid, SIGTERM);
+    const absl::Time deadline = absl::Now() + absl::Seconds(15);
+    while (IsRunning(p) && absl::Now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (IsRunning(p)) {
+      ComponentLogger("farmctl")->warn("{} (pid {}) ignored SIGTERM for 15s; killing it", p.name,
+                                       p.pid);
+      kill(p.pid, SIGKILL);
+    }
+    ++stopped;
+  }
+  std::error_code ec;
+  fs::remove(LocalFarmRecordPath(data_dir), ec);
+  if (CurrentLocalFarmDir() == data_dir) fs::remove(WheelfarmStateHome() + "/current", ec);
+  return stopped;
+}
+
+}  // namespace farm::cli

@@ -1,0 +1,34 @@
+// `farmctl up` / `farmctl down`: a coordinator and N workers on loopback, started in the
+// background from the binaries beside farmctl, and stopped again by pid and start time.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cli/local_farm_paths.h"
+
+namespace farm::cli {
+
+struct LocalFarmOptions {
+  std::string data_dir;  // absolute
+  int workers = 2;
+  std::string listen = "127.0.0.1:7420";
+  std::string http_listen = "127.0.0.1:7421";
+  std::string worker_timeout = "10s";
+  uint32_t slots_per_worker = 0;  // 0: this machine's slots shared among the workers
+  absl::Duration ready_timeout = absl::Seconds(90);
+};
+
+struct StartedFarm {
+  LocalFarmRecord record;
+  bool already_running = false;
+};
+
+absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& options);
+
+// Stops every process the record lists that is still the one farmctl started. Returns how
+// many were stopped. NOT_FOUND when no farm is recorded in `data_dir`.
+absl::StatusOr<int> StopLocalFarm(const std::string& data_dir);
+
+}  // namespace farm::cli

@@ -1,0 +1,91 @@
+#include "cli/local_farm_paths.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "libfarm/files/json_file.h"
+#include "libfarm/process/subprocess.h"
+
+namespace farm::cli {
+namespace fs = std::filesystem;
+
+std::string WheelfarmStateHome() {
+  if (const char* s = std::getenv("XDG_STATE_HOME"); s != nullptr && *s != '\0') {
+    return absl::StrCat(s, "/wheelfarm");
+  }
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home != nullptr ? home : "/tmp", "/.local/state/wheelfarm");
+}
+
+std::string DefaultLocalFarmDir() { return WheelfarmStateHome() + "/local"; }
+
+std::string LocalFarmRecordPath(const std::string& data_dir) {
+  return (fs::path(data_dir) / "farm.json").string();
+}
+
+absl::Status WriteLocalFarmRecord(const LocalFarmRecord& record) {
+  nlohmann::json procs = nlohmann::json::array();
+  for (const auto& p : record.processes) {
+    procs.push_back(
+        {{"role", p.role}, {"name", p.name}, {"pid", p.pid}, {"start_time", p.start_time}});
+  }
+  nlohmann::json j = {{"data_dir", record.data_dir},
+                      {"grpc", record.grpc_address},
+                      {"http", record.http_address},
+                      {"token_file", record.token_file},
+                      {"processes", procs}};
+  return WriteJsonFileAtomically(LocalFarmRecordPath(record.data_dir), j);
+}
+
+absl::StatusOr<LocalFarmRecord> ReadLocalFarmRecord(const std::string& data_dir) {
+  auto j = ReadJsonFile(LocalFarmRecordPath(data_dir));
+  if (!j.ok()) return j.status();
+  LocalFarmRecord r;
+  r.data_dir = j->value("data_dir", data_dir);
+  r.grpc_address = j->value("grpc", "");
+  r.http_address = j->value("http", "");
+  r.token_file = j->value("token_file", "");
+  if (j->contains("processes") && (*j)["processes"].is_array()) {
+    for (const auto& p : (*j)["processes"]) {
+      if (!p.is_object()) continue;
+      r.processes.push_back({p.value("role", ""), p.value("name", ""), p.value("pid", 0),
+                             p.value("start_time", uint64_t{0})});
+    }
+  }
+  return r;
+}
+
+std::optional<std::string> CurrentLocalFarmDir() {
+  std::ifstream in(WheelfarmStateHome() + "/current");
+  std::string dir;
+  if (!std::getline(in, dir)) return std::nullopt;
+  dir = std::string(absl::StripAsciiWhitespace(dir));
+  if (dir.empty()) return std::nullopt;
+  return dir;
+}
+
+absl::Status SetCurrentLocalFarmDir(const std::string& data_dir) {
+  std::error_code ec;
+  fs::create_directories(WheelfarmStateHome(), ec);
+  const std::string path = WheelfarmStateHome() + "/current";
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << data_dir << "\n";
+    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot write ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+bool IsRunning(const LocalFarmProcess& p) {
+  if (p.pid <= 0) return false;
+  auto start = ProcessStartTime(p.pid);
+  return start.ok() && *start == p.start_time;
+}
+
+}  // namespace farm::cli

@@ -1,0 +1,41 @@
+// farmctl: the Wheelfarm command line. Each command lives in its own *_command.cc.
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/cli_context.h"
+#include "libfarm/logging/logger.h"
+
+namespace {
+
+std::string EnvOr(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  farm::ComponentLogger("farmctl")->set_pattern("farmctl: %^%l%$: %v");
+  farm::cli::CliContext ctx;
+  ctx.global.coordinator = EnvOr("FARM_COORDINATOR");
+  ctx.global.token_file = EnvOr("FARM_TOKEN_FILE");
+
+  CLI::App app{"farmctl: build CUDA Python wheels on a Wheelfarm"};
+  app.require_subcommand(1);
+  app.add_option("--coordinator", ctx.global.coordinator,
+                 "coordinator address (env FARM_COORDINATOR; default: the local farm, else "
+                 "127.0.0.1:7420)");
+  app.add_option("--token-file", ctx.global.token_file,
+                 "farm token file (env FARM_TOKEN_FILE; default: the local farm's)");
+  app.add_flag("--json", ctx.global.json, "machine-readable output");
+  app.fallthrough();
+
+  farm::cli::AddStatusCommand(app, ctx);
+  farm::cli::AddWorkersCommand(app, ctx);
+  farm::cli::AddUpCommand(app, ctx);
+  farm::cli::AddDownCommand(app, ctx);
+
+  CLI11_PARSE(app, argc, argv);
+  return ctx.exit_code;
+}

@@ -1,0 +1,64 @@
+// farmctl up: start a local farm (coordinator + N workers on loopback) in the background.
+#include <filesystem>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "cli/command_support.h"
+#include "cli/local_farm.h"
+
+namespace farm::cli {
+
+void AddUpCommand(CLI::App& app, CliContext& ctx) {
+  auto* cmd = app.add_subcommand("up", "start a local farm: a coordinator and workers on loopback");
+  static LocalFarmOptions options;
+  options.data_dir = DefaultLocalFarmDir();
+  cmd->add_option("--workers", options.workers, "number of workers")->capture_default_str();
+  cmd->add_option("--data-dir", options.data_dir, "where the farm keeps state, logs and token")
+      ->capture_default_str();
+  cmd->add_option("--listen", options.listen, "coordinator gRPC address (port 0: any free)")
+      ->capture_default_str();
+  cmd->add_option("--http-listen", options.http_listen, "coordinator HTTP address")
+      ->capture_default_str();
+  cmd->add_option("--worker-timeout", options.worker_timeout, "silence before a worker is lost")
+      ->capture_default_str();
+  cmd->add_option("--slots", options.slots_per_worker,
+                  "slots per worker (default: this machine's slots shared among the workers)");
+  cmd->callback([&ctx] {
+    options.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal().string();
+    auto started = StartLocalFarm(options);
+    if (!started.ok()) {
+      ctx.exit_code = Fail(started.status());
+      return;
+    }
+    const LocalFarmRecord& r = started->record;
+    if (ctx.global.json) {
+      nlohmann::json procs = nlohmann::json::array();
+      for (const auto& p : r.processes) {
+        procs.push_back({{"role", p.role}, {"name", p.name}, {"pid", p.pid}});
+      }
+      PrintJson({{"data_dir", r.data_dir},
+                 {"grpc", r.grpc_address},
+                 {"http", r.http_address},
+                 {"token_file", r.token_file},
+                 {"already_running", started->already_running},
+                 {"processes", procs}});
+      return;
+    }
+    std::cout << (started->already_running ? "local farm already running" : "local farm up")
+              << ": coordinator " << r.grpc_address << ", " << (r.processes.size() - 1)
+              << " worker(s)\n"
+              << "  dashboard  "
+              << (r.http_address.empty() ? "disabled"
+                                         : absl::StrCat("http://", r.http_address, "/"))
+              << "\n"
+              << "  data dir   " << r.data_dir << "\n"
+              << "  token      " << r.token_file << "\n"
+              << "  logs       " << r.data_dir << "/logs\n"
+              << "farmctl finds this farm without flags: try 'farmctl workers'.\n"
+              << "Other clients: FARM_COORDINATOR=" << r.grpc_address
+              << " FARM_TOKEN_FILE=" << r.token_file << "\n"
+              << "Stop it with 'farmctl down'.\n";
+  });
+}
+
+}  // namespace farm::cli

@@ -1,0 +1,130 @@
+#include "cli/worker_view.h"
+
+#include <google/protobuf/util/time_util.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "cli/text_table.h"
+#include "libfarm/fleet/worker_state.h"
+
+namespace farm::cli {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+absl::Time FromProto(const google::protobuf::Timestamp& ts) {
+  return absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(ts));
+}
+
+std::string Rfc3339(const google::protobuf::Timestamp& ts) {
+  if (ts.seconds() == 0 && ts.nanos() == 0) return "";
+  return TimeUtil::ToString(ts);
+}
+
+}  // namespace
+
+std::string Ago(absl::Time then, absl::Time now) {
+  const int64_t s = std::max<int64_t>(0, absl::ToInt64Seconds(now - then));
+  if (s < 120) return absl::StrCat(s, "s ago");
+  if (s < 7200) return absl::StrCat(s / 60, "m ago");
+  if (s < 172800) return absl::StrCat(s / 3600, "h ago");
+  return absl::StrCat(s / 86400, "d ago");
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? absl::StrCat(bytes, " B") : absl::StrFormat("%.1f %s", v, units[u]);
+}
+
+nlohmann::json WorkerToJson(const farm::v1::Worker& w) {
+  const auto& c = w.capabilities();
+  nlohmann::json cuda = nlohmann::json::array();
+  for (const auto& t : c.cuda()) {
+    cuda.push_back({{"version", t.version()},
+                    {"release", t.release()},
+                    {"sms", std::vector<std::string>(t.sms().begin(), t.sms().end())},
+                    {"path", t.path()}});
+  }
+  nlohmann::json labels = nlohmann::json::object();
+  for (const auto& [k, v] : c.labels()) labels[k] = v;
+  return {{"name", w.name()},
+          {"state", WorkerStateName(w.state())},
+          {"os", c.os()},
+          {"cpu_arch", c.cpu_arch()},
+          {"glibc", c.glibc()},
+          {"cores", c.cores()},
+          {"ram_bytes", c.ram_bytes()},
+          {"disk_free_bytes", c.disk_free_bytes()},
+          {"cuda", cuda},
+          {"slots", c.slots()},
+          {"slots_in_use", w.slots_in_use()},
+          {"labels", labels},
+          {"hostname", c.hostname()},
+          {"version", c.worker_version()},
+          {"peer", w.peer()},
+          {"registered_at", Rfc3339(w.registered_at())},
+          {"last_seen", Rfc3339(w.last_seen())},
+          {"state_since", Rfc3339(w.state_since())}};
+}
+
+std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Time now) {
+  if (workers.workers().empty()) {
+    return "no workers registered. Start one with 'farm-worker --coordinator ADDR --token-file "
+           "F', or a local farm with 'farmctl up'\n";
+  }
+  TextTable table({"NAME", "STATE", "PLATFORM", "GLIBC", "CUDA", "SMS", "SLOTS", "LAST SEEN"});
+  for (const auto& w : workers.workers()) {
+    const auto& c = w.capabilities();
+    std::vector<std::string> versions, sms;
+    for (const auto& t : c.cuda()) {
+      versions.push_back(t.version());
+      for (const auto& sm : t.sms()) {
+        std::string n(absl::StripPrefix(sm, "sm_"));
+        if (std::find(sms.begin(), sms.end(), n) == sms.end()) sms.push_back(n);
+      }
+    }
+    table.AddRow({w.name(), WorkerStateName(w.state()), absl::StrCat(c.os(), "/", c.cpu_arch()),
+                  c.glibc(), versions.empty() ? "-" : absl::StrJoin(versions, ","),
+                  sms.empty() ? "-" : absl::StrCat("sm_", absl::StrJoin(sms, ",")),
+                  absl::StrCat(w.slots_in_use(), "/", c.slots()),
+                  Ago(FromProto(w.last_seen()), now)});
+  }
+  return table.Render();
+}
+
+nlohmann::json StatusToJson(const farm::v1::GetStatusResponse& s) {
+  return {{"version", s.version()},
+          {"started_at", Rfc3339(s.started_at())},
+          {"grpc_address", s.grpc_address()},
+          {"http_address", s.http_address()},
+          {"workers",
+           {{"online", s.workers_online()},
+            {"draining", s.workers_draining()},
+            {"lost", s.workers_lost()},
+            {"offline", s.workers_offline()}}},
+          {"slots_online", s.slots_online()},
+          {"worker_timeout_ms", s.worker_timeout_ms()}};
+}
+
+std::string StatusText(const farm::v1::GetStatusResponse& s, absl::Time now) {
+  std::string out;
+  absl::StrAppend(&out, "coordinator  ", s.grpc_address(), " (wheelfarm ", s.version(),
+                  ", up since ", Ago(FromProto(s.started_at()), now), ")\n");
+  absl::StrAppend(
+      &out, "dashboard    ",
+      s.http_address().empty() ? "disabled" : absl::StrCat("http://", s.http_address(), "/"), "\n");
+  absl::StrAppend(&out, "workers      ", s.workers_online(), " online, ", s.workers_draining(),
+                  " draining, ", s.workers_lost(), " lost, ", s.workers_offline(), " offline\n");
+  absl::StrAppend(&out, "slots        ", s.slots_online(), " online\n");
+  return out;
+}
+
+}  // namespace farm::cli

@@ -1,0 +1,156 @@
+#include "coordinator/coordinator.h"
+
+#include <filesystem>
+
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server_builder.h>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/data_dir.h"
+#include "libfarm/auth/token.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/net/address.h"
+
+namespace farm::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::StatusOr<std::string> LoadOrCreateToken(const std::string& explicit_file,
+                                              const std::string& data_dir, std::string* used_file) {
+  if (!explicit_file.empty()) {
+    *used_file = explicit_file;
+    return ReadTokenFile(explicit_file);
+  }
+  *used_file = (fs::path(data_dir) / "token").string();
+  std::error_code ec;
+  if (fs::exists(*used_file, ec)) return ReadTokenFile(*used_file);
+  auto created = CreateTokenFile(*used_file);
+  if (created.ok()) {
+    ComponentLogger("coordinator")->info("created farm token {}", *used_file);
+  }
+  return created;
+}
+
+void WarnIfNotLoopback(const std::string& address, const char* what) {
+  auto hp = ParseHostPort(address);
+  if (hp.ok() && !IsLoopbackHost(hp->host)) {
+    ComponentLogger("coordinator")
+        ->warn(
+            "{} listens on {}, beyond loopback: the token and artifacts travel in clear "
+            "text; put TLS (a reverse proxy or tunnel) in front of it",
+            what, address);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const CoordinatorOptions& options) {
+  auto log = ComponentLogger("coordinator");
+  if (options.data_dir.empty()) {
+    return absl::InvalidArgumentError("--data-dir is required");
+  }
+  if (options.worker_timeout < absl::Milliseconds(300)) {
+    return absl::InvalidArgumentError("--worker-timeout must be at least 300ms");
+  }
+  auto grpc_hp = ParseHostPort(options.listen);
+  if (!grpc_hp.ok()) return grpc_hp.status();
+  if (!options.http_listen.empty()) {
+    if (auto http_hp = ParseHostPort(options.http_listen); !http_hp.ok()) return http_hp.status();
+  }
+
+  std::unique_ptr<Coordinator> c(new Coordinator());
+  c->identity_.version = FARM_VERSION;
+  c->identity_.started_at = absl::Now();
+  if (absl::Status s = PrepareDataDir(options.data_dir); !s.ok()) return s;
+  auto token = LoadOrCreateToken(options.token_file, options.data_dir, &c->token_file_);
+  if (!token.ok()) return token.status();
+  c->auth_ = std::make_unique<TokenVerifier>(*token);
+
+  auto store = StateStore::Open((fs::path(options.data_dir) / "state").string());
+  if (!store.ok()) return store.status();
+  c->store_ = std::move(*store);
+  c->registry_ = std::make_unique<WorkerRegistry>(c->store_.get(), options.worker_timeout,
+                                                  [] { return absl::Now(); });
+  if (absl::Status s = c->registry_->Load(); !s.ok()) return s;
+
+  c->worker_service_ =
+      std::make_unique<WorkerServiceImpl>(c->auth_.get(), c->registry_.get(), &c->metrics_);
+  c->farm_service_ = std::make_unique<FarmServiceImpl>(c->auth_.get(), c->registry_.get(),
+                                                       &c->metrics_, &c->identity_);
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &bound_port);
+  // gRPC sets SO_REUSEPORT by default, which would let two coordinators share a port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.RegisterService(c->worker_service_.get());
+  builder.RegisterService(c->farm_service_.get());
+  c->grpc_server_ = builder.BuildAndStart();
+  if (!c->grpc_server_ || bound_port == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen for gRPC on ", options.listen,
+        ": the port is in use or the address is not local. Fix: choose another --listen"));
+  }
+  c->identity_.grpc_address = FormatHostPort({grpc_hp->host, bound_port});
+  WarnIfNotLoopback(c->identity_.grpc_address, "gRPC");
+
+  if (!options.http_listen.empty()) {
+    auto http = HttpServer::Start(options.http_listen, &c->metrics_);
+    if (!http.ok()) {
+      c->grpc_server_->Shutdown();
+      return http.status();
+    }
+    c->http_server_ = std::move(*http);
+    c->identity_.http_address = c->http_server_->address();
+    WarnIfNotLoopback(c->identity_.http_address, "HTTP");
+  }
+
+  WorkerRegistry* registry = c->registry_.get();
+  MetricsRegistry* metrics = &c->metrics_;
+  metrics->GetGauge("farm_build_info", "Coordinator version.", {{"version", FARM_VERSION}})->Set(1);
+  metrics->GetGauge("farm_coordinator_start_time_seconds", "When this coordinator started.")
+      ->Set(absl::ToDoubleSeconds(c->identity_.started_at - absl::UnixEpoch()));
+  metrics->AddRefreshHook([registry, metrics] {
+    const WorkerCounts n = registry->Counts();
+    const char* help = "Workers by state.";
+    metrics->GetGauge("farm_workers", help, {{"state", "online"}})->Set(n.online);
+    metrics->GetGauge("farm_workers", help, {{"state", "draining"}})->Set(n.draining);
+    metrics->GetGauge("farm_workers", help, {{"state", "lost"}})->Set(n.lost);
+    metrics->GetGauge("farm_workers", help, {{"state", "offline"}})->Set(n.offline);
+    metrics->GetGauge("farm_worker_slots_online", "Slots offered by online workers.")
+        ->Set(n.slots_online);
+  });
+
+  c->sweeper_ = std::thread([raw = c.get()] { raw->SweepLoop(); });
+  log->info("farm-coordinator {} serving gRPC on {}{}; data dir {}", FARM_VERSION,
+            c->identity_.grpc_address,
+            c->identity_.http_address.empty()
+                ? std::string(", HTTP disabled")
+                : absl::StrCat(", HTTP on ", c->identity_.http_address),
+            options.data_dir);
+  return c;
+}
+
+void Coordinator::SweepLoop() {
+  const absl::Duration period = std::min(absl::Seconds(1), registry_->timeout() / 4);
+  while (!stopping_.WaitForNotificationWithTimeout(period)) {
+    if (absl::Status s = registry_->Sweep(); !s.ok()) {
+      ComponentLogger("coordinator")->error("liveness sweep failed: {}", s.ToString());
+    }
+  }
+}
+
+void Coordinator::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (!stopping_.HasBeenNotified()) stopping_.Notify();
+  if (sweeper_.joinable()) sweeper_.join();
+  if (http_server_) http_server_->Stop();
+  if (grpc_server_)
+    grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  ComponentLogger("coordinator")->info("farm-coordinator stopped");
+}
+
+Coordinator::~Coordinator() { Shutdown(); }
+
+}  // namespace farm::coordinator

@@ -1,0 +1,63 @@
+// Wires the coordinator together: state store, worker registry, gRPC services, HTTP,
+// and the liveness sweep.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <grpcpp/server.h>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "coordinator/farm_service.h"
+#include "coordinator/http_server.h"
+#include "coordinator/state_store.h"
+#include "coordinator/worker_registry.h"
+#include "coordinator/worker_service.h"
+#include "libfarm/metrics/registry.h"
+#include "libfarm/rpc/token_auth.h"
+
+namespace farm::coordinator {
+
+struct CoordinatorOptions {
+  std::string listen = "127.0.0.1:7420";
+  std::string http_listen = "127.0.0.1:7421";  // empty: no HTTP
+  std::string data_dir;
+  std::string token_file;  // empty: <data_dir>/token, created on first start
+  absl::Duration worker_timeout = absl::Seconds(30);
+};
+
+class Coordinator {
+ public:
+  static absl::StatusOr<std::unique_ptr<Coordinator>> Start(const CoordinatorOptions& options);
+  ~Coordinator();
+
+  const std::string& grpc_address() const { return identity_.grpc_address; }
+  const std::string& http_address() const { return identity_.http_address; }
+  const std::string& token_file() const { return token_file_; }
+
+  // Stops accepting calls, lets running calls finish, and closes the store.
+  void Shutdown();
+
+ private:
+  Coordinator() = default;
+  void SweepLoop();
+
+  CoordinatorIdentity identity_;
+  std::string token_file_;
+  MetricsRegistry metrics_;
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<TokenVerifier> auth_;
+  std::unique_ptr<WorkerRegistry> registry_;
+  std::unique_ptr<WorkerServiceImpl> worker_service_;
+  std::unique_ptr<FarmServiceImpl> farm_service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  std::unique_ptr<HttpServer> http_server_;
+  absl::Notification stopping_;
+  std::thread sweeper_;
+  bool shut_down_ = false;
+};
+
+}  // namespace farm::coordinator

@@ -1,0 +1,45 @@
+#include "coordinator/farm_service.h"
+
+#include <google/protobuf/util/time_util.h>
+
+#include "coordinator/rpc_outcome.h"
+
+namespace farm::coordinator {
+
+FarmServiceImpl::FarmServiceImpl(const TokenVerifier* auth, const WorkerRegistry* registry,
+                                 MetricsRegistry* metrics, const CoordinatorIdentity* identity)
+    : auth_(auth), registry_(registry), metrics_(metrics), identity_(identity) {}
+
+grpc::Status FarmServiceImpl::Finish(const char* method, const absl::Status& status) {
+  return FinishRpc(*metrics_, method, status);
+}
+
+grpc::Status FarmServiceImpl::GetStatus(grpc::ServerContext* context,
+                                        const farm::v1::GetStatusRequest*,
+                                        farm::v1::GetStatusResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("GetStatus", s);
+  response->set_version(identity_->version);
+  *response->mutable_started_at() = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+      absl::ToUnixNanos(identity_->started_at));
+  response->set_grpc_address(identity_->grpc_address);
+  response->set_http_address(identity_->http_address);
+  const WorkerCounts counts = registry_->Counts();
+  response->set_workers_online(counts.online);
+  response->set_workers_draining(counts.draining);
+  response->set_workers_lost(counts.lost);
+  response->set_workers_offline(counts.offline);
+  response->set_slots_online(counts.slots_online);
+  response->set_worker_timeout_ms(
+      static_cast<uint32_t>(absl::ToInt64Milliseconds(registry_->timeout())));
+  return Finish("GetStatus", absl::OkStatus());
+}
+
+grpc::Status FarmServiceImpl::ListWorkers(grpc::ServerContext* context,
+                                          const farm::v1::ListWorkersRequest*,
+                                          farm::v1::ListWorkersResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("ListWorkers", s);
+  for (auto& w : registry_->List()) *response->add_workers() = std::move(w);
+  return Finish("ListWorkers", absl::OkStatus());
+}
+
+}  // namespace farm::coordinator

@@ -1,0 +1,41 @@
+// farm.v1.FarmService: the client-facing API (farmctl, farm-nvcc, dashboard).
+#pragma once
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "coordinator/worker_registry.h"
+#include "farm/v1/farm_service.grpc.pb.h"
+#include "libfarm/metrics/registry.h"
+#include "libfarm/rpc/token_auth.h"
+
+namespace farm::coordinator {
+
+struct CoordinatorIdentity {
+  std::string version;
+  absl::Time started_at;
+  std::string grpc_address;
+  std::string http_address;
+};
+
+class FarmServiceImpl final : public farm::v1::FarmService::Service {
+ public:
+  FarmServiceImpl(const TokenVerifier* auth, const WorkerRegistry* registry,
+                  MetricsRegistry* metrics, const CoordinatorIdentity* identity);
+
+  grpc::Status GetStatus(grpc::ServerContext* context, const farm::v1::GetStatusRequest* request,
+                         farm::v1::GetStatusResponse* response) override;
+  grpc::Status ListWorkers(grpc::ServerContext* context,
+                           const farm::v1::ListWorkersRequest* request,
+                           farm::v1::ListWorkersResponse* response) override;
+
+ private:
+  grpc::Status Finish(const char* method, const absl::Status& status);
+
+  const TokenVerifier* auth_;
+  const WorkerRegistry* registry_;
+  MetricsRegistry* metrics_;
+  const CoordinatorIdentity* identity_;
+};
+
+}  // namespace farm::coordinator

@@ -1,0 +1,141 @@
+#include "coordinator/state_store.h"
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace farm::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Order matches enum Table.
+const std::vector<std::string>& OurFamilies() {
+  static const std::vector<std::string> kNames = {"meta", "workers"};
+  return kNames;
+}
+
+absl::Status FromRocks(const rocksdb::Status& s, const std::string& dir) {
+  if (s.ok()) return absl::OkStatus();
+  const std::string detail = s.ToString();
+  if (s.IsCorruption()) {
+    return absl::DataLossError(absl::StrCat(
+        "the farm state in ", dir, " is corrupt (", detail,
+        "). Nothing was changed. Fix: restore the data dir from a backup, or move it aside to "
+        "start an empty farm"));
+  }
+  if (s.IsIOError() && absl::StrContains(detail, "lock")) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the data dir ", dir, " is in use by another farm-coordinator (", detail,
+                     "). Fix: stop that coordinator, or give this one its own --data-dir"));
+  }
+  if (absl::StrContains(detail, "Permission denied") ||
+      absl::StrContains(detail, "Read-only file system")) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot write the farm state in ", dir, " (", detail,
+        "). Fix: make the data dir writable by this user, or choose another --data-dir"));
+  }
+  return absl::InternalError(absl::StrCat("RocksDB error in ", dir, ": ", detail));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir) {
+  std::error_code ec;
+  // A directory with store files but no CURRENT is a damaged store, not a new one: creating a
+  // fresh database there would silently drop the farm's state.
+  if (fs::is_directory(dir, ec) && !fs::is_empty(dir, ec) &&
+      !fs::exists(fs::path(dir) / "CURRENT", ec)) {
+    return absl::DataLossError(absl::StrCat(
+        "the farm state in ", dir,
+        " has files but no CURRENT file, so it is damaged or not a farm store. Nothing was "
+        "changed. Fix: restore it from a backup, or move it aside to start an empty farm"));
+  }
+
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  options.paranoid_checks = true;
+  options.keep_log_file_num = 5;
+  options.max_manifest_file_size = 64 << 20;
+
+  std::vector<std::string> names = OurFamilies();
+  names.insert(names.begin(), rocksdb::kDefaultColumnFamilyName);
+  std::vector<std::string> existing;
+  if (rocksdb::DB::ListColumnFamilies(options, dir, &existing).ok()) {
+    // Families written by a newer coordinator must be opened too; we leave them alone.
+    for (const auto& n : existing) {
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& n : names) descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions(options));
+
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, dir, descriptors, &handles, &raw);
+  if (!s.ok()) return FromRocks(s, dir);
+  // Drop the default family handle; ours start at index 0 to match Table.
+  std::unique_ptr<rocksdb::DB> db(raw);
+  db->DestroyColumnFamilyHandle(handles.front());
+  handles.erase(handles.begin());
+  return std::unique_ptr<StateStore>(new StateStore(dir, std::move(db), std::move(handles)));
+}
+
+StateStore::StateStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
+                       std::vector<rocksdb::ColumnFamilyHandle*> handles)
+    : dir_(std::move(dir)), db_(std::move(db)), handles_(std::move(handles)) {}
+
+StateStore::~StateStore() {
+  for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+  db_->Close();
+}
+
+rocksdb::ColumnFamilyHandle* StateStore::Handle(Table table) const {
+  return handles_[static_cast<size_t>(table)];
+}
+
+absl::Status StateStore::Put(Table table, const std::string& key,
+                             const google::protobuf::Message& value) {
+  std::string bytes;
+  if (!value.SerializeToString(&bytes)) {
+    return absl::InternalError(absl::StrCat("cannot serialize ", value.GetTypeName()));
+  }
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  return FromRocks(db_->Put(sync, Handle(table), key, bytes), dir_);
+}
+
+absl::Status StateStore::Delete(Table table, const std::string& key) {
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  return FromRocks(db_->Delete(sync, Handle(table), key), dir_);
+}
+
+absl::Status StateStore::Get(Table table, const std::string& key,
+                             google::protobuf::Message* value) const {
+  std::string bytes;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), Handle(table), key, &bytes);
+  if (s.IsNotFound()) return absl::NotFoundError(key);
+  if (!s.ok()) return FromRocks(s, dir_);
+  if (!value->ParseFromString(bytes)) {
+    return absl::DataLossError(
+        absl::StrCat("record ", key, " in ", dir_, " is not a valid ", value->GetTypeName()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StateStore::ForEach(
+    Table table,
+    const std::function<absl::Status(const std::string& key, const std::string& value)>& visit)
+    const {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), Handle(table)));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    absl::Status s = visit(it->key().ToString(), it->value().ToString());
+    if (!s.ok()) return s;
+  }
+  return FromRocks(it->status(), dir_);
+}
+
+}  // namespace farm::coordinator

@@ -1,0 +1,51 @@
+// The coordinator's durable state: one RocksDB, one column family per kind of record.
+// Every write is synced before it returns, so a caller may acknowledge after it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/message.h>
+#include <rocksdb/db.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace farm::coordinator {
+
+enum class Table {
+  kMeta,     // format version and coordinator identity
+  kWorkers,  // farm.v1.Worker by name
+};
+
+class StateStore {
+ public:
+  // Opens or creates the store in `dir`. Never repairs or resets: a corrupt store, a store
+  // locked by another process, or an unwritable directory is an error naming the fix.
+  static absl::StatusOr<std::unique_ptr<StateStore>> Open(const std::string& dir);
+  ~StateStore();
+
+  absl::Status Put(Table table, const std::string& key, const google::protobuf::Message& value);
+  absl::Status Delete(Table table, const std::string& key);
+  // NOT_FOUND when absent; DATA_LOSS when the stored bytes don't parse.
+  absl::Status Get(Table table, const std::string& key, google::protobuf::Message* value) const;
+  // Visits every record of `table` in key order; stops at the first error `visit` returns.
+  absl::Status ForEach(Table table,
+                       const std::function<absl::Status(const std::string& key,
+                                                        const std::string& value)>& visit) const;
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  StateStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
+             std::vector<rocksdb::ColumnFamilyHandle*> handles);
+  rocksdb::ColumnFamilyHandle* Handle(Table table) const;
+
+  std::string dir_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // all opened families, ours first
+};
+
+}  // namespace farm::coordinator

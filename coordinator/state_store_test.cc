@@ -1,0 +1,105 @@
+#include "coordinator/state_store.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "farm/v1/types.pb.h"
+
+namespace farm::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StateStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("state_store_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+farm::v1::Worker MakeWorker(const std::string& name) {
+  farm::v1::Worker w;
+  w.set_name(name);
+  w.set_state(farm::v1::WORKER_STATE_ONLINE);
+  w.mutable_capabilities()->set_slots(4);
+  return w;
+}
+
+TEST_F(StateStoreTest, RecordsSurviveReopen) {
+  {
+    auto store = StateStore::Open(dir_.string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->Put(Table::kWorkers, "a", MakeWorker("a")).ok());
+    ASSERT_TRUE((*store)->Put(Table::kWorkers, "b", MakeWorker("b")).ok());
+    ASSERT_TRUE((*store)->Delete(Table::kWorkers, "b").ok());
+  }
+  auto store = StateStore::Open(dir_.string());
+  ASSERT_TRUE(store.ok()) << store.status();
+  farm::v1::Worker w;
+  ASSERT_TRUE((*store)->Get(Table::kWorkers, "a", &w).ok());
+  EXPECT_EQ(w.capabilities().slots(), 4u);
+  EXPECT_EQ((*store)->Get(Table::kWorkers, "b", &w).code(), absl::StatusCode::kNotFound);
+  // Tables are separate: the same key in another family is absent.
+  EXPECT_EQ((*store)->Get(Table::kMeta, "a", &w).code(), absl::StatusCode::kNotFound);
+  std::vector<std::string> keys;
+  ASSERT_TRUE((*store)
+                  ->ForEach(Table::kWorkers,
+                            [&](const std::string& k, const std::string&) {
+                              keys.push_back(k);
+                              return absl::OkStatus();
+                            })
+                  .ok());
+  EXPECT_EQ(keys, std::vector<std::string>{"a"});
+}
+
+TEST_F(StateStoreTest, SecondOpenOfSameDirIsRefusedAsLocked) {
+  auto first = StateStore::Open(dir_.string());
+  ASSERT_TRUE(first.ok());
+  auto second = StateStore::Open(dir_.string());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find("another farm-coordinator"), std::string::npos);
+}
+
+TEST_F(StateStoreTest, CorruptStoreIsRefusedAndLeftAlone) {
+  {
+    auto store = StateStore::Open(dir_.string());
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->Put(Table::kWorkers, "a", MakeWorker("a")).ok());
+  }
+  // Point CURRENT at a manifest that holds garbage.
+  std::string manifest;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().filename().string().starts_with("MANIFEST-")) manifest = e.path().string();
+  }
+  ASSERT_FALSE(manifest.empty());
+  { std::ofstream(manifest, std::ios::trunc) << "this is not a manifest at all, just garbage"; }
+  const auto size_before = fs::file_size(manifest);
+  auto store = StateStore::Open(dir_.string());
+  ASSERT_FALSE(store.ok());
+  EXPECT_TRUE(store.status().code() == absl::StatusCode::kDataLoss ||
+              store.status().code() == absl::StatusCode::kInternal)
+      << store.status();
+  EXPECT_NE(store.status().message().find(dir_.string()), std::string::npos);
+  EXPECT_EQ(fs::file_size(manifest), size_before);
+}
+
+TEST_F(StateStoreTest, FilesWithoutCurrentAreNotTreatedAsNewStore) {
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "000012.sst") << "data";
+  auto store = StateStore::Open(dir_.string());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(fs::exists(dir_ / "000012.sst"));
+  EXPECT_FALSE(fs::exists(dir_ / "CURRENT"));
+}
+
+}  // namespace
+}  // namespace farm::coordinator

@@ -1,0 +1,188 @@
+#include "coordinator/worker_registry.h"
+
+#include <sys/random.h>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "libfarm/fleet/worker_state.h"
+#include "libfarm/logging/logger.h"
+
+namespace farm::coordinator {
+namespace {
+
+using farm::v1::WorkerState;
+using google::protobuf::util::TimeUtil;
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  return TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(t));
+}
+
+std::string NewSessionId() {
+  unsigned char raw[12];
+  if (getrandom(raw, sizeof(raw), 0) != static_cast<ssize_t>(sizeof(raw))) {
+    // getrandom on Linux only fails for bad arguments; fall back to time for uniqueness.
+    return absl::StrCat("t", absl::ToUnixNanos(absl::Now()));
+  }
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(raw), sizeof(raw)));
+}
+
+}  // namespace
+
+WorkerRegistry::WorkerRegistry(StateStore* store, absl::Duration timeout, Clock clock)
+    : store_(store), timeout_(timeout), clock_(std::move(clock)) {}
+
+absl::Status WorkerRegistry::Load() {
+  absl::MutexLock lock(&mu_);
+  workers_.clear();
+  const absl::Time now = clock_();
+  return store_->ForEach(Table::kWorkers, [&](const std::string& key, const std::string& value) {
+    Entry entry;
+    if (!entry.record.ParseFromString(value)) {
+      return absl::DataLossError(absl::StrCat("worker record '", key, "' in ", store_->dir(),
+                                              " does not parse; the state is damaged"));
+    }
+    entry.last_heard = now;
+    workers_.emplace(key, std::move(entry));
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::string> WorkerRegistry::Register(
+    const std::string& name, const farm::v1::WorkerCapabilities& capabilities,
+    const std::string& peer) {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_();
+  auto it = workers_.find(name);
+  farm::v1::Worker record = it != workers_.end() ? it->second.record : farm::v1::Worker();
+  if (it != workers_.end() && record.state() == farm::v1::WORKER_STATE_ONLINE &&
+      now - it->second.last_heard < timeout_) {
+    ComponentLogger("coordinator")
+        ->warn(
+            "worker '{}' registered again from {} while its previous session from {} was "
+            "still online; two hosts may share this name",
+            name, peer, record.peer());
+  }
+  record.set_name(name);
+  *record.mutable_capabilities() = capabilities;
+  record.set_session_id(NewSessionId());
+  record.set_peer(peer);
+  record.set_slots_in_use(0);
+  *record.mutable_last_seen() = ToProto(now);
+  if (it == workers_.end()) *record.mutable_registered_at() = ToProto(now);
+  if (record.state() != farm::v1::WORKER_STATE_ONLINE) {
+    record.set_state(farm::v1::WORKER_STATE_ONLINE);
+    *record.mutable_state_since() = ToProto(now);
+  }
+  absl::Status stored = store_->Put(Table::kWorkers, name, record);
+  if (!stored.ok()) return stored;
+  workers_[name] = Entry{record, now, true};
+  return record.session_id();
+}
+
+absl::StatusOr<WorkerRegistry::Entry*> WorkerRegistry::FindSession(const std::string& name,
+                                                                   const std::string& session_id) {
+  auto it = workers_.find(name);
+  if (it == workers_.end()) {
+    return absl::NotFoundError(absl::StrCat("worker '", name, "' is not registered"));
+  }
+  if (it->second.record.session_id() != session_id) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("session of worker '", name, "' was replaced; register again"));
+  }
+  return &it->second;
+}
+
+absl::Status WorkerRegistry::SetState(Entry& entry, WorkerState state) {
+  if (entry.record.state() == state) return absl::OkStatus();
+  farm::v1::Worker updated = entry.record;
+  updated.set_state(state);
+  *updated.mutable_state_since() = ToProto(clock_());
+  *updated.mutable_last_seen() = LastSeen(entry);
+  absl::Status stored = store_->Put(Table::kWorkers, updated.name(), updated);
+  if (!stored.ok()) return stored;
+  ComponentLogger("coordinator")
+      ->info("worker '{}' {} -> {}", updated.name(), WorkerStateName(entry.record.state()),
+             WorkerStateName(state));
+  entry.record = std::move(updated);
+  return absl::OkStatus();
+}
+
+absl::Status WorkerRegistry::Heartbeat(const std::string& name, const std::string& session_id,
+                                       bool draining, uint32_t slots_in_use) {
+  absl::MutexLock lock(&mu_);
+  auto entry = FindSession(name, session_id);
+  if (!entry.ok()) return entry.status();
+  (*entry)->last_heard = clock_();
+  (*entry)->heard_since_load = true;
+  (*entry)->record.set_slots_in_use(slots_in_use);
+  return SetState(**entry,
+                  draining ? farm::v1::WORKER_STATE_DRAINING : farm::v1::WORKER_STATE_ONLINE);
+}
+
+absl::Status WorkerRegistry::Leave(const std::string& name, const std::string& session_id) {
+  absl::MutexLock lock(&mu_);
+  auto entry = FindSession(name, session_id);
+  if (!entry.ok()) return entry.status();
+  (*entry)->last_heard = clock_();
+  (*entry)->heard_since_load = true;
+  (*entry)->record.set_slots_in_use(0);
+  return SetState(**entry, farm::v1::WORKER_STATE_OFFLINE);
+}
+
+absl::Status WorkerRegistry::Sweep() {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_();
+  for (auto& [name, entry] : workers_) {
+    const auto state = entry.record.state();
+    if ((state == farm::v1::WORKER_STATE_ONLINE || state == farm::v1::WORKER_STATE_DRAINING) &&
+        now - entry.last_heard > timeout_) {
+      absl::Status s = SetState(entry, farm::v1::WORKER_STATE_LOST);
+      if (!s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+google::protobuf::Timestamp WorkerRegistry::LastSeen(const Entry& entry) {
+  return entry.heard_since_load ? ToProto(entry.last_heard) : entry.record.last_seen();
+}
+
+std::vector<farm::v1::Worker> WorkerRegistry::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<farm::v1::Worker> out;
+  out.reserve(workers_.size());
+  for (const auto& [name, entry] : workers_) {
+    out.push_back(entry.record);
+    *out.back().mutable_last_seen() = LastSeen(entry);
+  }
+  return out;
+}
+
+WorkerCounts WorkerRegistry::Counts() const {
+  absl::MutexLock lock(&mu_);
+  WorkerCounts c;
+  for (const auto& [name, entry] : workers_) {
+    switch (entry.record.state()) {
+      case farm::v1::WORKER_STATE_ONLINE:
+        ++c.online;
+        c.slots_online += entry.record.capabilities().slots();
+        break;
+      case farm::v1::WORKER_STATE_DRAINING:
+        ++c.draining;
+        break;
+      case farm::v1::WORKER_STATE_LOST:
+        ++c.lost;
+        break;
+      case farm::v1::WORKER_STATE_OFFLINE:
+        ++c.offline;
+        break;
+      default:
+        break;
+    }
+  }
+  return c;
+}
+
+}  // namespace farm::coordinator

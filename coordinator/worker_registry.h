@@ -1,0 +1,73 @@
+// The fleet as the coordinator knows it: who registered, with what capabilities, and
+// whether each worker is alive. Registrations and state changes are durable; heartbeat
+// times live in memory (a restart gives every worker one timeout to reconnect).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/state_store.h"
+#include "farm/v1/types.pb.h"
+
+namespace farm::coordinator {
+
+using Clock = std::function<absl::Time()>;
+
+struct WorkerCounts {
+  uint32_t online = 0, draining = 0, lost = 0, offline = 0;
+  uint32_t slots_online = 0;
+};
+
+class WorkerRegistry {
+ public:
+  WorkerRegistry(StateStore* store, absl::Duration timeout, Clock clock);
+
+  // Reads the registry back from the store after a (re)start.
+  absl::Status Load();
+
+  // Records a worker process; returns its new session id.
+  absl::StatusOr<std::string> Register(const std::string& name,
+                                       const farm::v1::WorkerCapabilities& capabilities,
+                                       const std::string& peer);
+  // NOT_FOUND for an unknown worker, FAILED_PRECONDITION for a stale session: both mean
+  // "register again".
+  absl::Status Heartbeat(const std::string& name, const std::string& session_id, bool draining,
+                         uint32_t slots_in_use);
+  absl::Status Leave(const std::string& name, const std::string& session_id);
+
+  // Marks workers lost whose last heartbeat is older than the timeout.
+  absl::Status Sweep();
+
+  std::vector<farm::v1::Worker> List() const;
+  WorkerCounts Counts() const;
+  absl::Duration timeout() const { return timeout_; }
+
+ private:
+  struct Entry {
+    farm::v1::Worker record;  // as stored
+    // Liveness clock: the last heartbeat, or the load time for a worker not yet heard from
+    // since a restart (the coordinator was away, not the worker).
+    absl::Time last_heard;
+    bool heard_since_load = false;
+  };
+  static google::protobuf::Timestamp LastSeen(const Entry& entry);
+  absl::Status SetState(Entry& entry, farm::v1::WorkerState state)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<Entry*> FindSession(const std::string& name, const std::string& session_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  StateStore* const store_;
+  const absl::Duration timeout_;
+  const Clock clock_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry> workers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace farm::coordinator

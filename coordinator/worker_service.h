@@ -1,0 +1,34 @@
+// farm.v1.WorkerService: how worker daemons register and stay alive.
+#pragma once
+
+#include "coordinator/worker_registry.h"
+#include "farm/v1/worker_service.grpc.pb.h"
+#include "libfarm/metrics/registry.h"
+#include "libfarm/rpc/token_auth.h"
+
+namespace farm::coordinator {
+
+class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
+ public:
+  WorkerServiceImpl(const TokenVerifier* auth, WorkerRegistry* registry, MetricsRegistry* metrics);
+
+  grpc::Status Register(grpc::ServerContext* context, const farm::v1::RegisterRequest* request,
+                        farm::v1::RegisterResponse* response) override;
+  grpc::Status Heartbeat(grpc::ServerContext* context, const farm::v1::HeartbeatRequest* request,
+                         farm::v1::HeartbeatResponse* response) override;
+  grpc::Status Leave(grpc::ServerContext* context, const farm::v1::LeaveRequest* request,
+                     farm::v1::LeaveResponse* response) override;
+
+ private:
+  grpc::Status Finish(const char* method, const absl::Status& status);
+  uint32_t HeartbeatIntervalMs() const;
+
+  const TokenVerifier* auth_;
+  WorkerRegistry* registry_;
+  MetricsRegistry* metrics_;
+};
+
+// Worker names are keys and appear in paths and logs: 1-64 of [A-Za-z0-9._-].
+absl::Status ValidateWorkerName(const std::string& name);
+
+}  // namespace farm::coordinator

@@ -1,0 +1,65 @@
+// Starting and reaping child processes without a shell.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace farm {
+
+struct CommandResult {
+  int exit_code = -1;       // exit status, or 128 + signal when killed
+  std::string stdout_text;  // captured output
+  std::string stderr_text;
+};
+
+// Runs argv[0] (looked up on PATH) to completion and captures its output. A command still
+// running after `timeout` is killed and reported as DEADLINE_EXCEEDED.
+absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                         absl::Duration timeout = absl::Seconds(60));
+
+struct SpawnOptions {
+  // Where stdout and stderr go (appended). Empty: inherit the parent's.
+  std::string log_path;
+  // Start a new session so the child outlives the parent's terminal and process group.
+  bool new_session = false;
+  // Extra environment entries "K=V" appended to the parent's environment.
+  std::vector<std::string> extra_env;
+};
+
+// A started child process. Destroying it does not stop the child.
+class Subprocess {
+ public:
+  static absl::StatusOr<Subprocess> Spawn(const std::vector<std::string>& argv,
+                                          const SpawnOptions& options = {});
+
+  pid_t pid() const { return pid_; }
+  // Sends `signal` (SIGTERM, SIGKILL, ...). Not an error if the child already exited.
+  void Signal(int signal) const;
+  // Waits up to `timeout` for exit and returns the exit code (128 + signal when killed), or
+  // nullopt if it is still running.
+  std::optional<int> Wait(absl::Duration timeout);
+
+ private:
+  explicit Subprocess(pid_t pid) : pid_(pid) {}
+  pid_t pid_;
+  std::optional<int> exit_code_;
+};
+
+// Decodes a waitpid status into an exit code (128 + signal when killed by a signal).
+int DecodeWaitStatus(int status);
+
+}  // namespace farm
+
+namespace farm {
+
+// The kernel's start time of `pid` (clock ticks since boot, /proc/PID/stat field 22), used
+// to tell a process we started from an unrelated one that later got the same pid.
+absl::StatusOr<uint64_t> ProcessStartTime(pid_t pid);
+
+}  // namespace farm

@@ -1,0 +1,75 @@
+#include "worker/capabilities.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "libfarm/cuda/toolkit_probe.h"
+#include "libfarm/host/host_probe.h"
+#include "libfarm/logging/logger.h"
+
+namespace farm::worker {
+
+absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& text) {
+  std::map<std::string, std::string> labels;
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    std::string key(absl::StripAsciiWhitespace(kv[0]));
+    const bool key_ok = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+      return absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '/' || c == '-';
+    });
+    if (kv.size() != 2 || !key_ok || absl::StrContains(kv[1], '=')) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid label '", item,
+                       "' in --labels: expected key=value pairs separated by commas, "
+                       "e.g. instance=m8g.8xlarge,zone=a"));
+    }
+    labels[key] = std::string(absl::StripAsciiWhitespace(kv[1]));
+  }
+  return labels;
+}
+
+absl::StatusOr<farm::v1::WorkerCapabilities> DetectCapabilities(const CapabilityOptions& options) {
+  auto log = ComponentLogger("worker");
+  const HostInfo host = ProbeHost();
+  farm::v1::WorkerCapabilities caps;
+  caps.set_os(host.os);
+  caps.set_cpu_arch(host.cpu_arch);
+  caps.set_glibc(host.glibc);
+  caps.set_cores(host.cores);
+  caps.set_ram_bytes(host.ram_bytes);
+  caps.set_hostname(host.hostname);
+  caps.set_worker_version(FARM_VERSION);
+  auto disk = FreeDiskBytes(options.work_dir);
+  if (!disk.ok()) return disk.status();
+  caps.set_disk_free_bytes(*disk);
+  caps.set_slots(options.slots > 0 ? options.slots : DefaultSlots(host.cores, host.ram_bytes));
+  for (const auto& [k, v] : options.labels) (*caps.mutable_labels())[k] = v;
+
+  const bool none = options.cuda_paths.size() == 1 && options.cuda_paths[0] == "none";
+  std::vector<std::string> roots;
+  if (!none) roots = options.cuda_paths.empty() ? DiscoverToolkitRoots() : options.cuda_paths;
+  for (const auto& root : roots) {
+    auto toolkit = ProbeToolkit(root);
+    if (!toolkit.ok()) {
+      // A path the operator named must work; a discovered one that doesn't is skipped.
+      if (!options.cuda_paths.empty()) return toolkit.status();
+      log->warn("skipping CUDA toolkit at {}: {}", root, toolkit.status().message());
+      continue;
+    }
+    auto* cuda = caps.add_cuda();
+    cuda->set_version(toolkit->version);
+    cuda->set_release(toolkit->release);
+    cuda->set_path(toolkit->root);
+    for (const auto& sm : toolkit->sms) cuda->add_sms(sm);
+  }
+  if (caps.cuda_size() == 0) {
+    log->warn(
+        "no CUDA toolkit found{}: this worker can host builds but cannot compile device "
+        "code. Fix: install the CUDA toolkit or pass --cuda-path",
+        none ? " (--cuda-path none)" : "");
+  }
+  return caps;
+}
+
+}  // namespace farm::worker

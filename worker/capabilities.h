@@ -1,0 +1,26 @@
+// What this worker advertises: platform, size and CUDA toolkits, detected at start.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "farm/v1/types.pb.h"
+
+namespace farm::worker {
+
+struct CapabilityOptions {
+  std::string work_dir;
+  uint32_t slots = 0;  // 0: from cores and RAM
+  std::map<std::string, std::string> labels;
+  // Toolkit roots to use. Empty: discover them. {"none"}: advertise no toolkit.
+  std::vector<std::string> cuda_paths;
+};
+
+absl::StatusOr<farm::v1::WorkerCapabilities> DetectCapabilities(const CapabilityOptions& options);
+
+// Parses "k=v,k2=v2" (--labels). Keys: [A-Za-z0-9._/-]+; values may not contain ',' or '='.
+absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& text);
+
+}  // namespace farm::worker

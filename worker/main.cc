@@ -1,0 +1,130 @@
+// farm-worker: detect capabilities, then run the WorkerDaemon until SIGTERM.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
+#include "libfarm/auth/token.h"
+#include "libfarm/host/host_probe.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/net/address.h"
+#include "libfarm/process/termination_signal.h"
+#include "libfarm/rpc/channel.h"
+#include "libfarm/status/exit_code.h"
+#include "worker/capabilities.h"
+#include "worker/worker_daemon.h"
+
+namespace {
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+std::string DefaultWorkDir(const std::string& name) {
+  const std::string cache = EnvOr("XDG_CACHE_HOME", absl::StrCat(EnvOr("HOME", "/tmp"), "/.cache"));
+  return absl::StrCat(cache, "/wheelfarm/worker-", name);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  farm::BlockTerminationSignals();
+  std::string coordinator = EnvOr("FARM_COORDINATOR", "127.0.0.1:7420");
+  std::string token_file = EnvOr("FARM_TOKEN_FILE", "");
+  std::string name = farm::ProbeHost().hostname;
+  std::string work_dir;
+  std::string labels_text;
+  std::string log_level = "info";
+  farm::worker::CapabilityOptions caps_options;
+
+  CLI::App app{"farm-worker: a Wheelfarm build host; dials out to the coordinator"};
+  app.add_option("--coordinator", coordinator, "coordinator gRPC address (env FARM_COORDINATOR)")
+      ->capture_default_str();
+  app.add_option("--token-file", token_file, "file holding the farm token (env FARM_TOKEN_FILE)");
+  app.add_option("--name", name, "worker name, unique in the farm")->capture_default_str();
+  app.add_option("--work-dir", work_dir,
+                 "scratch space for actions (default ~/.cache/wheelfarm/worker-NAME)");
+  app.add_option(
+      "--slots", caps_options.slots,
+      "concurrent CUDA compile jobs (default: one per ~4 GiB RAM, at most one per core)");
+  app.add_option("--labels", labels_text, "k=v,... advertised to the scheduler");
+  app.add_option("--cuda-path", caps_options.cuda_paths,
+                 "CUDA toolkit root(s) to offer (default: discover; 'none': offer none)");
+  app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  auto log = farm::ComponentLogger("worker");
+  if (!farm::SetLogLevel(log_level)) {
+    log->error("unknown --log-level '{}': use debug, info, warn or error", log_level);
+    return farm::kExitConfig;
+  }
+  if (auto hp = farm::ParseHostPort(coordinator); !hp.ok()) {
+    log->error("--coordinator: {}", hp.status().message());
+    return farm::kExitConfig;
+  }
+  if (token_file.empty()) {
+    log->error(
+        "no farm token: pass --token-file (or set FARM_TOKEN_FILE) to the coordinator's "
+        "token file");
+    return farm::kExitConfig;
+  }
+  auto token = farm::ReadTokenFile(token_file);
+  if (!token.ok()) {
+    log->error("{}", token.status().message());
+    return farm::kExitConfig;
+  }
+  auto labels = farm::worker::ParseLabels(labels_text);
+  if (!labels.ok()) {
+    log->error("{}", labels.status().message());
+    return farm::kExitConfig;
+  }
+  caps_options.labels = *labels;
+  caps_options.work_dir = work_dir.empty() ? DefaultWorkDir(name) : work_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(caps_options.work_dir, ec);
+  if (ec || ::access(caps_options.work_dir.c_str(), W_OK) != 0) {
+    log->error("cannot use work dir {}: {}. Fix: pass --work-dir with a writable directory",
+               caps_options.work_dir, ec ? ec.message() : std::strerror(errno));
+    return farm::kExitConfig;
+  }
+  auto caps = farm::worker::DetectCapabilities(caps_options);
+  if (!caps.ok()) {
+    log->error("{}", caps.status().message());
+    return farm::ExitCodeForStatus(caps.status());
+  }
+  std::vector<std::string> toolkits;
+  for (const auto& t : caps->cuda()) {
+    toolkits.push_back(
+        absl::StrCat("CUDA ", t.version(), " (", t.sms_size(), " SMs) at ", t.path()));
+  }
+  log->info("farm-worker {} '{}': {} {}, glibc {}, {} cores, {} GiB RAM, {} slots, {}",
+            FARM_VERSION, name, caps->os(), caps->cpu_arch(), caps->glibc(), caps->cores(),
+            caps->ram_bytes() >> 30, caps->slots(),
+            toolkits.empty() ? "no CUDA toolkit" : absl::StrJoin(toolkits, "; "));
+
+  absl::Notification stop;
+  std::thread signal_waiter([&stop, log] {
+    int sig = farm::WaitForTerminationSignal();
+    log->info("signal {} received", sig);
+    stop.Notify();
+  });
+  signal_waiter.detach();
+
+  farm::worker::WorkerDaemon daemon(
+      farm::v1::WorkerService::NewStub(farm::DialCoordinator(coordinator)),
+      {.name = name, .token = *token, .coordinator = coordinator}, *caps);
+  absl::Status result = daemon.Run(stop);
+  if (!result.ok()) {
+    log->error("{}", result.message());
+    return farm::ExitCodeForStatus(result);
+  }
+  return farm::kExitOk;
+}
