@@ -1,7 +1,9 @@
 #include "libfarm/cuda/toolkit_probe.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 
@@ -68,6 +70,21 @@ absl::StatusOr<ToolkitInfo> ProbeToolkit(const std::string& root) {
   return info;
 }
 
+namespace {
+
+// A toolkit root holds the real nvcc executable; /usr/local/bin may hold wrapper scripts
+// named nvcc and ptxas that exec the toolkit's, which must not count as a second toolkit.
+bool IsToolkitRoot(const fs::path& root) {
+  std::ifstream nvcc(root / "bin" / "nvcc", std::ios::binary);
+  char magic[4] = {};
+  nvcc.read(magic, sizeof(magic));
+  std::error_code ec;
+  return nvcc.gcount() == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0 &&
+         fs::is_regular_file(root / "bin" / "ptxas", ec);
+}
+
+}  // namespace
+
 std::vector<std::string> DiscoverToolkitRoots() {
   std::vector<fs::path> candidates;
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
@@ -94,12 +111,8 @@ std::vector<std::string> DiscoverToolkitRoots() {
   std::vector<std::string> roots;
   std::set<std::string> seen;
   for (const auto& c : candidates) {
+    if (!IsToolkitRoot(c)) continue;
     std::error_code e;
-    // ptxas marks a real toolkit: an nvcc on PATH may be a wrapper script in /usr/local/bin.
-    if (!fs::is_regular_file(c / "bin" / "nvcc", e) ||
-        !fs::is_regular_file(c / "bin" / "ptxas", e)) {
-      continue;
-    }
     std::string canonical = fs::canonical(c, e).string();
     if (e || !seen.insert(canonical).second) continue;
     roots.push_back(canonical);

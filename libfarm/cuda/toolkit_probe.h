@@ -25,8 +25,8 @@ std::vector<std::string> ParseGpuCodeList(const std::string& text);
 absl::StatusOr<ToolkitInfo> ProbeToolkit(const std::string& root);
 
 // Where toolkits usually are: $CUDA_HOME, $CUDA_PATH, the nvcc on $PATH, and
-// /usr/local/cuda*. Returned roots contain bin/nvcc and bin/ptxas (so a wrapper script
-// named nvcc is not taken for a toolkit) and are unique after resolving symlinks.
+// /usr/local/cuda*. Returned roots hold an nvcc executable (not a wrapper script) and
+// ptxas, and are unique after resolving symlinks.
 std::vector<std::string> DiscoverToolkitRoots();
 
 }  // namespace farm

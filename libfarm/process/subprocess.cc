@@ -52,7 +52,8 @@ int DecodeWaitStatus(int status) {
 }
 
 absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
-                                         absl::Duration timeout) {
+                                         absl::Duration timeout,
+                                         const std::vector<std::string>& extra_env) {
   if (argv.empty()) return absl::InvalidArgumentError("RunCommand: empty argv");
   int out_pipe[2], err_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return absl::InternalError(std::strerror(errno));
@@ -68,8 +69,10 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   std::vector<std::string> args = argv;
   auto c_args = ToCharPointers(args);
+  std::vector<std::string> env = MergedEnvironment(extra_env);
+  auto c_env = ToCharPointers(env);
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0].c_str(), &actions, nullptr, c_args.data(), environ);
+  int rc = posix_spawnp(&pid, args[0].c_str(), &actions, nullptr, c_args.data(), c_env.data());
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);

@@ -19,9 +19,11 @@ struct CommandResult {
 };
 
 // Runs argv[0] (looked up on PATH) to completion and captures its output. A command still
-// running after `timeout` is killed and reported as DEADLINE_EXCEEDED.
+// running after `timeout` is killed and reported as DEADLINE_EXCEEDED. `extra_env` entries
+// ("K=V") override the parent's environment.
 absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
-                                         absl::Duration timeout = absl::Seconds(60));
+                                         absl::Duration timeout = absl::Seconds(60),
+                                         const std::vector<std::string>& extra_env = {});
 
 struct SpawnOptions {
   // Where stdout and stderr go (appended). Empty: inherit the parent's.

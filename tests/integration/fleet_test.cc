@@ -1,0 +1,128 @@
+// A coordinator and two workers as real processes on loopback: registration, capability
+// reporting, kill -9 of the coordinator, and workers going lost or offline.
+#include <signal.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+using ::testing::ElementsAre;
+
+constexpr char kTimeout[] = "2s";
+
+class FleetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto c = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", kTimeout});
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = *c;
+    for (const char* name : {"w1", "w2"}) {
+      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(),
+                                    name, dir_.path().string(), {"--slots", "1"});
+      ASSERT_TRUE(w.ok()) << w.status();
+      workers_.push_back(*w);
+    }
+    ASSERT_TRUE(WaitFor([&] { return OnlineCount() == 2; }, absl::Seconds(30)))
+        << Workers().dump(2) << ReadFile(coordinator_->log_path());
+  }
+  void TearDown() override {
+    for (auto& w : workers_) {
+      w.process().Signal(SIGKILL);
+      w.process().Wait(absl::Seconds(5));
+    }
+    if (coordinator_) {
+      coordinator_->process().Signal(SIGKILL);
+      coordinator_->process().Wait(absl::Seconds(5));
+    }
+  }
+  nlohmann::json Workers() {
+    return ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+  }
+  int OnlineCount() {
+    int n = 0;
+    for (const auto& w : Workers()) n += w.value("state", "") == "online";
+    return n;
+  }
+
+  TempDir dir_{"fleet"};
+  std::optional<CoordinatorProcess> coordinator_;
+  std::vector<WorkerProcess> workers_;
+};
+
+TEST_F(FleetTest, WorkersAdvertiseCudaToolkitAndPlatform) {
+  nlohmann::json workers = Workers();
+  ASSERT_EQ(workers.size(), 2u);
+  for (const auto& w : workers) {
+    EXPECT_EQ(w["state"], "online");
+    EXPECT_TRUE(w["cpu_arch"] == "x86_64" || w["cpu_arch"] == "aarch64");
+    EXPECT_THAT(w["glibc"].get<std::string>(), ::testing::StartsWith("2."));
+    EXPECT_EQ(w["slots"], 1);
+    ASSERT_EQ(w["cuda"].size(), 1u) << w.dump(2);
+    EXPECT_EQ(w["cuda"][0]["version"], "13.0");
+    const auto sms = w["cuda"][0]["sms"].get<std::vector<std::string>>();
+    EXPECT_EQ(sms.front(), "sm_75");
+    EXPECT_THAT(sms, ::testing::Contains("sm_90"));
+    EXPECT_THAT(sms, ::testing::Contains("sm_121"));
+  }
+}
+
+TEST_F(FleetTest, Kill9CoordinatorRestartKeepsRegistryAndWorkersReconnect) {
+  const int port = coordinator_->port();
+  coordinator_->process().Signal(SIGKILL);
+  ASSERT_EQ(coordinator_->process().Wait(absl::Seconds(5)), 128 + SIGKILL);
+
+  auto restarted = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", kTimeout},
+                                             absl::StrCat("127.0.0.1:", port));
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  coordinator_ = *restarted;
+  // The registry came back from RocksDB before any worker spoke to the new process.
+  nlohmann::json workers = Workers();
+  ASSERT_EQ(workers.size(), 2u);
+  EXPECT_EQ(workers[0]["name"], "w1");
+  EXPECT_EQ(workers[0]["cuda"][0]["version"], "13.0");
+
+  // Workers reconnect on their own: after three timeouts they are still online, which
+  // needs heartbeats accepted by the new process.
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  workers = Workers();
+  EXPECT_EQ(StateOf(workers, "w1"), "online") << ReadFile(workers_[0].log_path());
+  EXPECT_EQ(StateOf(workers, "w2"), "online") << ReadFile(workers_[1].log_path());
+  EXPECT_THAT(ReadFile(workers_[0].log_path()), ::testing::HasSubstr("reconnected"));
+}
+
+TEST_F(FleetTest, KilledWorkerShowsLostAndStoppedWorkerShowsOffline) {
+  workers_[0].process().Signal(SIGKILL);
+  workers_[1].process().Signal(SIGTERM);
+  EXPECT_EQ(workers_[1].process().Wait(absl::Seconds(10)), 0);
+  EXPECT_TRUE(WaitFor([&] { return StateOf(Workers(), "w2") == "offline"; }, absl::Seconds(5)));
+  // Lost within the 2 s timeout plus one sweep.
+  const absl::Time killed = absl::Now();
+  ASSERT_TRUE(WaitFor([&] { return StateOf(Workers(), "w1") == "lost"; }, absl::Seconds(10)));
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(4));
+
+  // A lost worker that comes back is online again.
+  auto back = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), "w1",
+                                   dir_.path().string(), {"--slots", "1"});
+  ASSERT_TRUE(back.ok());
+  workers_[0] = *back;
+  EXPECT_TRUE(WaitFor([&] { return StateOf(Workers(), "w1") == "online"; }, absl::Seconds(20)));
+}
+
+TEST_F(FleetTest, StatusSummarizesTheFleet) {
+  CommandResult r = RunFarmctl({"--coordinator", coordinator_->grpc_address(), "--token-file",
+                                coordinator_->token_file(), "--json", "status"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  auto j = nlohmann::json::parse(r.stdout_text);
+  EXPECT_EQ(j["workers"]["online"], 2);
+  EXPECT_EQ(j["slots_online"], 2);
+  EXPECT_EQ(j["grpc_address"], coordinator_->grpc_address());
+  EXPECT_EQ(j["worker_timeout_ms"], 2000);
+}
+
+}  // namespace
+}  // namespace farm::testing

@@ -1,0 +1,126 @@
+#include "tests/support/farm_processes.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "libfarm/files/json_file.h"
+#include "libfarm/net/address.h"
+
+namespace farm::testing {
+namespace fs = std::filesystem;
+
+std::string FarmBinary(const std::string& name) {
+  return (fs::path(FARM_BIN_DIR) / name).string();
+}
+
+TempDir::TempDir(const std::string& label) {
+  std::random_device rd;
+  path_ = fs::temp_directory_path() /
+          absl::StrCat("wheelfarm-", label, "-", ::getpid(), "-", rd() % 1000000);
+  fs::remove_all(path_);
+  fs::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return condition();
+}
+
+absl::StatusOr<CoordinatorProcess> CoordinatorProcess::Start(
+    const std::string& data_dir, const std::vector<std::string>& extra_args,
+    const std::string& listen) {
+  CoordinatorProcess c;
+  const std::string ready = data_dir + ".ready";
+  fs::remove(ready);
+  c.log_ = data_dir + ".log";
+  std::vector<std::string> argv = {FarmBinary("farm-coordinator"), "--data-dir", data_dir,
+                                   "--listen", listen, "--http-listen", "127.0.0.1:0",
+                                   "--ready-file", ready};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  auto p = Subprocess::Spawn(argv, {.log_path = c.log_});
+  if (!p.ok()) return p.status();
+  c.process_ = *p;
+  absl::StatusOr<nlohmann::json> info = absl::NotFoundError("");
+  const bool ready_in_time = WaitFor(
+      [&] {
+        if (c.process_->Wait(absl::ZeroDuration())) return true;
+        info = ReadJsonFile(ready);
+        return info.ok();
+      },
+      absl::Seconds(30));
+  if (!ready_in_time || !info.ok()) {
+    c.process_->Signal(SIGKILL);
+    c.process_->Wait(absl::Seconds(5));
+    return absl::UnavailableError(
+        absl::StrCat("coordinator did not start; log:\n", ReadFile(c.log_)));
+  }
+  c.grpc_ = info->value("grpc", "");
+  c.http_ = info->value("http", "");
+  c.token_file_ = info->value("token_file", "");
+  return c;
+}
+
+int CoordinatorProcess::port() const { return ParseHostPort(grpc_)->port; }
+
+absl::StatusOr<WorkerProcess> WorkerProcess::Start(const std::string& coordinator,
+                                                   const std::string& token_file,
+                                                   const std::string& name, const std::string& dir,
+                                                   const std::vector<std::string>& extra_args) {
+  WorkerProcess w;
+  w.log_ = dir + "/" + name + ".log";
+  std::vector<std::string> argv = {FarmBinary("farm-worker"), "--coordinator", coordinator,
+                                   "--token-file", token_file, "--name", name, "--work-dir",
+                                   dir + "/" + name};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  auto p = Subprocess::Spawn(argv, {.log_path = w.log_});
+  if (!p.ok()) return p.status();
+  w.process_ = *p;
+  return w;
+}
+
+CommandResult RunFarmctl(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> argv = {FarmBinary("farmctl")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = RunCommand(argv, absl::Seconds(120), env);
+  if (!r.ok()) return CommandResult{-1, "", std::string(r.status().message())};
+  return *r;
+}
+
+nlohmann::json ListWorkersJson(const std::string& coordinator, const std::string& token_file) {
+  CommandResult r = RunFarmctl(
+      {"--coordinator", coordinator, "--token-file", token_file, "--json", "workers"});
+  if (r.exit_code != 0) return nlohmann::json::array();
+  auto j = nlohmann::json::parse(r.stdout_text, nullptr, false);
+  return j.is_array() ? j : nlohmann::json::array();
+}
+
+std::string StateOf(const nlohmann::json& workers, const std::string& name) {
+  for (const auto& w : workers) {
+    if (w.value("name", "") == name) return w.value("state", "");
+  }
+  return "";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace farm::testing

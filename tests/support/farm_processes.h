@@ -1,0 +1,80 @@
+// Real farm processes for integration tests: a coordinator and workers on loopback with
+// ephemeral ports, started from the built binaries, each in its own temp directory.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "libfarm/process/subprocess.h"
+
+namespace farm::testing {
+
+// Path of a binary built by this project (farm-coordinator, farm-worker, farmctl).
+std::string FarmBinary(const std::string& name);
+
+// A fresh directory under the system temp dir, removed on destruction.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& label);
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+  std::string operator/(const std::string& child) const { return (path_ / child).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Polls `condition` every 50 ms until it holds or `timeout` passes.
+bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout);
+
+class CoordinatorProcess {
+ public:
+  // Starts farm-coordinator on 127.0.0.1:0 (or `listen`) and waits for its ready file.
+  static absl::StatusOr<CoordinatorProcess> Start(const std::string& data_dir,
+                                                  const std::vector<std::string>& extra_args = {},
+                                                  const std::string& listen = "127.0.0.1:0");
+  const std::string& grpc_address() const { return grpc_; }
+  const std::string& http_address() const { return http_; }
+  const std::string& token_file() const { return token_file_; }
+  const std::string& log_path() const { return log_; }
+  Subprocess& process() { return *process_; }
+  int port() const;
+
+ private:
+  std::optional<Subprocess> process_;
+  std::string grpc_, http_, token_file_, log_;
+};
+
+class WorkerProcess {
+ public:
+  static absl::StatusOr<WorkerProcess> Start(const std::string& coordinator,
+                                             const std::string& token_file,
+                                             const std::string& name, const std::string& dir,
+                                             const std::vector<std::string>& extra_args = {});
+  Subprocess& process() { return *process_; }
+  const std::string& log_path() const { return log_; }
+
+ private:
+  std::optional<Subprocess> process_;
+  std::string log_;
+};
+
+// Runs farmctl with `args` and the given extra environment; never throws.
+CommandResult RunFarmctl(const std::vector<std::string>& args,
+                         const std::vector<std::string>& env = {});
+
+// `farmctl workers --json` against a coordinator; an empty array on any failure.
+nlohmann::json ListWorkersJson(const std::string& coordinator, const std::string& token_file);
+
+// The state ("online", "lost", ...) of `name` in `workers`, or "" if absent.
+std::string StateOf(const nlohmann::json& workers, const std::string& name);
+
+std::string ReadFile(const std::string& path);
+
+}  // namespace farm::testing
