@@ -25,5 +25,8 @@ void AddStatusCommand(CLI::App& app, CliContext& ctx);
 void AddWorkersCommand(CLI::App& app, CliContext& ctx);
 void AddUpCommand(CLI::App& app, CliContext& ctx);
 void AddDownCommand(CLI::App& app, CliContext& ctx);
+void AddCasCommand(CLI::App& app, CliContext& ctx);
+void AddInspectCommand(CLI::App& app, CliContext& ctx);
+void AddVerifyCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace farm::cli

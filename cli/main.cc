@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   farm::cli::AddWorkersCommand(app, ctx);
   farm::cli::AddUpCommand(app, ctx);
   farm::cli::AddDownCommand(app, ctx);
+  farm::cli::AddCasCommand(app, ctx);
+  farm::cli::AddInspectCommand(app, ctx);
+  farm::cli::AddVerifyCommand(app, ctx);
 
   CLI11_PARSE(app, argc, argv);
   return ctx.exit_code;

@@ -8,15 +8,12 @@
 #include "absl/strings/strip.h"
 #include "cli/text_table.h"
 #include "libfarm/fleet/worker_state.h"
+#include "libfarm/time/proto_time.h"
 
 namespace farm::cli {
 namespace {
 
 using google::protobuf::util::TimeUtil;
-
-absl::Time FromProto(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(ts));
-}
 
 std::string Rfc3339(const google::protobuf::Timestamp& ts) {
   if (ts.seconds() == 0 && ts.nanos() == 0) return "";
@@ -95,7 +92,7 @@ std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Tim
                   c.glibc(), versions.empty() ? "-" : absl::StrJoin(versions, ","),
                   sms.empty() ? "-" : absl::StrCat("sm_", absl::StrJoin(sms, ",")),
                   absl::StrCat(w.slots_in_use(), "/", c.slots()),
-                  Ago(FromProto(w.last_seen()), now)});
+                  Ago(FromProtoTime(w.last_seen()), now)});
   }
   return table.Render();
 }
@@ -117,7 +114,7 @@ nlohmann::json StatusToJson(const farm::v1::GetStatusResponse& s) {
 std::string StatusText(const farm::v1::GetStatusResponse& s, absl::Time now) {
   std::string out;
   absl::StrAppend(&out, "coordinator  ", s.grpc_address(), " (wheelfarm ", s.version(),
-                  ", up since ", Ago(FromProto(s.started_at()), now), ")\n");
+                  ", up since ", Ago(FromProtoTime(s.started_at()), now), ")\n");
   absl::StrAppend(
       &out, "dashboard    ",
       s.http_address().empty() ? "disabled" : absl::StrCat("http://", s.http_address(), "/"), "\n");

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/data_dir.h"
 #include "libfarm/auth/token.h"
+#include "libfarm/cas/cas_limits.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
 
@@ -70,21 +71,45 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   auto store = StateStore::Open((fs::path(options.data_dir) / "state").string());
   if (!store.ok()) return store.status();
   c->store_ = std::move(*store);
+  auto blob_store = BlobStore::Open((fs::path(options.data_dir) / "cas").string(), c->store_.get(),
+                                    options.cas_quota_bytes);
+  if (!blob_store.ok()) return blob_store.status();
+  c->blob_store_ = std::move(*blob_store);
   c->registry_ = std::make_unique<WorkerRegistry>(c->store_.get(), options.worker_timeout,
                                                   [] { return absl::Now(); });
   if (absl::Status s = c->registry_->Load(); !s.ok()) return s;
+  c->blob_index_ = std::make_unique<BlobStoreIndex>(c->blob_store_.get());
+  WorkerRegistry* registry_ptr = c->registry_.get();
+  c->scheduler_ = std::make_unique<Scheduler>(
+      c->store_.get(), c->blob_index_.get(), [registry_ptr] { return registry_ptr->ListOnline(); },
+      &c->metrics_, SchedulerOptions{.lease_ttl = options.worker_timeout},
+      [] { return absl::Now(); });
+  if (absl::Status s = c->scheduler_->Load(); !s.ok()) return s;
+  Scheduler* scheduler_ptr = c->scheduler_.get();
+  c->registry_->SetSessionEndedHandler(
+      [scheduler_ptr](const std::string& name, const std::string& session, bool died) {
+        scheduler_ptr->OnSessionEnded(name, session, died);
+      });
 
-  c->worker_service_ =
-      std::make_unique<WorkerServiceImpl>(c->auth_.get(), c->registry_.get(), &c->metrics_);
+  c->worker_service_ = std::make_unique<WorkerServiceImpl>(c->auth_.get(), c->registry_.get(),
+                                                           c->scheduler_.get(), &c->metrics_);
+  c->action_service_ =
+      std::make_unique<ActionServiceImpl>(c->auth_.get(), c->scheduler_.get(), &c->metrics_);
   c->farm_service_ = std::make_unique<FarmServiceImpl>(c->auth_.get(), c->registry_.get(),
                                                        &c->metrics_, &c->identity_);
+  c->cas_service_ =
+      std::make_unique<CasServiceImpl>(c->auth_.get(), c->blob_store_.get(), &c->metrics_);
   grpc::ServerBuilder builder;
+  // CAS blobs stream in 1 MiB chunks; this bounds what one message may cost us.
+  builder.SetMaxReceiveMessageSize(kCasMaxMessageBytes);
   int bound_port = 0;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &bound_port);
   // gRPC sets SO_REUSEPORT by default, which would let two coordinators share a port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(c->worker_service_.get());
   builder.RegisterService(c->farm_service_.get());
+  builder.RegisterService(c->action_service_.get());
+  builder.RegisterService(c->cas_service_.get());
   c->grpc_server_ = builder.BuildAndStart();
   if (!c->grpc_server_ || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -120,6 +145,15 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
     metrics->GetGauge("farm_worker_slots_online", "Slots offered by online workers.")
         ->Set(n.slots_online);
   });
+  metrics->AddRefreshHook([scheduler_ptr, metrics] {
+    const Scheduler::Counts n = scheduler_ptr->CountsByState();
+    const char* help = "Actions by state.";
+    metrics->GetGauge("farm_actions", help, {{"state", "queued"}})->Set(n.queued);
+    metrics->GetGauge("farm_actions", help, {{"state", "running"}})->Set(n.running);
+    metrics->GetGauge("farm_actions", help, {{"state", "completed"}})->Set(n.completed);
+    metrics->GetGauge("farm_actions", help, {{"state", "failed"}})->Set(n.failed);
+    metrics->GetGauge("farm_actions", help, {{"state", "cancelled"}})->Set(n.cancelled);
+  });
 
   c->sweeper_ = std::thread([raw = c.get()] { raw->SweepLoop(); });
   log->info("farm-coordinator {} serving gRPC on {}{}; data dir {}", FARM_VERSION,
@@ -137,6 +171,7 @@ void Coordinator::SweepLoop() {
     if (absl::Status s = registry_->Sweep(); !s.ok()) {
       ComponentLogger("coordinator")->error("liveness sweep failed: {}", s.ToString());
     }
+    scheduler_->Sweep();
   }
 }
 

@@ -11,8 +11,13 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "coordinator/action_service.h"
+#include "coordinator/cas/blob_store.h"
+#include "coordinator/cas/cas_service.h"
 #include "coordinator/farm_service.h"
 #include "coordinator/http_server.h"
+#include "coordinator/scheduler/blob_store_index.h"
+#include "coordinator/scheduler/scheduler.h"
 #include "coordinator/state_store.h"
 #include "coordinator/worker_registry.h"
 #include "coordinator/worker_service.h"
@@ -27,6 +32,7 @@ struct CoordinatorOptions {
   std::string data_dir;
   std::string token_file;  // empty: <data_dir>/token, created on first start
   absl::Duration worker_timeout = absl::Seconds(30);
+  uint64_t cas_quota_bytes = uint64_t{20} << 30;  // --cas-quota: LRU eviction beyond this
 };
 
 class Coordinator {
@@ -37,6 +43,8 @@ class Coordinator {
   const std::string& grpc_address() const { return identity_.grpc_address; }
   const std::string& http_address() const { return identity_.http_address; }
   const std::string& token_file() const { return token_file_; }
+  // The CAS (<data-dir>/cas). Pins are in memory: re-pin live work before serving.
+  BlobStore* blob_store() const { return blob_store_.get(); }
 
   // Stops accepting calls, lets running calls finish, and closes the store.
   void Shutdown();
@@ -49,8 +57,13 @@ class Coordinator {
   std::string token_file_;
   MetricsRegistry metrics_;
   std::unique_ptr<StateStore> store_;
+  std::unique_ptr<BlobStore> blob_store_;
+  std::unique_ptr<CasServiceImpl> cas_service_;
   std::unique_ptr<TokenVerifier> auth_;
   std::unique_ptr<WorkerRegistry> registry_;
+  std::unique_ptr<BlobStoreIndex> blob_index_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<ActionServiceImpl> action_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<FarmServiceImpl> farm_service_;
   std::unique_ptr<grpc::Server> grpc_server_;

@@ -1,8 +1,7 @@
 #include "coordinator/farm_service.h"
 
-#include <google/protobuf/util/time_util.h>
-
 #include "coordinator/rpc_outcome.h"
+#include "libfarm/time/proto_time.h"
 
 namespace farm::coordinator {
 
@@ -19,8 +18,7 @@ grpc::Status FarmServiceImpl::GetStatus(grpc::ServerContext* context,
                                         farm::v1::GetStatusResponse* response) {
   if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("GetStatus", s);
   response->set_version(identity_->version);
-  *response->mutable_started_at() = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-      absl::ToUnixNanos(identity_->started_at));
+  *response->mutable_started_at() = ToProtoTime(identity_->started_at);
   response->set_grpc_address(identity_->grpc_address);
   response->set_http_address(identity_->http_address);
   const WorkerCounts counts = registry_->Counts();

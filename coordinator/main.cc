@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/coordinator.h"
+#include "libfarm/cas/byte_size.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/termination_signal.h"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   farm::coordinator::CoordinatorOptions options;
   options.data_dir = DefaultDataDir();
   std::string worker_timeout = "30s";
+  std::string cas_quota = "20GiB";
   std::string ready_file;
   std::string log_level = "info";
 
@@ -50,6 +52,10 @@ int main(int argc, char** argv) {
   app.add_option("--worker-timeout", worker_timeout,
                  "a worker silent for this long is shown lost (e.g. 30s, 500ms)")
       ->capture_default_str();
+  app.add_option("--cas-quota", cas_quota,
+                 "most bytes the CAS keeps in <data-dir>/cas; least recently used unpinned "
+                 "blobs are evicted beyond it (e.g. 512MiB, 20GiB)")
+      ->capture_default_str();
   app.add_option("--ready-file", ready_file,
                  "write {pid, grpc, http, token_file} as JSON here once serving");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
@@ -65,6 +71,13 @@ int main(int argc, char** argv) {
                worker_timeout);
     return farm::kExitConfig;
   }
+
+  auto quota = farm::ParseByteSize(cas_quota);
+  if (!quota.ok()) {
+    log->error("--cas-quota: {}", quota.status().message());
+    return farm::kExitConfig;
+  }
+  options.cas_quota_bytes = *quota;
 
   auto coordinator = farm::coordinator::Coordinator::Start(options);
   if (!coordinator.ok()) {

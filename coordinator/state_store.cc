@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <rocksdb/write_batch.h>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -12,7 +14,8 @@ namespace fs = std::filesystem;
 
 // Order matches enum Table.
 const std::vector<std::string>& OurFamilies() {
-  static const std::vector<std::string> kNames = {"meta", "workers"};
+  static const std::vector<std::string> kNames = {"meta", "workers", "actions", "action_cache",
+                                                  "cas"};
   return kNames;
 }
 
@@ -111,6 +114,28 @@ absl::Status StateStore::Delete(Table table, const std::string& key) {
   rocksdb::WriteOptions sync;
   sync.sync = true;
   return FromRocks(db_->Delete(sync, Handle(table), key), dir_);
+}
+
+void StateBatch::Put(Table table, const std::string& key, const google::protobuf::Message& value) {
+  ops_.push_back({table, key, value.SerializeAsString()});
+}
+
+void StateBatch::Delete(Table table, const std::string& key) {
+  ops_.push_back({table, key, std::nullopt});
+}
+
+absl::Status StateStore::Write(const StateBatch& batch) {
+  rocksdb::WriteBatch wb;
+  for (const auto& op : batch.ops_) {
+    if (op.value) {
+      wb.Put(Handle(op.table), op.key, *op.value);
+    } else {
+      wb.Delete(Handle(op.table), op.key);
+    }
+  }
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  return FromRocks(db_->Write(sync, &wb), dir_);
 }
 
 absl::Status StateStore::Get(Table table, const std::string& key,

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,28 @@
 namespace farm::coordinator {
 
 enum class Table {
-  kMeta,     // format version and coordinator identity
-  kWorkers,  // farm.v1.Worker by name
+  kMeta,         // format version and coordinator identity
+  kWorkers,      // farm.v1.Worker by name
+  kActions,      // farm.v1.ActionRecord by action id (ids sort in submit order)
+  kActionCache,  // farm.v1.ActionResult by action key
+  kCas,          // farm.v1.BlobRecord by blob hash (coordinator/cas/blob_store.h)
+};
+
+// Puts and deletes applied together by StateStore::Write, atomically and durably.
+class StateBatch {
+ public:
+  void Put(Table table, const std::string& key, const google::protobuf::Message& value);
+  void Delete(Table table, const std::string& key);
+  bool empty() const { return ops_.empty(); }
+
+ private:
+  friend class StateStore;
+  struct Op {
+    Table table;
+    std::string key;
+    std::optional<std::string> value;  // nullopt: delete
+  };
+  std::vector<Op> ops_;
 };
 
 class StateStore {
@@ -29,6 +50,9 @@ class StateStore {
 
   absl::Status Put(Table table, const std::string& key, const google::protobuf::Message& value);
   absl::Status Delete(Table table, const std::string& key);
+  // Applies the whole batch or nothing, synced. Safe to call from many threads at once:
+  // RocksDB commits concurrent batches together with one sync.
+  absl::Status Write(const StateBatch& batch);
   // NOT_FOUND when absent; DATA_LOSS when the stored bytes don't parse.
   absl::Status Get(Table table, const std::string& key, google::protobuf::Message* value) const;
   // Visits every record of `table` in key order; stops at the first error `visit` returns.

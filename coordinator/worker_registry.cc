@@ -2,22 +2,16 @@
 
 #include <sys/random.h>
 
-#include <google/protobuf/util/time_util.h>
-
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/fleet/worker_state.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/time/proto_time.h"
 
 namespace farm::coordinator {
 namespace {
 
 using farm::v1::WorkerState;
-using google::protobuf::util::TimeUtil;
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  return TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(t));
-}
 
 std::string NewSessionId() {
   unsigned char raw[12];
@@ -52,6 +46,8 @@ absl::Status WorkerRegistry::Load() {
 absl::StatusOr<std::string> WorkerRegistry::Register(
     const std::string& name, const farm::v1::WorkerCapabilities& capabilities,
     const std::string& peer) {
+  std::string ended_session;
+  bool ended_by_death = false;
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_();
   auto it = workers_.find(name);
@@ -64,20 +60,30 @@ absl::StatusOr<std::string> WorkerRegistry::Register(
             "still online; two hosts may share this name",
             name, peer, record.peer());
   }
+  if (it != workers_.end()) {
+    ended_session = record.session_id();
+    ended_by_death = record.state() != farm::v1::WORKER_STATE_OFFLINE;
+  }
   record.set_name(name);
   *record.mutable_capabilities() = capabilities;
   record.set_session_id(NewSessionId());
   record.set_peer(peer);
   record.set_slots_in_use(0);
-  *record.mutable_last_seen() = ToProto(now);
-  if (it == workers_.end()) *record.mutable_registered_at() = ToProto(now);
+  *record.mutable_last_seen() = ToProtoTime(now);
+  if (it == workers_.end()) *record.mutable_registered_at() = ToProtoTime(now);
   if (record.state() != farm::v1::WORKER_STATE_ONLINE) {
     record.set_state(farm::v1::WORKER_STATE_ONLINE);
-    *record.mutable_state_since() = ToProto(now);
+    *record.mutable_state_since() = ToProtoTime(now);
   }
   absl::Status stored = store_->Put(Table::kWorkers, name, record);
   if (!stored.ok()) return stored;
   workers_[name] = Entry{record, now, true};
+  if (!ended_session.empty() && session_ended_) {
+    // The old process never said goodbye: whatever it was running died with it.
+    mu_.Unlock();
+    session_ended_(name, ended_session, ended_by_death);
+    mu_.Lock();
+  }
   return record.session_id();
 }
 
@@ -98,7 +104,7 @@ absl::Status WorkerRegistry::SetState(Entry& entry, WorkerState state) {
   if (entry.record.state() == state) return absl::OkStatus();
   farm::v1::Worker updated = entry.record;
   updated.set_state(state);
-  *updated.mutable_state_since() = ToProto(clock_());
+  *updated.mutable_state_since() = ToProtoTime(clock_());
   *updated.mutable_last_seen() = LastSeen(entry);
   absl::Status stored = store_->Put(Table::kWorkers, updated.name(), updated);
   if (!stored.ok()) return stored;
@@ -122,13 +128,29 @@ absl::Status WorkerRegistry::Heartbeat(const std::string& name, const std::strin
 }
 
 absl::Status WorkerRegistry::Leave(const std::string& name, const std::string& session_id) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto entry = FindSession(name, session_id);
+    if (!entry.ok()) return entry.status();
+    (*entry)->last_heard = clock_();
+    (*entry)->heard_since_load = true;
+    (*entry)->record.set_slots_in_use(0);
+    if (absl::Status s = SetState(**entry, farm::v1::WORKER_STATE_OFFLINE); !s.ok()) return s;
+  }
+  if (session_ended_) session_ended_(name, session_id, /*died=*/false);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<farm::v1::WorkerCapabilities> WorkerRegistry::SessionCapabilities(
+    const std::string& name, const std::string& session_id) {
   absl::MutexLock lock(&mu_);
   auto entry = FindSession(name, session_id);
   if (!entry.ok()) return entry.status();
-  (*entry)->last_heard = clock_();
-  (*entry)->heard_since_load = true;
-  (*entry)->record.set_slots_in_use(0);
-  return SetState(**entry, farm::v1::WORKER_STATE_OFFLINE);
+  return (*entry)->record.capabilities();
+}
+
+void WorkerRegistry::SetSessionEndedHandler(SessionEnded handler) {
+  session_ended_ = std::move(handler);
 }
 
 absl::Status WorkerRegistry::Sweep() {
@@ -146,7 +168,7 @@ absl::Status WorkerRegistry::Sweep() {
 }
 
 google::protobuf::Timestamp WorkerRegistry::LastSeen(const Entry& entry) {
-  return entry.heard_since_load ? ToProto(entry.last_heard) : entry.record.last_seen();
+  return entry.heard_since_load ? ToProtoTime(entry.last_heard) : entry.record.last_seen();
 }
 
 std::vector<farm::v1::Worker> WorkerRegistry::List() const {
@@ -158,6 +180,13 @@ std::vector<farm::v1::Worker> WorkerRegistry::List() const {
     *out.back().mutable_last_seen() = LastSeen(entry);
   }
   return out;
+}
+
+std::vector<farm::v1::Worker> WorkerRegistry::ListOnline() const {
+  std::vector<farm::v1::Worker> all = List();
+  std::erase_if(
+      all, [](const farm::v1::Worker& w) { return w.state() != farm::v1::WORKER_STATE_ONLINE; });
+  return all;
 }
 
 WorkerCounts WorkerRegistry::Counts() const {

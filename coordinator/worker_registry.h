@@ -42,10 +42,21 @@ class WorkerRegistry {
                          uint32_t slots_in_use);
   absl::Status Leave(const std::string& name, const std::string& session_id);
 
+  // The capabilities of `name` if `session_id` is its current session.
+  absl::StatusOr<farm::v1::WorkerCapabilities> SessionCapabilities(const std::string& name,
+                                                                   const std::string& session_id);
+
+  // Called (without the registry lock) when a worker's session ends: `died` when a new
+  // process registered under the same name without the old one leaving.
+  using SessionEnded =
+      std::function<void(const std::string& name, const std::string& session, bool died)>;
+  void SetSessionEndedHandler(SessionEnded handler);
+
   // Marks workers lost whose last heartbeat is older than the timeout.
   absl::Status Sweep();
 
   std::vector<farm::v1::Worker> List() const;
+  std::vector<farm::v1::Worker> ListOnline() const;
   WorkerCounts Counts() const;
   absl::Duration timeout() const { return timeout_; }
 
@@ -68,6 +79,7 @@ class WorkerRegistry {
   const Clock clock_;
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> workers_ ABSL_GUARDED_BY(mu_);
+  SessionEnded session_ended_;  // set once before serving
 };
 
 }  // namespace farm::coordinator

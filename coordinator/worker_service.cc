@@ -23,8 +23,8 @@ absl::Status ValidateWorkerName(const std::string& name) {
 }
 
 WorkerServiceImpl::WorkerServiceImpl(const TokenVerifier* auth, WorkerRegistry* registry,
-                                     MetricsRegistry* metrics)
-    : auth_(auth), registry_(registry), metrics_(metrics) {}
+                                     Scheduler* scheduler, MetricsRegistry* metrics)
+    : auth_(auth), registry_(registry), scheduler_(scheduler), metrics_(metrics) {}
 
 grpc::Status WorkerServiceImpl::Finish(const char* method, const absl::Status& status) {
   return FinishRpc(*metrics_, method, status);
@@ -63,6 +63,12 @@ grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context,
   absl::Status s = registry_->Heartbeat(request->name(), request->session_id(), request->draining(),
                                         request->slots_in_use());
   response->set_heartbeat_interval_ms(HeartbeatIntervalMs());
+  if (s.ok() && scheduler_ != nullptr) {
+    std::vector<std::string> held(request->lease_ids().begin(), request->lease_ids().end());
+    for (auto& revoked : scheduler_->Renew(request->name(), request->session_id(), held)) {
+      response->add_revoked_lease_ids(std::move(revoked));
+    }
+  }
   return Finish("Heartbeat", s);
 }
 
@@ -71,6 +77,47 @@ grpc::Status WorkerServiceImpl::Leave(grpc::ServerContext* context,
                                       farm::v1::LeaveResponse*) {
   if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("Leave", s);
   return Finish("Leave", registry_->Leave(request->name(), request->session_id()));
+}
+
+grpc::Status WorkerServiceImpl::LeaseActions(grpc::ServerContext* context,
+                                             const farm::v1::LeaseActionsRequest* request,
+                                             farm::v1::LeaseActionsResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("LeaseActions", s);
+  if (scheduler_ == nullptr) {
+    return Finish("LeaseActions", absl::UnimplementedError("this coordinator runs no actions"));
+  }
+  auto caps = registry_->SessionCapabilities(request->name(), request->session_id());
+  if (!caps.ok()) return Finish("LeaseActions", caps.status());
+  // Long-poll, but never past the client's deadline.
+  absl::Duration wait = std::min(absl::Milliseconds(request->wait_ms()), absl::Seconds(30));
+  const absl::Duration client_left =
+      absl::FromChrono(context->deadline() - std::chrono::system_clock::now());
+  wait = std::max(absl::ZeroDuration(), std::min(wait, client_left - absl::Milliseconds(200)));
+  auto leases = scheduler_->Lease(request->name(), request->session_id(), *caps,
+                                  std::min<uint32_t>(request->free_slots(), 1000), wait);
+  if (!leases.ok()) return Finish("LeaseActions", leases.status());
+  for (auto& l : *leases) *response->add_leases() = std::move(l);
+  return Finish("LeaseActions", absl::OkStatus());
+}
+
+grpc::Status WorkerServiceImpl::CompleteActions(grpc::ServerContext* context,
+                                                const farm::v1::CompleteActionsRequest* request,
+                                                farm::v1::CompleteActionsResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("CompleteActions", s);
+  if (scheduler_ == nullptr) {
+    return Finish("CompleteActions", absl::UnimplementedError("this coordinator runs no actions"));
+  }
+  // The session check proves the caller is a live worker; lease ids fence the results.
+  if (auto caps = registry_->SessionCapabilities(request->name(), request->session_id());
+      !caps.ok()) {
+    return Finish("CompleteActions", caps.status());
+  }
+  std::vector<farm::v1::Completion> completions(request->completions().begin(),
+                                                request->completions().end());
+  auto rejected = scheduler_->Complete(request->name(), completions);
+  if (!rejected.ok()) return Finish("CompleteActions", rejected.status());
+  for (auto& r : *rejected) response->add_rejected_lease_ids(std::move(r));
+  return Finish("CompleteActions", absl::OkStatus());
 }
 
 }  // namespace farm::coordinator

@@ -1,6 +1,7 @@
 // farm.v1.WorkerService: how worker daemons register and stay alive.
 #pragma once
 
+#include "coordinator/scheduler/scheduler.h"
 #include "coordinator/worker_registry.h"
 #include "farm/v1/worker_service.grpc.pb.h"
 #include "libfarm/metrics/registry.h"
@@ -10,7 +11,9 @@ namespace farm::coordinator {
 
 class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
  public:
-  WorkerServiceImpl(const TokenVerifier* auth, WorkerRegistry* registry, MetricsRegistry* metrics);
+  // `scheduler` may be null in tests that only exercise registration.
+  WorkerServiceImpl(const TokenVerifier* auth, WorkerRegistry* registry, Scheduler* scheduler,
+                    MetricsRegistry* metrics);
 
   grpc::Status Register(grpc::ServerContext* context, const farm::v1::RegisterRequest* request,
                         farm::v1::RegisterResponse* response) override;
@@ -18,6 +21,12 @@ class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
                          farm::v1::HeartbeatResponse* response) override;
   grpc::Status Leave(grpc::ServerContext* context, const farm::v1::LeaveRequest* request,
                      farm::v1::LeaveResponse* response) override;
+  grpc::Status LeaseActions(grpc::ServerContext* context,
+                            const farm::v1::LeaseActionsRequest* request,
+                            farm::v1::LeaseActionsResponse* response) override;
+  grpc::Status CompleteActions(grpc::ServerContext* context,
+                               const farm::v1::CompleteActionsRequest* request,
+                               farm::v1::CompleteActionsResponse* response) override;
 
  private:
   grpc::Status Finish(const char* method, const absl::Status& status);
@@ -25,6 +34,7 @@ class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
 
   const TokenVerifier* auth_;
   WorkerRegistry* registry_;
+  Scheduler* scheduler_;
   MetricsRegistry* metrics_;
 };
 

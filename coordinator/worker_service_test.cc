@@ -23,7 +23,7 @@ class WorkerServiceTest : public ::testing::Test {
     store_ = std::move(*store);
     registry_ = std::make_unique<WorkerRegistry>(store_.get(), absl::Seconds(30),
                                                  [] { return absl::Now(); });
-    service_ = std::make_unique<WorkerServiceImpl>(&auth_, registry_.get(), &metrics_);
+    service_ = std::make_unique<WorkerServiceImpl>(&auth_, registry_.get(), nullptr, &metrics_);
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
     server_ = builder.BuildAndStart();

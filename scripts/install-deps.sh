@@ -9,7 +9,7 @@ packages=(
   libabsl-dev librocksdb-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev
   nlohmann-json3-dev libcpp-httplib-dev
-  libzstd-dev liblz4-dev
+  libzstd-dev liblz4-dev libssl-dev zlib1g-dev
   clang libclang-rt-14-dev clang-format
   systemd python3 python3-venv procps
 )

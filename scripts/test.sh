@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# README command (b): install, build and run the whole test suite (unit + integration).
+# README command (b): install, build and run the whole test suite: unit and integration
+# tests under ctest, then each libFuzzer target for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-cd build
-ctest -j2 --output-on-failure --timeout 600
+(cd build && ctest -j2 --output-on-failure --timeout 600)
+bash scripts/fuzz.sh "${FARM_FUZZ_SECONDS:-15}"

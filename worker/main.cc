@@ -12,12 +12,16 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "libfarm/auth/token.h"
+#include "libfarm/cas/byte_size.h"
+#include "libfarm/cas/cas_client.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
 #include "libfarm/process/termination_signal.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/status/exit_code.h"
+#include "worker/action_runner.h"
+#include "worker/blob_cache.h"
 #include "worker/capabilities.h"
 #include "worker/worker_daemon.h"
 
@@ -43,6 +47,7 @@ int main(int argc, char** argv) {
   std::string work_dir;
   std::string labels_text;
   std::string log_level = "info";
+  std::string cache_size = "10GiB";
   farm::worker::CapabilityOptions caps_options;
 
   CLI::App app{"farm-worker: a Wheelfarm build host; dials out to the coordinator"};
@@ -58,6 +63,8 @@ int main(int argc, char** argv) {
   app.add_option("--labels", labels_text, "k=v,... advertised to the scheduler");
   app.add_option("--cuda-path", caps_options.cuda_paths,
                  "CUDA toolkit root(s) to offer (default: discover; 'none': offer none)");
+  app.add_option("--cache-size", cache_size, "bound of the local blob cache (e.g. 10GiB)")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -79,6 +86,11 @@ int main(int argc, char** argv) {
   auto token = farm::ReadTokenFile(token_file);
   if (!token.ok()) {
     log->error("{}", token.status().message());
+    return farm::kExitConfig;
+  }
+  auto cache_bytes = farm::ParseByteSize(cache_size);
+  if (!cache_bytes.ok()) {
+    log->error("--cache-size: {}", cache_bytes.status().message());
     return farm::kExitConfig;
   }
   auto labels = farm::worker::ParseLabels(labels_text);
@@ -118,9 +130,12 @@ int main(int argc, char** argv) {
   });
   signal_waiter.detach();
 
+  auto cas = farm::CasClient::Connect(coordinator, *token);
+  farm::worker::BlobCache cache(caps_options.work_dir + "/cache", *cache_bytes, cas.get());
+  farm::worker::ActionRunner runner(caps_options.work_dir + "/scratch", &cache, cas.get());
   farm::worker::WorkerDaemon daemon(
       farm::v1::WorkerService::NewStub(farm::DialCoordinator(coordinator)),
-      {.name = name, .token = *token, .coordinator = coordinator}, *caps);
+      {.name = name, .token = *token, .coordinator = coordinator}, *caps, &runner);
   absl::Status result = daemon.Run(stop);
   if (!result.ok()) {
     log->error("{}", result.message());

@@ -1,6 +1,7 @@
 #include "worker/worker_daemon.h"
 
 #include <chrono>
+#include <thread>
 
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/backoff.h"
@@ -25,15 +26,21 @@ bool MustRegisterAgain(const absl::Status& s) {
 }  // namespace
 
 WorkerDaemon::WorkerDaemon(std::unique_ptr<farm::v1::WorkerService::StubInterface> stub,
-                           DaemonOptions options, farm::v1::WorkerCapabilities capabilities)
+                           DaemonOptions options, farm::v1::WorkerCapabilities capabilities,
+                           ActionExecutor* executor)
     : stub_(std::move(stub)),
       options_(std::move(options)),
-      capabilities_(std::move(capabilities)) {}
+      capabilities_(std::move(capabilities)),
+      executor_(executor) {}
 
-void WorkerDaemon::PrepareContext(grpc::ClientContext& ctx) const {
+void WorkerDaemon::PrepareContext(grpc::ClientContext& ctx, absl::Duration timeout) const {
   AttachToken(ctx, options_.token);
-  ctx.set_deadline(std::chrono::system_clock::now() +
-                   absl::ToChronoMilliseconds(options_.rpc_timeout));
+  ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
+}
+
+std::string WorkerDaemon::session() const {
+  absl::MutexLock lock(&mu_);
+  return session_id_;
 }
 
 absl::Status WorkerDaemon::RegisterUntilAccepted(absl::Notification& stop) {
@@ -42,14 +49,17 @@ absl::Status WorkerDaemon::RegisterUntilAccepted(absl::Notification& stop) {
   bool reported_outage = false;
   while (!stop.HasBeenNotified()) {
     grpc::ClientContext ctx;
-    PrepareContext(ctx);
+    PrepareContext(ctx, options_.rpc_timeout);
     farm::v1::RegisterRequest req;
     req.set_name(options_.name);
     *req.mutable_capabilities() = capabilities_;
     farm::v1::RegisterResponse resp;
     absl::Status s = FromGrpcStatus(stub_->Register(&ctx, req, &resp));
     if (s.ok()) {
-      session_id_ = resp.session_id();
+      {
+        absl::MutexLock lock(&mu_);
+        session_id_ = resp.session_id();
+      }
       heartbeat_interval_ = absl::Milliseconds(resp.heartbeat_interval_ms());
       log->info("registered with {} as '{}' ({} slots)", options_.coordinator, options_.name,
                 capabilities_.slots());
@@ -68,25 +78,39 @@ absl::Status WorkerDaemon::RegisterUntilAccepted(absl::Notification& stop) {
 
 absl::Status WorkerDaemon::Heartbeat(bool draining) {
   grpc::ClientContext ctx;
-  PrepareContext(ctx);
+  PrepareContext(ctx, options_.rpc_timeout);
   farm::v1::HeartbeatRequest req;
   req.set_name(options_.name);
-  req.set_session_id(session_id_);
   req.set_draining(draining);
+  {
+    absl::MutexLock lock(&mu_);
+    req.set_session_id(session_id_);
+    req.set_slots_in_use(static_cast<uint32_t>(running_.size()));
+    for (const auto& [lease_id, cancel] : running_) req.add_lease_ids(lease_id);
+  }
   farm::v1::HeartbeatResponse resp;
   absl::Status s = FromGrpcStatus(stub_->Heartbeat(&ctx, req, &resp));
   if (s.ok() && resp.heartbeat_interval_ms() > 0) {
     heartbeat_interval_ = absl::Milliseconds(resp.heartbeat_interval_ms());
+  }
+  if (s.ok() && resp.revoked_lease_ids_size() > 0) {
+    absl::MutexLock lock(&mu_);
+    for (const auto& id : resp.revoked_lease_ids()) {
+      auto it = running_.find(id);
+      if (it == running_.end()) continue;
+      ComponentLogger("worker")->info("lease {} revoked by the coordinator; stopping it", id);
+      it->second->store(true);
+    }
   }
   return s;
 }
 
 void WorkerDaemon::Leave() {
   grpc::ClientContext ctx;
-  PrepareContext(ctx);
+  PrepareContext(ctx, options_.rpc_timeout);
   farm::v1::LeaveRequest req;
   req.set_name(options_.name);
-  req.set_session_id(session_id_);
+  req.set_session_id(session());
   farm::v1::LeaveResponse resp;
   absl::Status s = FromGrpcStatus(stub_->Leave(&ctx, req, &resp));
   auto log = ComponentLogger("worker");
@@ -98,13 +122,123 @@ void WorkerDaemon::Leave() {
   }
 }
 
+uint32_t WorkerDaemon::FreeSlots() const {
+  absl::MutexLock lock(&mu_);
+  const uint32_t used = static_cast<uint32_t>(running_.size());
+  return capabilities_.slots() > used ? capabilities_.slots() - used : 0;
+}
+
+void WorkerDaemon::LeaseLoop() {
+  auto log = ComponentLogger("worker");
+  Backoff backoff(absl::Milliseconds(200), options_.max_backoff);
+  while (true) {
+    uint32_t free = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return draining_ || running_.size() < capabilities_.slots();
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (draining_) return;
+      free = capabilities_.slots() - static_cast<uint32_t>(running_.size());
+    }
+    grpc::ClientContext ctx;
+    PrepareContext(ctx, options_.lease_poll + options_.rpc_timeout);
+    farm::v1::LeaseActionsRequest req;
+    req.set_name(options_.name);
+    req.set_free_slots(free);
+    req.set_wait_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(options_.lease_poll)));
+    {
+      absl::MutexLock lock(&mu_);
+      if (draining_) return;
+      req.set_session_id(session_id_);
+      lease_call_ = &ctx;
+    }
+    farm::v1::LeaseActionsResponse resp;
+    absl::Status s = FromGrpcStatus(stub_->LeaseActions(&ctx, req, &resp));
+    {
+      absl::MutexLock lock(&mu_);
+      lease_call_ = nullptr;
+    }
+    if (!s.ok()) {
+      // Outages and re-registration are the heartbeat loop's business; just wait.
+      if (s.code() != absl::StatusCode::kCancelled) {
+        log->debug("LeaseActions: {}", s.message());
+      }
+      absl::MutexLock lock(&mu_);
+      auto draining = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return draining_; };
+      mu_.AwaitWithTimeout(absl::Condition(&draining), backoff.Next());
+      continue;
+    }
+    backoff.Reset();
+    for (auto& lease : *resp.mutable_leases()) {
+      auto cancel = std::make_shared<std::atomic<bool>>(false);
+      {
+        absl::MutexLock lock(&mu_);
+        running_[lease.lease_id()] = cancel;
+      }
+      log->info("running action {} (lease {}, build '{}', shard '{}')", lease.action_id(),
+                lease.lease_id(), lease.action().build_id(), lease.action().shard());
+      std::thread([this, l = std::move(lease), cancel]() mutable {
+        RunLease(std::move(l), cancel);
+      }).detach();
+    }
+  }
+}
+
+void WorkerDaemon::RunLease(farm::v1::Lease lease, std::shared_ptr<std::atomic<bool>> cancel) {
+  farm::v1::Completion completion = executor_->Execute(lease, *cancel);
+  if (!cancel->load()) Report(completion);
+  absl::MutexLock lock(&mu_);
+  running_.erase(lease.lease_id());
+}
+
+void WorkerDaemon::Report(const farm::v1::Completion& completion) {
+  auto log = ComponentLogger("worker");
+  Backoff backoff(absl::Milliseconds(200), options_.max_backoff);
+  const absl::Time give_up = absl::Now() + options_.report_patience;
+  while (true) {
+    grpc::ClientContext ctx;
+    PrepareContext(ctx, options_.rpc_timeout);
+    farm::v1::CompleteActionsRequest req;
+    req.set_name(options_.name);
+    req.set_session_id(session());
+    *req.add_completions() = completion;
+    farm::v1::CompleteActionsResponse resp;
+    absl::Status s = FromGrpcStatus(stub_->CompleteActions(&ctx, req, &resp));
+    if (s.ok()) {
+      if (resp.rejected_lease_ids_size() > 0) {
+        log->info("result of lease {} not taken: the lease was revoked", completion.lease_id());
+      }
+      return;
+    }
+    if (IsPermanent(s) || absl::Now() > give_up) {
+      log->error("could not report lease {}: {}", completion.lease_id(), s.message());
+      return;
+    }
+    absl::SleepFor(backoff.Next());
+  }
+}
+
 absl::Status WorkerDaemon::Run(absl::Notification& stop) {
   auto log = ComponentLogger("worker");
   if (absl::Status s = RegisterUntilAccepted(stop); !s.ok()) {
     return s.code() == absl::StatusCode::kCancelled ? absl::OkStatus() : s;
   }
+  std::thread leaser;
+  if (executor_ != nullptr) leaser = std::thread([this] { LeaseLoop(); });
+  auto stop_leasing = [&] {
+    {
+      absl::MutexLock lock(&mu_);
+      draining_ = true;
+      if (lease_call_ != nullptr) lease_call_->TryCancel();
+    }
+    if (leaser.joinable()) leaser.join();
+  };
+
   Backoff backoff(absl::Milliseconds(200), options_.max_backoff);
   bool connected = true;
+  absl::Status failure;
   while (!stop.WaitForNotificationWithTimeout(connected ? heartbeat_interval_ : backoff.Next())) {
     absl::Status s = Heartbeat(/*draining=*/false);
     if (s.ok()) {
@@ -113,11 +247,15 @@ absl::Status WorkerDaemon::Run(absl::Notification& stop) {
       backoff.Reset();
       continue;
     }
-    if (IsPermanent(s)) return s;
+    if (IsPermanent(s)) {
+      failure = s;
+      break;
+    }
     if (MustRegisterAgain(s)) {
       log->info("coordinator asked us to register again: {}", s.message());
       if (absl::Status r = RegisterUntilAccepted(stop); !r.ok()) {
-        return r.code() == absl::StatusCode::kCancelled ? absl::OkStatus() : r;
+        if (r.code() != absl::StatusCode::kCancelled) failure = r;
+        break;
       }
       connected = true;
       continue;
@@ -128,10 +266,24 @@ absl::Status WorkerDaemon::Run(absl::Notification& stop) {
     }
     connected = false;
   }
-  // Drain: announce it, let running work finish (none is leased yet), then leave.
+  // Drain: take no new work, keep renewing the leases we hold until they are reported.
+  stop_leasing();
+  if (!failure.ok()) {
+    // Nothing we run could be reported: stop it rather than leave compilers behind.
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, cancel] : running_) cancel->store(true);
+    auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_.empty(); };
+    mu_.AwaitWithTimeout(absl::Condition(&idle), absl::Seconds(30));
+    return failure;
+  }
   log->info("draining: taking no new work");
-  if (absl::Status s = Heartbeat(/*draining=*/true); !s.ok()) {
-    log->warn("could not announce draining: {}", s.message());
+  while (true) {
+    if (absl::Status s = Heartbeat(/*draining=*/true); !s.ok()) {
+      log->warn("heartbeat while draining: {}", s.message());
+    }
+    absl::MutexLock lock(&mu_);
+    auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_.empty(); };
+    if (mu_.AwaitWithTimeout(absl::Condition(&idle), heartbeat_interval_)) break;
   }
   Leave();
   return absl::OkStatus();

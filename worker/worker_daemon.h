@@ -1,13 +1,19 @@
-// The worker's life: register, heartbeat, survive coordinator outages, drain and leave.
+// The worker's life: register, heartbeat, lease and run actions in its slots, survive
+// coordinator outages, drain and leave.
 #pragma once
 
+#include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "farm/v1/worker_service.grpc.pb.h"
+#include "worker/action_executor.h"
 
 namespace farm::worker {
 
@@ -17,29 +23,47 @@ struct DaemonOptions {
   std::string coordinator;  // for log lines
   absl::Duration rpc_timeout = absl::Seconds(5);
   absl::Duration max_backoff = absl::Seconds(10);
+  absl::Duration lease_poll = absl::Seconds(5);  // how long one LeaseActions call may wait
+  // How long a finished action's result is offered to an unreachable coordinator.
+  absl::Duration report_patience = absl::Minutes(10);
 };
 
 class WorkerDaemon {
  public:
   // The stub is injected so tests can drive the daemon against a fake coordinator.
+  // `executor` may be null: the worker then only registers and heartbeats.
   WorkerDaemon(std::unique_ptr<farm::v1::WorkerService::StubInterface> stub, DaemonOptions options,
-               farm::v1::WorkerCapabilities capabilities);
+               farm::v1::WorkerCapabilities capabilities, ActionExecutor* executor = nullptr);
 
-  // Runs until `stop` is notified, then drains and leaves. Returns an error only for what
-  // retrying cannot fix: a rejected token or a refused registration.
+  // Runs until `stop` is notified, then drains (running actions finish and are reported)
+  // and leaves. Returns an error only for what retrying cannot fix: a rejected token or a
+  // refused registration.
   absl::Status Run(absl::Notification& stop);
 
  private:
   absl::Status RegisterUntilAccepted(absl::Notification& stop);
   absl::Status Heartbeat(bool draining);
   void Leave();
-  void PrepareContext(grpc::ClientContext& ctx) const;
+  void PrepareContext(grpc::ClientContext& ctx, absl::Duration timeout) const;
+  std::string session() const;
+
+  void LeaseLoop();
+  void RunLease(farm::v1::Lease lease, std::shared_ptr<std::atomic<bool>> cancel);
+  void Report(const farm::v1::Completion& completion);
+  uint32_t FreeSlots() const;
 
   std::unique_ptr<farm::v1::WorkerService::StubInterface> stub_;
-  DaemonOptions options_;
-  farm::v1::WorkerCapabilities capabilities_;
-  std::string session_id_;
+  const DaemonOptions options_;
+  const farm::v1::WorkerCapabilities capabilities_;
+  ActionExecutor* const executor_;
   absl::Duration heartbeat_interval_ = absl::Seconds(1);
+
+  mutable absl::Mutex mu_;
+  std::string session_id_ ABSL_GUARDED_BY(mu_);
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* lease_call_ ABSL_GUARDED_BY(mu_) = nullptr;  // to cut a long poll short
+  // Running leases and their cancel flags.
+  std::map<std::string, std::shared_ptr<std::atomic<bool>>> running_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace farm::worker

@@ -79,7 +79,11 @@ bool IsToolkitRoot(const fs::path& root) {
   char magic[4] = {};
   nvcc.read(magic, sizeof(magic));
   std::error_code ec;
-  return nvcc.gcount() == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0 &&
+  return nvcc.gcount() == 4 &&
+         std::memcmp(magic,
+                     "\x7f"
+                     "ELF",
+                     4) == 0 &&
          fs::is_regular_file(root / "bin" / "ptxas", ec);
 }
 

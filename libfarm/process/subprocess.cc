@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -113,13 +114,15 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   }
   if (timed_out) kill(pid, SIGKILL);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  struct rusage usage {};
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
   if (timed_out) {
     return absl::DeadlineExceededError(absl::StrCat(
         "'", absl::StrJoin(argv, " "), "' did not finish within ", absl::FormatDuration(timeout)));
   }
   result.exit_code = DecodeWaitStatus(status);
+  result.peak_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // ru_maxrss is in KiB
   return result;
 }
 

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@ struct CommandResult {
   int exit_code = -1;       // exit status, or 128 + signal when killed
   std::string stdout_text;  // captured output
   std::string stderr_text;
+  uint64_t peak_rss_bytes = 0;  // the child's peak resident set (ru_maxrss), 0 if unknown
 };
 
 // Runs argv[0] (looked up on PATH) to completion and captures its output. A command still

@@ -122,9 +122,9 @@ TEST_F(RunningCoordinatorTest, WorkerWithoutCudaStillRegisters) {
 TEST(WorkerFlagsTest, NamedToolkitThatDoesNotExistIsAConfigError) {
   TempDir dir("workerflags");
   std::ofstream(dir / "token") << "0123456789abcdef0123456789abcdef\n";
-  auto r = RunCommand({FarmBinary("farm-worker"), "--coordinator", "127.0.0.1:1", "--token-file",
-                       dir / "token", "--work-dir", dir / "work", "--cuda-path",
-                       "/nonexistent/cuda"});
+  auto r =
+      RunCommand({FarmBinary("farm-worker"), "--coordinator", "127.0.0.1:1", "--token-file",
+                  dir / "token", "--work-dir", dir / "work", "--cuda-path", "/nonexistent/cuda"});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, kExitConfig);
   EXPECT_THAT(r->stderr_text, HasSubstr("/nonexistent/cuda"));
@@ -133,8 +133,8 @@ TEST(WorkerFlagsTest, NamedToolkitThatDoesNotExistIsAConfigError) {
   ASSERT_TRUE(bad_labels.ok());
   EXPECT_EQ(bad_labels->exit_code, kExitConfig);
   EXPECT_THAT(bad_labels->stderr_text, HasSubstr("key=value"));
-  auto no_token = RunCommand({FarmBinary("farm-worker"), "--work-dir", dir / "work"}, absl::Seconds(30),
-                             {"FARM_TOKEN_FILE="});
+  auto no_token = RunCommand({FarmBinary("farm-worker"), "--work-dir", dir / "work"},
+                             absl::Seconds(30), {"FARM_TOKEN_FILE="});
   ASSERT_TRUE(no_token.ok());
   EXPECT_EQ(no_token->exit_code, kExitConfig);
   EXPECT_THAT(no_token->stderr_text, HasSubstr("--token-file"));
@@ -147,8 +147,9 @@ TEST(CoordinatorDataDirTest, CorruptStateIsRefusedAndLeftUntouched) {
     ASSERT_TRUE(c.ok()) << c.status();
     auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "w1", dir.path().string(),
                                   {"--cuda-path", "none"});
-    ASSERT_TRUE(WaitFor([&] { return !ListWorkersJson(c->grpc_address(), c->token_file()).empty(); },
-                        absl::Seconds(30)));
+    ASSERT_TRUE(
+        WaitFor([&] { return !ListWorkersJson(c->grpc_address(), c->token_file()).empty(); },
+                absl::Seconds(30)));
     w->process().Signal(SIGKILL);
     c->process().Signal(SIGKILL);
     c->process().Wait(absl::Seconds(5));
@@ -186,8 +187,12 @@ TEST(CoordinatorDataDirTest, UnwritableDataDirIsRefused) {
                                         fs::perms::others_read | fs::perms::others_exec);
   fs::permissions(dir.path(), fs::perms::others_exec | fs::perms::others_read,
                   fs::perm_options::add);
-  std::vector<std::string> argv = {FarmBinary("farm-coordinator"), "--data-dir",
-                                   dir / "readonly", "--listen", "127.0.0.1:0", "--http-listen",
+  std::vector<std::string> argv = {FarmBinary("farm-coordinator"),
+                                   "--data-dir",
+                                   dir / "readonly",
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--http-listen",
                                    ""};
   if (::geteuid() == 0) {
     argv.insert(argv.begin(), {"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"});
@@ -201,13 +206,13 @@ TEST(CoordinatorDataDirTest, UnwritableDataDirIsRefused) {
 
 TEST(CoordinatorFlagsTest, MalformedAddressesAndDurationsAreConfigErrors) {
   TempDir dir("flags");
-  auto r = RunCommand({FarmBinary("farm-coordinator"), "--data-dir", dir / "d", "--listen",
-                       "nonsense"});
+  auto r =
+      RunCommand({FarmBinary("farm-coordinator"), "--data-dir", dir / "d", "--listen", "nonsense"});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, kExitConfig);
   EXPECT_THAT(r->stderr_text, HasSubstr("127.0.0.1:7420"));
-  auto t = RunCommand({FarmBinary("farm-coordinator"), "--data-dir", dir / "d",
-                       "--worker-timeout", "soon"});
+  auto t = RunCommand(
+      {FarmBinary("farm-coordinator"), "--data-dir", dir / "d", "--worker-timeout", "soon"});
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->exit_code, kExitConfig);
   EXPECT_THAT(t->stderr_text, HasSubstr("--worker-timeout"));

@@ -17,8 +17,8 @@ using ::testing::HasSubstr;
 
 TEST(LocalFarmTest, UpFindDownAndUpAgain) {
   TempDir dir("localfarm");
-  const std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir / "state"), "FARM_COORDINATOR=",
-                                        "FARM_TOKEN_FILE="};
+  const std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir / "state"),
+                                        "FARM_COORDINATOR=", "FARM_TOKEN_FILE="};
   const std::vector<std::string> up = {"up",          "--workers",     "2",
                                        "--data-dir",  dir / "farm",    "--listen",
                                        "127.0.0.1:0", "--http-listen", "127.0.0.1:0"};

@@ -15,9 +15,7 @@
 namespace farm::testing {
 namespace fs = std::filesystem;
 
-std::string FarmBinary(const std::string& name) {
-  return (fs::path(FARM_BIN_DIR) / name).string();
-}
+std::string FarmBinary(const std::string& name) { return (fs::path(FARM_BIN_DIR) / name).string(); }
 
 TempDir::TempDir(const std::string& label) {
   std::random_device rd;
@@ -48,9 +46,15 @@ absl::StatusOr<CoordinatorProcess> CoordinatorProcess::Start(
   const std::string ready = data_dir + ".ready";
   fs::remove(ready);
   c.log_ = data_dir + ".log";
-  std::vector<std::string> argv = {FarmBinary("farm-coordinator"), "--data-dir", data_dir,
-                                   "--listen", listen, "--http-listen", "127.0.0.1:0",
-                                   "--ready-file", ready};
+  std::vector<std::string> argv = {FarmBinary("farm-coordinator"),
+                                   "--data-dir",
+                                   data_dir,
+                                   "--listen",
+                                   listen,
+                                   "--http-listen",
+                                   "127.0.0.1:0",
+                                   "--ready-file",
+                                   ready};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   auto p = Subprocess::Spawn(argv, {.log_path = c.log_});
   if (!p.ok()) return p.status();
@@ -83,8 +87,14 @@ absl::StatusOr<WorkerProcess> WorkerProcess::Start(const std::string& coordinato
                                                    const std::vector<std::string>& extra_args) {
   WorkerProcess w;
   w.log_ = dir + "/" + name + ".log";
-  std::vector<std::string> argv = {FarmBinary("farm-worker"), "--coordinator", coordinator,
-                                   "--token-file", token_file, "--name", name, "--work-dir",
+  std::vector<std::string> argv = {FarmBinary("farm-worker"),
+                                   "--coordinator",
+                                   coordinator,
+                                   "--token-file",
+                                   token_file,
+                                   "--name",
+                                   name,
+                                   "--work-dir",
                                    dir + "/" + name};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   auto p = Subprocess::Spawn(argv, {.log_path = w.log_});
@@ -93,7 +103,8 @@ absl::StatusOr<WorkerProcess> WorkerProcess::Start(const std::string& coordinato
   return w;
 }
 
-CommandResult RunFarmctl(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+CommandResult RunFarmctl(const std::vector<std::string>& args,
+                         const std::vector<std::string>& env) {
   std::vector<std::string> argv = {FarmBinary("farmctl")};
   argv.insert(argv.end(), args.begin(), args.end());
   auto r = RunCommand(argv, absl::Seconds(120), env);
@@ -102,8 +113,8 @@ CommandResult RunFarmctl(const std::vector<std::string>& args, const std::vector
 }
 
 nlohmann::json ListWorkersJson(const std::string& coordinator, const std::string& token_file) {
-  CommandResult r = RunFarmctl(
-      {"--coordinator", coordinator, "--token-file", token_file, "--json", "workers"});
+  CommandResult r =
+      RunFarmctl({"--coordinator", coordinator, "--token-file", token_file, "--json", "workers"});
   if (r.exit_code != 0) return nlohmann::json::array();
   auto j = nlohmann::json::parse(r.stdout_text, nullptr, false);
   return j.is_array() ? j : nlohmann::json::array();

@@ -54,8 +54,8 @@ class CoordinatorProcess {
 class WorkerProcess {
  public:
   static absl::StatusOr<WorkerProcess> Start(const std::string& coordinator,
-                                             const std::string& token_file,
-                                             const std::string& name, const std::string& dir,
+                                             const std::string& token_file, const std::string& name,
+                                             const std::string& dir,
                                              const std::vector<std::string>& extra_args = {});
   Subprocess& process() { return *process_; }
   const std::string& log_path() const { return log_; }

@@ -1,0 +1,30 @@
+// farm.v1.ActionService: clients (farm-nvcc, builds) run actions on the farm.
+#pragma once
+
+#include "coordinator/scheduler/scheduler.h"
+#include "farm/v1/actions.grpc.pb.h"
+#include "libfarm/metrics/registry.h"
+#include "libfarm/rpc/token_auth.h"
+
+namespace farm::coordinator {
+
+class ActionServiceImpl final : public farm::v1::ActionService::Service {
+ public:
+  ActionServiceImpl(const TokenVerifier* auth, Scheduler* scheduler, MetricsRegistry* metrics);
+
+  grpc::Status Execute(grpc::ServerContext* context, const farm::v1::ExecuteRequest* request,
+                       farm::v1::ExecuteResponse* response) override;
+  grpc::Status Wait(grpc::ServerContext* context, const farm::v1::WaitRequest* request,
+                    farm::v1::WaitResponse* response) override;
+  grpc::Status Get(grpc::ServerContext* context, const farm::v1::GetActionRequest* request,
+                   farm::v1::ActionStatus* response) override;
+  grpc::Status Cancel(grpc::ServerContext* context, const farm::v1::CancelActionRequest* request,
+                      farm::v1::ActionStatus* response) override;
+
+ private:
+  const TokenVerifier* auth_;
+  Scheduler* scheduler_;
+  MetricsRegistry* metrics_;
+};
+
+}  // namespace farm::coordinator

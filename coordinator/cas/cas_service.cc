@@ -1,0 +1,187 @@
+#include "coordinator/cas/cas_service.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "coordinator/rpc_outcome.h"
+#include "libfarm/cas/cas_limits.h"
+#include "libfarm/cas/chunk_codec.h"
+#include "libfarm/cas/digest.h"
+#include "libfarm/logging/logger.h"
+
+namespace farm::coordinator {
+
+CasServiceImpl::CasServiceImpl(const TokenVerifier* auth, BlobStore* store,
+                               MetricsRegistry* metrics)
+    : auth_(auth),
+      store_(store),
+      metrics_(metrics),
+      bytes_in_(metrics->GetCounter("farm_cas_bytes_in_total",
+                                    "Blob bytes received by CAS uploads (as sent on the wire).")),
+      bytes_out_(metrics->GetCounter("farm_cas_bytes_out_total",
+                                     "Blob bytes sent by CAS downloads (as sent on the wire).")) {
+  metrics->AddRefreshHook([store, metrics] {
+    metrics->GetGauge("farm_cas_blobs", "Blobs in the CAS.")
+        ->Set(static_cast<double>(store->blob_count()));
+    metrics->GetGauge("farm_cas_bytes_stored", "Bytes of blobs in the CAS.")
+        ->Set(static_cast<double>(store->bytes_stored()));
+    metrics->GetGauge("farm_cas_quota_bytes", "The CAS size quota (--cas-quota).")
+        ->Set(static_cast<double>(store->quota_bytes()));
+    metrics->GetGauge("farm_cas_evictions", "Blobs evicted to keep the quota since start.")
+        ->Set(static_cast<double>(store->evictions()));
+  });
+}
+
+grpc::Status CasServiceImpl::Finish(const char* method, const absl::Status& status) {
+  return FinishRpc(*metrics_, method, status);
+}
+
+grpc::Status CasServiceImpl::FindMissing(grpc::ServerContext* context,
+                                         const farm::v1::FindMissingRequest* request,
+                                         farm::v1::FindMissingResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("FindMissing", s);
+  for (const auto& d : request->digests()) {
+    if (absl::Status s = ValidateDigest(d); !s.ok()) return Finish("FindMissing", s);
+  }
+  for (const auto& d : request->digests()) {
+    if (!store_->Contains(d)) *response->add_missing() = d;
+  }
+  return Finish("FindMissing", absl::OkStatus());
+}
+
+grpc::Status CasServiceImpl::Stat(grpc::ServerContext* context,
+                                  const farm::v1::StatRequest* request,
+                                  farm::v1::StatResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("Stat", s);
+  if (absl::Status s = ValidateHash(request->digest().hash()); !s.ok()) return Finish("Stat", s);
+  *response = store_->Stat(request->digest());
+  return Finish("Stat", absl::OkStatus());
+}
+
+grpc::Status CasServiceImpl::Upload(grpc::ServerContext* context,
+                                    grpc::ServerReader<farm::v1::UploadRequest>* reader,
+                                    farm::v1::UploadResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("Upload", s);
+  return Finish("Upload", ReceiveUpload(context, reader, response));
+}
+
+absl::Status CasServiceImpl::ReceiveUpload(grpc::ServerContext* context,
+                                           grpc::ServerReader<farm::v1::UploadRequest>* reader,
+                                           farm::v1::UploadResponse* response) {
+  farm::v1::UploadRequest req;
+  if (!reader->Read(&req)) {
+    return absl::InvalidArgumentError("empty upload: the first message must carry the digest");
+  }
+  const farm::v1::Digest claimed = req.digest();
+  if (absl::Status s = ValidateDigest(claimed); !s.ok()) return s;
+  *response->mutable_digest() = claimed;
+  if (store_->Contains(claimed)) {
+    // Returning now ends the stream; the client stops sending and sees OK.
+    store_->Touch(claimed.hash());
+    response->set_already_present(true);
+    return absl::OkStatus();
+  }
+  auto writer = store_->BeginWrite(claimed.size_bytes());
+  if (!writer.ok()) return writer.status();
+  ChunkCodec codec;
+  std::string plain;
+  do {
+    bytes_in_->Increment(static_cast<double>(req.data().size()));
+    absl::string_view data = req.data();
+    if (req.compression() == farm::v1::COMPRESSION_ZSTD) {
+      if (absl::Status s = codec.Decompress(req.data(), kCasMaxMessageBytes, &plain); !s.ok()) {
+        return s;
+      }
+      data = plain;
+    }
+    // Refuse as soon as the stream outgrows its claim, so a lying client cannot fill the disk.
+    if (writer->bytes_written() + static_cast<int64_t>(data.size()) > claimed.size_bytes()) {
+      return absl::InvalidArgumentError(absl::StrCat("upload rejected: more bytes than its digest ",
+                                                     DigestToString(claimed),
+                                                     " claims; nothing was stored"));
+    }
+    if (absl::Status s = writer->Append(data); !s.ok()) return s;
+  } while (reader->Read(&req));
+  if (context->IsCancelled()) return absl::CancelledError("the client cancelled the upload");
+  auto stored = store_->Commit(std::move(*writer), claimed);
+  if (!stored.ok()) {
+    if (stored.status().code() == absl::StatusCode::kInvalidArgument) {
+      ComponentLogger("coordinator")
+          ->warn("CAS upload from {} rejected: {}", context->peer(), stored.status().message());
+      return absl::InvalidArgumentError(
+          absl::StrCat("upload rejected, nothing was stored: ", stored.status().message()));
+    }
+    return stored.status();
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status CasServiceImpl::Download(grpc::ServerContext* context,
+                                      const farm::v1::DownloadRequest* request,
+                                      grpc::ServerWriter<farm::v1::DownloadResponse>* writer) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("Download", s);
+  return Finish("Download", SendBlob(context, *request, writer));
+}
+
+absl::Status CasServiceImpl::SendBlob(grpc::ServerContext* context,
+                                      const farm::v1::DownloadRequest& request,
+                                      grpc::ServerWriter<farm::v1::DownloadResponse>* writer) {
+  auto digest = store_->Lookup(request.digest());
+  if (!digest.ok()) return digest.status();
+  if (request.offset() < 0 || request.offset() > digest->size_bytes()) {
+    return absl::OutOfRangeError(
+        absl::StrCat("offset ", request.offset(), " is outside blob ", DigestToString(*digest)));
+  }
+  auto path = store_->PathOf(*digest);
+  if (!path.ok()) return path.status();
+  const int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    // Evicted between the lookup and here.
+    return absl::NotFoundError(
+        absl::StrCat("blob ", DigestToString(*digest), " is not in the CAS"));
+  }
+  absl::Cleanup close_fd = [fd] { ::close(fd); };
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  const bool may_compress = request.accept_compression() == farm::v1::COMPRESSION_ZSTD;
+  ChunkCodec codec;
+  std::string packed;
+  farm::v1::DownloadResponse resp;
+  int64_t offset = request.offset();
+  do {
+    std::string* data = resp.mutable_data();
+    const size_t want =
+        static_cast<size_t>(std::min<int64_t>(kCasChunkBytes, digest->size_bytes() - offset));
+    data->resize(want);
+    size_t got = 0;
+    while (got < want) {
+      const ssize_t n =
+          ::pread(fd, data->data() + got, want - got, offset + static_cast<int64_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        return absl::DataLossError(absl::StrCat(
+            "blob ", DigestToString(*digest),
+            " is shorter on disk than recorded: ", n < 0 ? std::strerror(errno) : "end of file"));
+      }
+      got += static_cast<size_t>(n);
+    }
+    offset += static_cast<int64_t>(want);
+    resp.set_compression(farm::v1::COMPRESSION_NONE);
+    if (may_compress && want > 0 && codec.Compress(*data, &packed)) {
+      data->swap(packed);
+      resp.set_compression(farm::v1::COMPRESSION_ZSTD);
+    }
+    bytes_out_->Increment(static_cast<double>(data->size()));
+    if (!writer->Write(resp)) {
+      return absl::CancelledError(context->IsCancelled() ? "the client cancelled the download"
+                                                         : "the client went away");
+    }
+  } while (offset < digest->size_bytes());
+  return absl::OkStatus();
+}
+
+}  // namespace farm::coordinator

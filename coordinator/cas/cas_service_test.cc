@@ -1,0 +1,168 @@
+#include "coordinator/cas/cas_service.h"
+
+#include <filesystem>
+
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+#include <gtest/gtest.h>
+
+#include "libfarm/cas/cas_client.h"
+#include "libfarm/cas/digest.h"
+
+namespace farm::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
+
+class CasServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("cas_service_test_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto state = StateStore::Open((dir_ / "state").string());
+    ASSERT_TRUE(state.ok());
+    state_ = std::move(*state);
+    auto blobs = BlobStore::Open((dir_ / "cas").string(), state_.get(), 64 << 20);
+    ASSERT_TRUE(blobs.ok());
+    blobs_ = std::move(*blobs);
+    service_ = std::make_unique<CasServiceImpl>(&auth_, blobs_.get(), &metrics_);
+    grpc::ServerBuilder builder;
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    stub_ = farm::v1::CasService::NewStub(server_->InProcessChannel({}));
+  }
+  void TearDown() override {
+    server_->Shutdown();
+    blobs_.reset();
+    state_.reset();
+    fs::remove_all(dir_);
+  }
+  std::unique_ptr<CasClient> Client(CasClientOptions options = {}) {
+    return std::make_unique<CasClient>(farm::v1::CasService::NewStub(server_->InProcessChannel({})),
+                                       kToken, options);
+  }
+  // Drives Upload through the raw stub, so the test can lie about the digest.
+  grpc::Status RawUpload(const farm::v1::Digest& claimed, const std::vector<std::string>& chunks,
+                         farm::v1::UploadResponse* resp, const std::string& token = kToken) {
+    grpc::ClientContext ctx;
+    if (!token.empty()) AttachToken(ctx, token);
+    auto writer = stub_->Upload(&ctx, resp);
+    bool first = true;
+    for (const auto& c : chunks) {
+      farm::v1::UploadRequest req;
+      if (first) *req.mutable_digest() = claimed;
+      first = false;
+      req.set_data(c);
+      if (!writer->Write(req)) break;
+    }
+    writer->WritesDone();
+    return writer->Finish();
+  }
+  int TempFiles() {
+    return static_cast<int>(
+        std::distance(fs::directory_iterator(dir_ / "cas" / "tmp"), fs::directory_iterator()));
+  }
+
+  fs::path dir_;
+  TokenVerifier auth_{kToken};
+  MetricsRegistry metrics_;
+  std::unique_ptr<StateStore> state_;
+  std::unique_ptr<BlobStore> blobs_;
+  std::unique_ptr<CasServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<farm::v1::CasService::Stub> stub_;
+};
+
+TEST_F(CasServiceTest, RoundTripWithAndWithoutZstd) {
+  std::string data(3 * (1 << 20) + 11, 'q');
+  for (size_t i = 0; i < data.size(); i += 7) data[i] = static_cast<char>(i);
+  for (bool compress : {false, true}) {
+    auto client = Client({.compress = compress});
+    data[0] = compress ? 'z' : 'n';
+    auto d = client->UploadBytes(data);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_TRUE(blobs_->Contains(*d));
+    auto back = client->DownloadBytes(*d, 1 << 30);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_TRUE(*back == data);
+  }
+  const std::string text = metrics_.Render();
+  EXPECT_NE(text.find("farm_cas_blobs 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("farm_cas_bytes_in_total"), std::string::npos);
+  EXPECT_NE(text.find("farm_cas_bytes_out_total"), std::string::npos);
+  EXPECT_NE(text.find("farm_cas_bytes_stored"), std::string::npos);
+}
+
+TEST_F(CasServiceTest, CorruptUploadIsRejectedAndNothingIsStored) {
+  const farm::v1::Digest claimed = DigestOfBytes("the real bytes");
+  farm::v1::UploadResponse resp;
+  grpc::Status s = RawUpload(claimed, {"the real bytez"}, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("expected " + DigestToString(claimed)), std::string::npos)
+      << s.error_message();
+  EXPECT_NE(s.error_message().find(DigestToString(DigestOfBytes("the real bytez"))),
+            std::string::npos);
+  // Longer than claimed: refused mid-stream.
+  s = RawUpload(claimed, {"the real bytes", "and more"}, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // Shorter than claimed.
+  s = RawUpload(claimed, {"the real"}, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // A digest that is not a hash at all (would be a path if trusted).
+  farm::v1::Digest evil;
+  evil.set_hash("../../../etc/passwd");
+  evil.set_size_bytes(3);
+  s = RawUpload(evil, {"abc"}, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(blobs_->blob_count(), 0u);
+  EXPECT_EQ(TempFiles(), 0);
+}
+
+TEST_F(CasServiceTest, ExistingBlobUploadIsANoOp) {
+  const farm::v1::Digest d = DigestOfBytes("twice");
+  farm::v1::UploadResponse resp;
+  ASSERT_TRUE(RawUpload(d, {"twice"}, &resp).ok());
+  EXPECT_FALSE(resp.already_present());
+  ASSERT_TRUE(RawUpload(d, {"twice"}, &resp).ok());
+  EXPECT_TRUE(resp.already_present());
+  EXPECT_EQ(blobs_->blob_count(), 1u);
+}
+
+TEST_F(CasServiceTest, MissingOrWrongTokenIsUnauthenticatedEverywhere) {
+  const farm::v1::Digest d = DigestOfBytes("secret");
+  farm::v1::UploadResponse resp;
+  EXPECT_EQ(RawUpload(d, {"secret"}, &resp, "").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(RawUpload(d, {"secret"}, &resp, "ffffffffffffffffffffffffffffffff").error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(blobs_->blob_count(), 0u);
+  ASSERT_TRUE(blobs_->PutBytes("secret").ok());
+  auto intruder =
+      std::make_unique<CasClient>(farm::v1::CasService::NewStub(server_->InProcessChannel({})), "");
+  EXPECT_EQ(intruder->Stat(d).status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(intruder->FindMissing({d}).status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(intruder->DownloadBytes(d, 100).status().code(), absl::StatusCode::kUnauthenticated);
+}
+
+TEST_F(CasServiceTest, FindMissingStatAndNotFound) {
+  auto client = Client();
+  auto have = client->UploadBytes("have");
+  ASSERT_TRUE(have.ok());
+  const farm::v1::Digest lack = DigestOfBytes("lack");
+  auto missing = client->FindMissing({*have, lack});
+  ASSERT_TRUE(missing.ok());
+  ASSERT_EQ(missing->size(), 1u);
+  EXPECT_EQ((*missing)[0].hash(), lack.hash());
+  auto stat = client->Stat(*have);
+  ASSERT_TRUE(stat.ok());
+  EXPECT_TRUE(stat->present());
+  EXPECT_EQ(client->DownloadBytes(lack, 100).status().code(), absl::StatusCode::kNotFound);
+  auto lack_stat = client->Stat(lack);
+  ASSERT_TRUE(lack_stat.ok());
+  EXPECT_FALSE(lack_stat->present());
+}
+
+}  // namespace
+}  // namespace farm::coordinator

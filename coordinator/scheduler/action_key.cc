@@ -1,0 +1,87 @@
+#include "coordinator/scheduler/action_key.h"
+
+#include <algorithm>
+#include <set>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/scheduler/requirements.h"
+#include "libfarm/cas/digest.h"
+#include "libfarm/files/relative_path.h"
+
+namespace farm::coordinator {
+namespace {
+
+constexpr uint32_t kMaxTimeoutSeconds = 24 * 3600;
+
+}  // namespace
+
+std::string ActionKey(const farm::v1::Action& action) {
+  farm::v1::Action canonical;
+  *canonical.mutable_argv() = action.argv();
+  *canonical.mutable_env() = action.env();
+  std::vector<farm::v1::InputFile> inputs(action.inputs().begin(), action.inputs().end());
+  std::sort(inputs.begin(), inputs.end(),
+            [](const auto& a, const auto& b) { return a.path() < b.path(); });
+  for (auto& in : inputs) *canonical.add_inputs() = std::move(in);
+  std::vector<std::string> outputs(action.output_paths().begin(), action.output_paths().end());
+  std::sort(outputs.begin(), outputs.end());
+  for (auto& out : outputs) canonical.add_output_paths(std::move(out));
+  const auto& r = action.requirements();
+  auto* key_req = canonical.mutable_requirements();
+  key_req->set_os(r.os());
+  key_req->set_cpu_arch(r.cpu_arch());
+  key_req->set_max_glibc(r.max_glibc());
+  key_req->set_cuda_version(r.cuda_version());
+  key_req->set_cuda_min(r.cuda_min());
+  key_req->set_cuda_max(r.cuda_max());
+  std::vector<std::string> sms(r.sms().begin(), r.sms().end());
+  std::sort(sms.begin(), sms.end());
+  for (auto& sm : sms) key_req->add_sms(std::move(sm));
+
+  // Deterministic serialization orders map entries, so equal actions give equal bytes.
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    canonical.SerializeToCodedStream(&coded);
+  }
+  return DigestOfBytes(bytes).hash();
+}
+
+absl::Status ValidateAction(const farm::v1::Action& action) {
+  if (action.argv().empty() || action.argv(0).empty()) {
+    return absl::InvalidArgumentError("action has no command (argv is empty)");
+  }
+  std::set<std::string> seen;
+  for (const auto& in : action.inputs()) {
+    if (absl::Status s = ValidateRelativePath(in.path()); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", s.message()));
+    }
+    if (!seen.insert(in.path()).second) {
+      return absl::InvalidArgumentError(absl::StrCat("input path '", in.path(), "' appears twice"));
+    }
+    if (absl::Status s = ValidateDigest(in.digest()); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", in.path(), "': ", s.message()));
+    }
+  }
+  std::set<std::string> outputs;
+  for (const auto& out : action.output_paths()) {
+    if (absl::Status s = ValidateRelativePath(out); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("output ", s.message()));
+    }
+    if (!outputs.insert(out).second) {
+      return absl::InvalidArgumentError(absl::StrCat("output path '", out, "' appears twice"));
+    }
+  }
+  if (action.timeout_seconds() > kMaxTimeoutSeconds) {
+    return absl::InvalidArgumentError(absl::StrCat("timeout_seconds ", action.timeout_seconds(),
+                                                   " is over the limit of ", kMaxTimeoutSeconds));
+  }
+  return ValidateRequirements(action.requirements());
+}
+
+}  // namespace farm::coordinator

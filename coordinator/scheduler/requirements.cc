@@ -1,0 +1,89 @@
+#include "coordinator/scheduler/requirements.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "libfarm/versions/dotted_version.h"
+
+namespace farm::coordinator {
+namespace {
+
+bool VersionAtMost(const std::string& have, const std::string& limit) {
+  auto c = CompareDottedVersions(have, limit);
+  return c.ok() && *c <= 0;
+}
+
+bool ToolkitMatches(const farm::v1::Requirements& req, const farm::v1::CudaToolkit& t) {
+  if (!req.cuda_version().empty()) {
+    auto c = CompareDottedVersions(t.version(), req.cuda_version());
+    if (!c.ok() || *c != 0) return false;
+  }
+  if (!req.cuda_min().empty() && !VersionAtMost(req.cuda_min(), t.version())) return false;
+  if (!req.cuda_max().empty() && !VersionAtMost(t.version(), req.cuda_max())) return false;
+  return std::all_of(req.sms().begin(), req.sms().end(), [&](const std::string& sm) {
+    return std::find(t.sms().begin(), t.sms().end(), sm) != t.sms().end();
+  });
+}
+
+std::string DescribeCudaNeed(const farm::v1::Requirements& req) {
+  std::vector<std::string> parts;
+  if (!req.cuda_version().empty()) parts.push_back(absl::StrCat("CUDA ", req.cuda_version()));
+  if (!req.cuda_min().empty()) parts.push_back(absl::StrCat("CUDA >= ", req.cuda_min()));
+  if (!req.cuda_max().empty()) parts.push_back(absl::StrCat("CUDA <= ", req.cuda_max()));
+  if (!req.sms().empty()) {
+    parts.push_back(absl::StrCat("a toolkit that supports ", absl::StrJoin(req.sms(), ", ")));
+  }
+  return absl::StrJoin(parts, " and ");
+}
+
+}  // namespace
+
+absl::Status ValidateRequirements(const farm::v1::Requirements& req) {
+  for (const std::string* v :
+       {&req.max_glibc(), &req.cuda_version(), &req.cuda_min(), &req.cuda_max()}) {
+    if (!v->empty() && !ParseDottedVersion(*v).ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("requirement version '", *v, "' is not a version like 2.35 or 13.0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRequirements(const farm::v1::Requirements& req,
+                               const farm::v1::WorkerCapabilities& w) {
+  auto miss = [](auto&&... parts) { return absl::FailedPreconditionError(absl::StrCat(parts...)); };
+  if (!req.os().empty() && req.os() != w.os()) {
+    return miss("needs os ", req.os(), ", has ", w.os());
+  }
+  if (!req.cpu_arch().empty() && req.cpu_arch() != w.cpu_arch()) {
+    return miss("needs cpu_arch ", req.cpu_arch(), ", has ", w.cpu_arch());
+  }
+  if (!req.max_glibc().empty() && !VersionAtMost(w.glibc(), req.max_glibc())) {
+    return miss("needs glibc <= ", req.max_glibc(), ", has ", w.glibc());
+  }
+  if (req.min_ram_bytes() > w.ram_bytes()) {
+    return miss("needs ", req.min_ram_bytes() >> 20, " MiB RAM, has ", w.ram_bytes() >> 20, " MiB");
+  }
+  for (const auto& [key, value] : req.labels()) {
+    auto it = w.labels().find(key);
+    if (it == w.labels().end() || it->second != value) {
+      return miss("needs label ", key, "=", value,
+                  it == w.labels().end() ? ", has none" : absl::StrCat(", has ", it->second));
+    }
+  }
+  const bool needs_cuda = !req.cuda_version().empty() || !req.cuda_min().empty() ||
+                          !req.cuda_max().empty() || req.sms_size() > 0;
+  if (needs_cuda &&
+      std::none_of(w.cuda().begin(), w.cuda().end(),
+                   [&](const farm::v1::CudaToolkit& t) { return ToolkitMatches(req, t); })) {
+    std::vector<std::string> have;
+    for (const auto& t : w.cuda()) have.push_back(t.version());
+    return miss(
+        "needs ", DescribeCudaNeed(req), ", has ",
+        have.empty() ? "no CUDA toolkit" : absl::StrCat("CUDA ", absl::StrJoin(have, ", ")));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace farm::coordinator

@@ -1,0 +1,79 @@
+#include "coordinator/scheduler/requirements.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace farm::coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+
+farm::v1::WorkerCapabilities Grace() {
+  farm::v1::WorkerCapabilities w;
+  w.set_os("linux");
+  w.set_cpu_arch("aarch64");
+  w.set_glibc("2.35");
+  w.set_ram_bytes(128ULL << 30);
+  (*w.mutable_labels())["instance"] = "m8g.8xlarge";
+  auto* t = w.add_cuda();
+  t->set_version("13.0");
+  for (const char* sm : {"sm_75", "sm_90", "sm_121"}) t->add_sms(sm);
+  return w;
+}
+
+TEST(RequirementsTest, EmptyRequirementsMatchAnyone) {
+  EXPECT_TRUE(CheckRequirements({}, Grace()).ok());
+  EXPECT_TRUE(CheckRequirements({}, farm::v1::WorkerCapabilities()).ok());
+}
+
+TEST(RequirementsTest, MatchingWorkerQualifies) {
+  farm::v1::Requirements r;
+  r.set_cpu_arch("aarch64");
+  r.set_max_glibc("2.35");
+  r.set_cuda_version("13.0");
+  r.add_sms("sm_121");
+  (*r.mutable_labels())["instance"] = "m8g.8xlarge";
+  EXPECT_TRUE(CheckRequirements(r, Grace()).ok());
+}
+
+TEST(RequirementsTest, EachMissNamesTheRequirement) {
+  farm::v1::Requirements arch;
+  arch.set_cpu_arch("x86_64");
+  EXPECT_THAT(CheckRequirements(arch, Grace()).message(), HasSubstr("needs cpu_arch x86_64"));
+
+  farm::v1::Requirements glibc;
+  glibc.set_max_glibc("2.31");
+  EXPECT_THAT(CheckRequirements(glibc, Grace()).message(), HasSubstr("glibc <= 2.31, has 2.35"));
+
+  farm::v1::Requirements cuda;
+  cuda.set_cuda_min("12.0");
+  cuda.set_cuda_max("12.9");
+  EXPECT_THAT(CheckRequirements(cuda, Grace()).message(), HasSubstr("has CUDA 13.0"));
+
+  farm::v1::Requirements sm;
+  sm.add_sms("sm_70");
+  EXPECT_THAT(CheckRequirements(sm, Grace()).message(), HasSubstr("supports sm_70"));
+
+  farm::v1::Requirements ram;
+  ram.set_min_ram_bytes(256ULL << 30);
+  EXPECT_THAT(CheckRequirements(ram, Grace()).message(), HasSubstr("MiB RAM"));
+
+  farm::v1::Requirements label;
+  (*label.mutable_labels())["gpu"] = "t4g";
+  EXPECT_THAT(CheckRequirements(label, Grace()).message(), HasSubstr("label gpu=t4g, has none"));
+
+  farm::v1::WorkerCapabilities no_cuda = Grace();
+  no_cuda.clear_cuda();
+  farm::v1::Requirements any_cuda;
+  any_cuda.set_cuda_version("13.0");
+  EXPECT_THAT(CheckRequirements(any_cuda, no_cuda).message(), HasSubstr("no CUDA toolkit"));
+}
+
+TEST(RequirementsTest, MalformedVersionsAreInvalid) {
+  farm::v1::Requirements r;
+  r.set_cuda_version("thirteen");
+  EXPECT_EQ(ValidateRequirements(r).code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace farm::coordinator

@@ -1,0 +1,558 @@
+#include "coordinator/scheduler/scheduler.h"
+
+#include <sys/random.h>
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "coordinator/scheduler/action_key.h"
+#include "coordinator/scheduler/requirements.h"
+#include "libfarm/actions/action_client.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/time/proto_time.h"
+
+namespace farm::coordinator {
+namespace {
+
+using farm::v1::ActionState;
+
+// Ids sort in creation order: nanoseconds since the epoch, then randomness.
+std::string NewId(absl::Time now) {
+  uint32_t salt = 0;
+  if (getrandom(&salt, sizeof(salt), 0) != sizeof(salt)) salt = static_cast<uint32_t>(rand());
+  return absl::StrFormat("%016x%08x", absl::ToUnixNanos(now), salt);
+}
+
+std::vector<farm::v1::Digest> InputDigests(const farm::v1::Action& action) {
+  std::vector<farm::v1::Digest> out;
+  for (const auto& in : action.inputs()) out.push_back(in.digest());
+  return out;
+}
+
+std::vector<farm::v1::Digest> ResultDigests(const farm::v1::ActionResult& result) {
+  std::vector<farm::v1::Digest> out;
+  for (const auto& o : result.outputs()) out.push_back(o.digest());
+  for (const auto* d : {&result.stdout_digest(), &result.stderr_digest()}) {
+    if (!d->hash().empty()) out.push_back(*d);
+  }
+  return out;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(StateStore* store, BlobIndex* blobs, OnlineWorkers online_workers,
+                     MetricsRegistry* metrics, SchedulerOptions options,
+                     std::function<absl::Time()> clock)
+    : store_(store),
+      blobs_(blobs),
+      online_workers_(std::move(online_workers)),
+      metrics_(metrics),
+      options_(options),
+      clock_(std::move(clock)) {}
+
+absl::Status Scheduler::Load() {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_();
+  return store_->ForEach(Table::kActions, [&](const std::string& key, const std::string& value) {
+    Entry entry;
+    if (!entry.record.ParseFromString(value)) {
+      return absl::DataLossError(absl::StrCat("action record '", key, "' in ", store_->dir(),
+                                              " does not parse; the state is damaged"));
+    }
+    const auto& status = entry.record.status();
+    const std::string build = status.build_id();
+    auto [it, inserted] = actions_.emplace(key, std::move(entry));
+    Entry& e = it->second;
+    if (IsTerminalActionState(status.state())) return absl::OkStatus();
+    inflight_by_key_[status.action_key()] = key;
+    blobs_->Pin(key, InputDigests(e.record.action()));
+    if (status.state() == farm::v1::ACTION_STATE_QUEUED) {
+      Enqueue(key, build);
+    } else if (status.state() == farm::v1::ACTION_STATE_RUNNING) {
+      // Its worker may still be running it: give the lease a full TTL to be renewed.
+      e.lease_deadline = now + options_.lease_ttl;
+      action_by_lease_[e.record.lease_id()] = key;
+    }
+    return absl::OkStatus();
+  });
+}
+
+void Scheduler::Stage(StateBatch& batch, std::vector<std::string>& ids, Entry& entry) {
+  const std::string& id = entry.record.status().action_id();
+  batch.Put(Table::kActions, id, entry.record);
+  ++entry.unsynced;
+  ids.push_back(id);
+}
+
+void Scheduler::Persist(StateBatch& batch, const std::vector<std::string>& ids) {
+  if (batch.empty()) return;
+  mu_.Unlock();
+  absl::Status s = store_->Write(batch);
+  mu_.Lock();
+  if (!s.ok()) {
+    // Memory already moved ahead of disk; the only safe state is the one on disk.
+    ComponentLogger("coordinator")
+        ->critical("cannot persist scheduler state, exiting to recover from disk: {}", s.message());
+    std::_Exit(1);
+  }
+  for (const auto& id : ids) {
+    auto it = actions_.find(id);
+    if (it != actions_.end()) --it->second.unsynced;
+  }
+  changed_.SignalAll();
+}
+
+void Scheduler::AwaitSynced(const std::string& id) {
+  while (true) {
+    auto it = actions_.find(id);
+    if (it == actions_.end() || it->second.unsynced == 0) return;
+    changed_.Wait(&mu_);
+  }
+}
+
+void Scheduler::Enqueue(const std::string& id, const std::string& build) {
+  queues_[build].push_back(id);
+}
+
+void Scheduler::Dequeue(const std::string& id, const std::string& build) {
+  auto q = queues_.find(build);
+  if (q == queues_.end()) return;
+  auto& ids = q->second;
+  ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
+  if (ids.empty()) queues_.erase(q);
+}
+
+std::optional<farm::v1::ActionResult> Scheduler::CachedResult(const std::string& key) {
+  farm::v1::ActionResult result;
+  if (!store_->Get(Table::kActionCache, key, &result).ok()) return std::nullopt;
+  // A hit is only as good as its blobs: an evicted output means run again.
+  for (const auto& d : ResultDigests(result)) {
+    if (!blobs_->Contains(d)) return std::nullopt;
+  }
+  result.set_cache_hit(true);
+  return result;
+}
+
+std::string Scheduler::WhyUnschedulable(const farm::v1::Requirements& req) {
+  std::vector<std::string> reasons;
+  for (const auto& w : online_workers_()) {
+    absl::Status s = CheckRequirements(req, w.capabilities());
+    if (s.ok()) return "";
+    reasons.push_back(absl::StrCat(w.name(), " ", s.message()));
+  }
+  if (reasons.empty()) {
+    return "no worker is online. Fix: start a worker, or submit with wait_for_worker to queue "
+           "until one qualifies";
+  }
+  return absl::StrCat("no online worker can run this action: ", absl::StrJoin(reasons, "; "),
+                      ". Fix: add a worker that qualifies, or submit with wait_for_worker");
+}
+
+farm::v1::ActionStatus Scheduler::NewAction(const farm::v1::Action& action,
+                                            const std::string& key) {
+  farm::v1::ActionStatus status;
+  status.set_action_id(NewId(clock_()));
+  status.set_action_key(key);
+  status.set_build_id(action.build_id());
+  status.set_shard(action.shard());
+  *status.mutable_submitted_at() = ToProtoTime(clock_());
+  return status;
+}
+
+absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
+    const std::vector<farm::v1::Action>& actions) {
+  for (size_t i = 0; i < actions.size(); ++i) {
+    if (absl::Status s = ValidateAction(actions[i]); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("action ", i, ": ", s.message()));
+    }
+    for (const auto& in : actions[i].inputs()) {
+      if (!blobs_->Contains(in.digest())) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("action ", i, ": input '", in.path(), "' (", in.digest().hash(), "/",
+                         in.digest().size_bytes(), ") is not in the CAS. Fix: upload it first"));
+      }
+    }
+  }
+  // Cache lookups and placement checks read other state; do them before taking the lock.
+  std::vector<std::string> keys;
+  std::vector<std::optional<farm::v1::ActionResult>> cached;
+  std::vector<std::string> unschedulable;
+  for (const auto& a : actions) {
+    keys.push_back(ActionKey(a));
+    cached.push_back(a.skip_cache() ? std::nullopt : CachedResult(keys.back()));
+    unschedulable.push_back(
+        cached.back() || a.wait_for_worker() ? std::string() : WhyUnschedulable(a.requirements()));
+  }
+  Counter* hits = metrics_->GetCounter("farm_action_cache_requests_total",
+                                       "Action-cache lookups by outcome.", {{"outcome", "hit"}});
+  Counter* misses = metrics_->GetCounter("farm_action_cache_requests_total",
+                                         "Action-cache lookups by outcome.", {{"outcome", "miss"}});
+
+  absl::MutexLock lock(&mu_);
+  StateBatch batch;
+  std::vector<std::string> touched;
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < actions.size(); ++i) {
+    const farm::v1::Action& action = actions[i];
+    if (!cached[i] && !action.skip_cache()) {
+      if (auto it = inflight_by_key_.find(keys[i]); it != inflight_by_key_.end()) {
+        ids.push_back(it->second);  // the same action is already on its way: join it
+        continue;
+      }
+    }
+    Entry entry;
+    *entry.record.mutable_action() = action;
+    *entry.record.mutable_status() = NewAction(action, keys[i]);
+    auto& status = *entry.record.mutable_status();
+    const std::string id = status.action_id();
+    if (cached[i]) {
+      hits->Increment();
+      status.set_state(farm::v1::ACTION_STATE_COMPLETED);
+      *status.mutable_result() = *cached[i];
+      *status.mutable_finished_at() = status.submitted_at();
+    } else if (!unschedulable[i].empty()) {
+      misses->Increment();
+      status.set_state(farm::v1::ACTION_STATE_FAILED);
+      status.set_error(unschedulable[i]);
+      *status.mutable_finished_at() = status.submitted_at();
+    } else {
+      if (!action.skip_cache()) misses->Increment();
+      status.set_state(farm::v1::ACTION_STATE_QUEUED);
+      inflight_by_key_[keys[i]] = id;
+      blobs_->Pin(id, InputDigests(action));
+    }
+    auto [it, inserted] = actions_.emplace(id, std::move(entry));
+    Stage(batch, touched, it->second);
+    ids.push_back(id);
+  }
+  Persist(batch, touched);
+  std::vector<farm::v1::ActionStatus> out;
+  for (const auto& id : ids) {
+    AwaitSynced(id);
+    Entry& e = actions_.at(id);
+    // Queued only now that it is durable, so no worker runs an action the store forgot.
+    if (e.record.status().state() == farm::v1::ACTION_STATE_QUEUED &&
+        std::find(touched.begin(), touched.end(), id) != touched.end()) {
+      Enqueue(id, e.record.status().build_id());
+    }
+    out.push_back(e.record.status());
+  }
+  changed_.SignalAll();
+  return out;
+}
+
+absl::StatusOr<farm::v1::ActionStatus> Scheduler::Get(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  AwaitSynced(id);
+  auto it = actions_.find(id);
+  if (it == actions_.end()) return absl::NotFoundError(absl::StrCat("no action '", id, "'"));
+  return it->second.record.status();
+}
+
+absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Wait(
+    const std::vector<std::string>& ids, absl::Duration timeout) {
+  const absl::Time deadline = clock_() + timeout;
+  absl::MutexLock lock(&mu_);
+  while (true) {
+    bool done = true;
+    for (const auto& id : ids) {
+      auto it = actions_.find(id);
+      if (it == actions_.end()) return absl::NotFoundError(absl::StrCat("no action '", id, "'"));
+      if (it->second.unsynced > 0 || !IsTerminalActionState(it->second.record.status().state())) {
+        done = false;
+      }
+    }
+    const absl::Time now = clock_();
+    if (done || now >= deadline) break;
+    changed_.WaitWithTimeout(&mu_, deadline - now);
+  }
+  std::vector<farm::v1::ActionStatus> out;
+  for (const auto& id : ids) out.push_back(actions_.at(id).record.status());
+  return out;
+}
+
+absl::StatusOr<farm::v1::ActionStatus> Scheduler::Cancel(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  AwaitSynced(id);
+  auto it = actions_.find(id);
+  if (it == actions_.end()) return absl::NotFoundError(absl::StrCat("no action '", id, "'"));
+  Entry& e = it->second;
+  if (IsTerminalActionState(e.record.status().state())) return e.record.status();
+  if (e.record.status().state() == farm::v1::ACTION_STATE_QUEUED) {
+    Dequeue(id, e.record.status().build_id());
+  }
+  Finish(e, farm::v1::ACTION_STATE_CANCELLED, "cancelled by request");
+  StateBatch batch;
+  std::vector<std::string> touched;
+  Stage(batch, touched, e);
+  Persist(batch, touched);
+  return actions_.at(id).record.status();
+}
+
+void Scheduler::ClearLease(Entry& e) {
+  action_by_lease_.erase(e.record.lease_id());
+  e.record.clear_lease_id();
+  e.record.clear_lease_worker();
+  e.record.clear_lease_session();
+}
+
+void Scheduler::Finish(Entry& e, ActionState state, const std::string& error) {
+  auto& status = *e.record.mutable_status();
+  status.set_state(state);
+  if (!error.empty()) status.set_error(error);
+  *status.mutable_finished_at() = ToProtoTime(clock_());
+  ClearLease(e);
+  auto key = inflight_by_key_.find(status.action_key());
+  if (key != inflight_by_key_.end() && key->second == status.action_id()) {
+    inflight_by_key_.erase(key);
+  }
+  blobs_->Unpin(status.action_id());
+  metrics_
+      ->GetCounter("farm_actions_finished_total", "Actions that reached a final state.",
+                   {{"state", state == farm::v1::ACTION_STATE_COMPLETED ? "completed"
+                              : state == farm::v1::ACTION_STATE_FAILED  ? "failed"
+                                                                        : "cancelled"}})
+      ->Increment();
+}
+
+void Scheduler::Requeue(Entry& e, const std::string& reason) {
+  auto& status = *e.record.mutable_status();
+  ClearLease(e);
+  if (status.worker_deaths() >= options_.max_worker_deaths) {
+    Finish(e, farm::v1::ACTION_STATE_FAILED,
+           absl::StrCat("gave up: ", status.worker_deaths(),
+                        " workers died while running this action (last: ", status.worker(),
+                        "). It may need more memory than they have; run it locally to see"));
+    return;
+  }
+  if (status.attempts() >= options_.max_attempts) {
+    Finish(e, farm::v1::ACTION_STATE_FAILED,
+           absl::StrCat("gave up after ", status.attempts(), " attempts; last: ", reason));
+    return;
+  }
+  ComponentLogger("coordinator")->info("action {} requeued: {}", status.action_id(), reason);
+  status.set_state(farm::v1::ACTION_STATE_QUEUED);
+  status.set_error(reason);
+  Enqueue(status.action_id(), status.build_id());
+}
+
+std::vector<std::string> Scheduler::TakeLeasable(const farm::v1::WorkerCapabilities& caps,
+                                                 uint32_t max) {
+  std::vector<std::string> picked;
+  // Round-robin across builds, oldest first within a build, so one large build cannot
+  // starve another.
+  bool progress = true;
+  while (picked.size() < max && progress && !queues_.empty()) {
+    progress = false;
+    auto start = queues_.upper_bound(last_served_build_);
+    std::vector<std::string> order;
+    for (auto it = start; it != queues_.end(); ++it) order.push_back(it->first);
+    for (auto it = queues_.begin(); it != start; ++it) order.push_back(it->first);
+    for (const auto& build : order) {
+      if (picked.size() >= max) break;
+      auto& q = queues_[build];
+      for (auto it = q.begin(); it != q.end(); ++it) {
+        Entry& e = actions_.at(*it);
+        if (e.unsynced > 0 || !CheckRequirements(e.record.action().requirements(), caps).ok()) {
+          continue;
+        }
+        picked.push_back(*it);
+        q.erase(it);
+        progress = true;
+        last_served_build_ = build;
+        break;
+      }
+      if (q.empty()) queues_.erase(build);
+    }
+  }
+  return picked;
+}
+
+absl::StatusOr<std::vector<farm::v1::Lease>> Scheduler::Lease(
+    const std::string& worker, const std::string& session,
+    const farm::v1::WorkerCapabilities& capabilities, uint32_t free_slots, absl::Duration wait) {
+  const absl::Time deadline = clock_() + wait;
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> picked;
+  while (free_slots > 0) {
+    picked = TakeLeasable(capabilities, free_slots);
+    const absl::Time now = clock_();
+    if (!picked.empty() || now >= deadline) break;
+    changed_.WaitWithTimeout(&mu_, deadline - now);
+  }
+  StateBatch batch;
+  std::vector<std::string> touched;
+  std::vector<farm::v1::Lease> leases;
+  const absl::Time now = clock_();
+  for (const auto& id : picked) {
+    Entry& e = actions_.at(id);
+    auto& status = *e.record.mutable_status();
+    status.set_state(farm::v1::ACTION_STATE_RUNNING);
+    status.set_attempts(status.attempts() + 1);
+    status.set_worker(worker);
+    *status.mutable_started_at() = ToProtoTime(now);
+    e.record.set_lease_id(NewId(now));
+    e.record.set_lease_worker(worker);
+    e.record.set_lease_session(session);
+    e.lease_deadline = now + options_.lease_ttl;
+    action_by_lease_[e.record.lease_id()] = id;
+    Stage(batch, touched, e);
+    farm::v1::Lease lease;
+    lease.set_lease_id(e.record.lease_id());
+    lease.set_action_id(id);
+    *lease.mutable_action() = e.record.action();
+    if (lease.action().timeout_seconds() == 0) {
+      lease.mutable_action()->set_timeout_seconds(
+          static_cast<uint32_t>(absl::ToInt64Seconds(options_.default_timeout)));
+    }
+    lease.set_ttl_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(options_.lease_ttl)));
+    leases.push_back(std::move(lease));
+  }
+  Persist(batch, touched);
+  return leases;
+}
+
+absl::StatusOr<std::vector<std::string>> Scheduler::Complete(
+    const std::string& worker, const std::vector<farm::v1::Completion>& completions) {
+  absl::MutexLock lock(&mu_);
+  StateBatch batch;
+  std::vector<std::string> touched;
+  std::vector<std::string> rejected;
+  Histogram* durations =
+      metrics_->GetHistogram("farm_action_duration_seconds", "Wall time of actions run on workers.",
+                             {0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200});
+  for (const auto& c : completions) {
+    auto lease = action_by_lease_.find(c.lease_id());
+    if (lease == action_by_lease_.end()) {
+      rejected.push_back(c.lease_id());
+      continue;
+    }
+    Entry& e = actions_.at(lease->second);
+    if (e.unsynced > 0 || e.record.lease_worker() != worker ||
+        e.record.status().state() != farm::v1::ACTION_STATE_RUNNING) {
+      rejected.push_back(c.lease_id());
+      continue;
+    }
+    auto& status = *e.record.mutable_status();
+    if (!c.infra_error().empty()) {
+      Requeue(e, absl::StrCat("worker ", worker, " could not run it: ", c.infra_error()));
+    } else {
+      *status.mutable_result() = c.result();
+      status.mutable_result()->set_worker(worker);
+      status.clear_error();
+      Finish(e, farm::v1::ACTION_STATE_COMPLETED, "");
+      durations->Observe(c.result().wall_seconds());
+      // Only clean runs are cached: a failure might come from the worker, not the input.
+      if (c.result().exit_code() == 0 && !e.record.action().skip_cache()) {
+        batch.Put(Table::kActionCache, status.action_key(), status.result());
+      }
+    }
+    Stage(batch, touched, e);
+  }
+  Persist(batch, touched);
+  return rejected;
+}
+
+std::vector<std::string> Scheduler::Renew(const std::string& worker, const std::string& session,
+                                          const std::vector<std::string>& lease_ids) {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> revoked;
+  const absl::Time deadline = clock_() + options_.lease_ttl;
+  for (const auto& lease_id : lease_ids) {
+    auto it = action_by_lease_.find(lease_id);
+    if (it == action_by_lease_.end()) {
+      revoked.push_back(lease_id);
+      continue;
+    }
+    Entry& e = actions_.at(it->second);
+    if (e.record.lease_worker() != worker || e.record.lease_session() != session) {
+      revoked.push_back(lease_id);
+      continue;
+    }
+    e.lease_deadline = deadline;
+  }
+  return revoked;
+}
+
+void Scheduler::OnSessionEnded(const std::string& worker, const std::string& session, bool died) {
+  absl::MutexLock lock(&mu_);
+  StateBatch batch;
+  std::vector<std::string> touched;
+  for (auto& [id, e] : actions_) {
+    if (e.unsynced > 0 || e.record.status().state() != farm::v1::ACTION_STATE_RUNNING ||
+        e.record.lease_session() != session) {
+      continue;
+    }
+    if (died) e.record.mutable_status()->set_worker_deaths(e.record.status().worker_deaths() + 1);
+    Requeue(e, absl::StrCat("worker ", worker, died ? " died" : " left", " while running it"));
+    Stage(batch, touched, e);
+  }
+  if (auto expired = expired_by_session_.find(session); expired != expired_by_session_.end()) {
+    for (const auto& id : expired->second) {
+      auto it = actions_.find(id);
+      if (!died || it == actions_.end() || it->second.unsynced > 0) continue;
+      Entry& e = it->second;
+      if (IsTerminalActionState(e.record.status().state())) continue;
+      auto& status = *e.record.mutable_status();
+      status.set_worker_deaths(status.worker_deaths() + 1);
+      if (status.worker_deaths() >= options_.max_worker_deaths &&
+          status.state() == farm::v1::ACTION_STATE_QUEUED) {
+        Dequeue(id, status.build_id());
+        Requeue(e, "worker died");
+      }
+      Stage(batch, touched, e);
+    }
+    expired_by_session_.erase(expired);
+  }
+  Persist(batch, touched);
+}
+
+void Scheduler::Sweep() {
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_();
+  StateBatch batch;
+  std::vector<std::string> touched;
+  for (auto& [id, e] : actions_) {
+    if (e.unsynced > 0 || e.record.status().state() != farm::v1::ACTION_STATE_RUNNING ||
+        e.lease_deadline > now) {
+      continue;
+    }
+    // A lapsed lease alone costs no retry: the worker may just have lost its network.
+    // If its process turns out to have died, OnSessionEnded charges the action then.
+    expired_by_session_[e.record.lease_session()].insert(id);
+    Requeue(e, absl::StrCat("lease on ", e.record.lease_worker(), " expired"));
+    Stage(batch, touched, e);
+  }
+  Persist(batch, touched);
+}
+
+Scheduler::Counts Scheduler::CountsByState() const {
+  absl::MutexLock lock(&mu_);
+  Counts c;
+  for (const auto& [id, e] : actions_) {
+    switch (e.record.status().state()) {
+      case farm::v1::ACTION_STATE_QUEUED:
+        ++c.queued;
+        break;
+      case farm::v1::ACTION_STATE_RUNNING:
+        ++c.running;
+        break;
+      case farm::v1::ACTION_STATE_COMPLETED:
+        ++c.completed;
+        break;
+      case farm::v1::ACTION_STATE_FAILED:
+        ++c.failed;
+        break;
+      case farm::v1::ACTION_STATE_CANCELLED:
+        ++c.cancelled;
+        break;
+      default:
+        break;
+    }
+  }
+  return c;
+}
+
+}  // namespace farm::coordinator

@@ -1,0 +1,127 @@
+// The action scheduler: a durable queue of actions, leases to qualified workers, retries,
+// cancellation, in-flight deduplication and the action cache.
+//
+// Every transition is written to RocksDB before the caller is answered. Writes happen
+// outside the lock so concurrent calls share one sync (RocksDB group commit); an action
+// with a write in flight is invisible to leasing and waits until it lands.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/scheduler/blob_index.h"
+#include "coordinator/state_store.h"
+#include "farm/v1/state.pb.h"
+#include "farm/v1/types.pb.h"
+#include "farm/v1/worker_service.pb.h"
+#include "libfarm/metrics/registry.h"
+
+namespace farm::coordinator {
+
+struct SchedulerOptions {
+  absl::Duration lease_ttl = absl::Seconds(30);
+  absl::Duration default_timeout = absl::Hours(1);
+  // An action whose workers die this often while running it is failed, not retried.
+  uint32_t max_worker_deaths = 3;
+  // Leases handed out before an action is given up, whatever the cause.
+  uint32_t max_attempts = 10;
+};
+
+class Scheduler {
+ public:
+  using OnlineWorkers = std::function<std::vector<farm::v1::Worker>()>;
+
+  Scheduler(StateStore* store, BlobIndex* blobs, OnlineWorkers online_workers,
+            MetricsRegistry* metrics, SchedulerOptions options, std::function<absl::Time()> clock);
+
+  // Rebuilds queues and leases from the store after a (re)start. Running leases get a full
+  // TTL to be renewed by their workers.
+  absl::Status Load();
+
+  // Client side.
+  absl::StatusOr<std::vector<farm::v1::ActionStatus>> Execute(
+      const std::vector<farm::v1::Action>& actions);
+  absl::StatusOr<std::vector<farm::v1::ActionStatus>> Wait(const std::vector<std::string>& ids,
+                                                           absl::Duration timeout);
+  absl::StatusOr<farm::v1::ActionStatus> Get(const std::string& id);
+  absl::StatusOr<farm::v1::ActionStatus> Cancel(const std::string& id);
+
+  // Worker side. The caller has checked the session.
+  absl::StatusOr<std::vector<farm::v1::Lease>> Lease(
+      const std::string& worker, const std::string& session,
+      const farm::v1::WorkerCapabilities& capabilities, uint32_t free_slots, absl::Duration wait);
+  // Returns the leases whose results were refused (revoked or unknown).
+  absl::StatusOr<std::vector<std::string>> Complete(
+      const std::string& worker, const std::vector<farm::v1::Completion>& completions);
+  // Extends the listed leases; returns those this worker must stop.
+  std::vector<std::string> Renew(const std::string& worker, const std::string& session,
+                                 const std::vector<std::string>& lease_ids);
+  // The worker process behind `session` is gone: `died` when it did not leave cleanly.
+  void OnSessionEnded(const std::string& worker, const std::string& session, bool died);
+
+  // Requeues actions whose lease expired.
+  void Sweep();
+
+  struct Counts {
+    uint32_t queued = 0, running = 0, completed = 0, failed = 0, cancelled = 0;
+  };
+  Counts CountsByState() const;
+
+ private:
+  struct Entry {
+    farm::v1::ActionRecord record;
+    int unsynced = 0;  // writes in flight for this entry
+    absl::Time lease_deadline;
+  };
+  using Batch = std::vector<std::string>;  // ids touched by one write
+
+  // Writes `batch` outside the lock, then marks `ids` synced. Must be called with mu_ held;
+  // returns with mu_ held. A failed state write ends the process: memory is ahead of disk.
+  void Persist(StateBatch& batch, const std::vector<std::string>& ids)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Stage(StateBatch& batch, std::vector<std::string>& ids, Entry& entry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  farm::v1::ActionStatus NewAction(const farm::v1::Action& action, const std::string& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<farm::v1::ActionResult> CachedResult(const std::string& key);
+  std::string WhyUnschedulable(const farm::v1::Requirements& req);
+  void Enqueue(const std::string& id, const std::string& build) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Dequeue(const std::string& id, const std::string& build) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Back to the queue after a lost lease; fails the action past the retry caps.
+  void Requeue(Entry& entry, const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Finish(Entry& entry, farm::v1::ActionState state, const std::string& error)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ClearLease(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<std::string> TakeLeasable(const farm::v1::WorkerCapabilities& capabilities,
+                                        uint32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AwaitSynced(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  StateStore* const store_;
+  BlobIndex* const blobs_;
+  const OnlineWorkers online_workers_;
+  MetricsRegistry* const metrics_;
+  const SchedulerOptions options_;
+  const std::function<absl::Time()> clock_;
+
+  mutable absl::Mutex mu_;
+  absl::CondVar changed_;
+  std::map<std::string, Entry> actions_ ABSL_GUARDED_BY(mu_);
+  // Queued action ids per build, oldest first; builds are served round-robin.
+  std::map<std::string, std::deque<std::string>> queues_ ABSL_GUARDED_BY(mu_);
+  std::string last_served_build_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> inflight_by_key_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> action_by_lease_ ABSL_GUARDED_BY(mu_);
+  // Actions whose lease expired while a session held it; charged if that session died.
+  std::map<std::string, std::set<std::string>> expired_by_session_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace farm::coordinator

@@ -1,0 +1,279 @@
+#include "coordinator/scheduler/scheduler.h"
+
+#include <filesystem>
+#include <set>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "libfarm/cas/digest.h"
+
+namespace farm::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class FakeBlobs : public BlobIndex {
+ public:
+  bool Contains(const farm::v1::Digest& d) override { return present.count(d.hash()) > 0; }
+  void Pin(const std::string& owner, const std::vector<farm::v1::Digest>&) override {
+    pins.insert(owner);
+  }
+  void Unpin(const std::string& owner) override { pins.erase(owner); }
+  std::set<std::string> present;
+  std::set<std::string> pins;
+};
+
+farm::v1::Worker MakeWorker(const std::string& name, const std::string& cuda) {
+  farm::v1::Worker w;
+  w.set_name(name);
+  w.set_state(farm::v1::WORKER_STATE_ONLINE);
+  auto* c = w.mutable_capabilities();
+  c->set_os("linux");
+  c->set_cpu_arch("x86_64");
+  c->set_slots(2);
+  auto* t = c->add_cuda();
+  t->set_version(cuda);
+  t->add_sms("sm_90");
+  return w;
+}
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("scheduler_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    workers_ = {MakeWorker("w1", "13.0")};
+    input_ = DigestOfBytes("__global__ void k() {}");
+    blobs_.present.insert(input_.hash());
+    Reopen();
+  }
+  void TearDown() override {
+    scheduler_.reset();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+  void Reopen() {
+    scheduler_.reset();
+    store_.reset();
+    auto store = StateStore::Open(dir_.string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    scheduler_ = std::make_unique<Scheduler>(
+        store_.get(), &blobs_, [this] { return workers_; }, &metrics_,
+        SchedulerOptions{.lease_ttl = absl::Seconds(10), .max_worker_deaths = 2},
+        [this] { return now_; });
+    ASSERT_TRUE(scheduler_->Load().ok());
+  }
+  farm::v1::Action Compile(const std::string& arch, const std::string& build = "b1") {
+    farm::v1::Action a;
+    a.add_argv("nvcc");
+    a.add_argv("-arch=" + arch);
+    auto* in = a.add_inputs();
+    in->set_path("k.cu");
+    *in->mutable_digest() = input_;
+    a.add_output_paths("k.cubin");
+    a.mutable_requirements()->set_cuda_version("13.0");
+    a.set_build_id(build);
+    a.set_shard(arch);
+    return a;
+  }
+  farm::v1::ActionStatus Submit(const farm::v1::Action& a) {
+    auto s = scheduler_->Execute({a});
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? s->front() : farm::v1::ActionStatus();
+  }
+  std::vector<farm::v1::Lease> LeaseFor(const std::string& worker, const std::string& session,
+                                        uint32_t slots = 4) {
+    farm::v1::WorkerCapabilities caps = MakeWorker(worker, "13.0").capabilities();
+    auto l = scheduler_->Lease(worker, session, caps, slots, absl::ZeroDuration());
+    EXPECT_TRUE(l.ok()) << l.status();
+    return l.ok() ? *l : std::vector<farm::v1::Lease>();
+  }
+  farm::v1::Completion Done(const farm::v1::Lease& lease, int exit_code = 0) {
+    farm::v1::Completion c;
+    c.set_lease_id(lease.lease_id());
+    c.set_action_id(lease.action_id());
+    c.mutable_result()->set_exit_code(exit_code);
+    return c;
+  }
+
+  fs::path dir_;
+  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
+  std::vector<farm::v1::Worker> workers_;
+  farm::v1::Digest input_;
+  FakeBlobs blobs_;
+  MetricsRegistry metrics_;
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SchedulerTest, QueueLeaseCompleteThenCacheHit) {
+  auto status = Submit(Compile("sm_90"));
+  EXPECT_EQ(status.state(), farm::v1::ACTION_STATE_QUEUED);
+  EXPECT_EQ(blobs_.pins.count(status.action_id()), 1u);
+  auto leases = LeaseFor("w1", "s1");
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].action().timeout_seconds(), 3600u);
+  auto rejected = scheduler_->Complete("w1", {Done(leases[0])});
+  ASSERT_TRUE(rejected.ok());
+  EXPECT_TRUE(rejected->empty());
+  auto done = scheduler_->Get(status.action_id());
+  EXPECT_EQ(done->state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_EQ(done->result().worker(), "w1");
+  EXPECT_EQ(blobs_.pins.count(status.action_id()), 0u);
+
+  // The same action again is answered from the cache, running nothing.
+  auto again = Submit(Compile("sm_90", "another-build"));
+  EXPECT_EQ(again.state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_TRUE(again.result().cache_hit());
+  EXPECT_TRUE(LeaseFor("w1", "s1").empty());
+}
+
+TEST_F(SchedulerTest, IdenticalInFlightActionsRunOnce) {
+  auto a = Submit(Compile("sm_90"));
+  auto b = Submit(Compile("sm_90"));
+  EXPECT_EQ(a.action_id(), b.action_id());
+  EXPECT_EQ(LeaseFor("w1", "s1").size(), 1u);
+}
+
+TEST_F(SchedulerTest, UnschedulableFailsFastNamingTheRequirement) {
+  auto a = Compile("sm_90");
+  a.mutable_requirements()->set_cuda_version("12.9");
+  auto status = Submit(a);
+  EXPECT_EQ(status.state(), farm::v1::ACTION_STATE_FAILED);
+  EXPECT_THAT(status.error(), HasSubstr("w1 needs CUDA 12.9, has CUDA 13.0"));
+  // Unless the client asked to wait for such a worker.
+  a.set_wait_for_worker(true);
+  EXPECT_EQ(Submit(a).state(), farm::v1::ACTION_STATE_QUEUED);
+}
+
+TEST_F(SchedulerTest, RefusesEscapingPathsAndMissingInputs) {
+  auto escape = Compile("sm_90");
+  escape.set_output_paths(0, "../../etc/passwd");
+  auto s = scheduler_->Execute({escape});
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("climbs out"));
+  auto absolute = Compile("sm_90");
+  absolute.mutable_inputs(0)->set_path("/tmp/k.cu");
+  EXPECT_EQ(scheduler_->Execute({absolute}).status().code(), absl::StatusCode::kInvalidArgument);
+  auto missing = Compile("sm_90");
+  *missing.mutable_inputs(0)->mutable_digest() = DigestOfBytes("not uploaded");
+  auto m = scheduler_->Execute({missing});
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(m.status().message()), HasSubstr("upload it first"));
+}
+
+TEST_F(SchedulerTest, ExpiredLeaseRequeuesWithoutChargingARetry) {
+  auto status = Submit(Compile("sm_90"));
+  auto first = LeaseFor("w1", "s1");
+  ASSERT_EQ(first.size(), 1u);
+  now_ += absl::Seconds(11);
+  scheduler_->Sweep();
+  EXPECT_EQ(scheduler_->Get(status.action_id())->state(), farm::v1::ACTION_STATE_QUEUED);
+  auto second = LeaseFor("w2", "s2");
+  ASSERT_EQ(second.size(), 1u);
+  // The first worker's late result is refused: its lease was revoked.
+  auto rejected = scheduler_->Complete("w1", {Done(first[0])});
+  EXPECT_EQ(*rejected, std::vector<std::string>{first[0].lease_id()});
+  EXPECT_EQ(scheduler_->Renew("w1", "s1", {first[0].lease_id()}),
+            std::vector<std::string>{first[0].lease_id()});
+  EXPECT_TRUE(scheduler_->Complete("w2", {Done(second[0])})->empty());
+  auto done = scheduler_->Get(status.action_id());
+  EXPECT_EQ(done->state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_EQ(done->worker_deaths(), 0u);
+  EXPECT_EQ(done->attempts(), 2u);
+}
+
+TEST_F(SchedulerTest, ActionsThatKillTheirWorkersFailAfterTheCap) {
+  auto status = Submit(Compile("sm_90"));
+  for (int i = 0; i < 2; ++i) {
+    auto lease = LeaseFor("w1", "s" + std::to_string(i));
+    ASSERT_EQ(lease.size(), 1u) << i;
+    scheduler_->OnSessionEnded("w1", "s" + std::to_string(i), /*died=*/true);
+  }
+  auto failed = scheduler_->Get(status.action_id());
+  EXPECT_EQ(failed->state(), farm::v1::ACTION_STATE_FAILED);
+  EXPECT_THAT(failed->error(), HasSubstr("2 workers died"));
+}
+
+TEST_F(SchedulerTest, CleanLeaveDoesNotChargeRetries) {
+  auto status = Submit(Compile("sm_90"));
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(LeaseFor("w1", "s" + std::to_string(i)).size(), 1u);
+    scheduler_->OnSessionEnded("w1", "s" + std::to_string(i), /*died=*/false);
+  }
+  EXPECT_EQ(scheduler_->Get(status.action_id())->state(), farm::v1::ACTION_STATE_QUEUED);
+}
+
+TEST_F(SchedulerTest, CancelQueuedAndRunning) {
+  auto queued = Submit(Compile("sm_90"));
+  auto running = Submit(Compile("sm_100"));
+  auto lease = LeaseFor("w1", "s1", 1);
+  ASSERT_EQ(lease.size(), 1u);
+  const std::string other =
+      lease[0].action_id() == queued.action_id() ? running.action_id() : queued.action_id();
+  EXPECT_EQ(scheduler_->Cancel(other)->state(), farm::v1::ACTION_STATE_CANCELLED);
+  EXPECT_EQ(scheduler_->Cancel(lease[0].action_id())->state(), farm::v1::ACTION_STATE_CANCELLED);
+  EXPECT_EQ(scheduler_->Renew("w1", "s1", {lease[0].lease_id()}),
+            std::vector<std::string>{lease[0].lease_id()});
+  EXPECT_TRUE(LeaseFor("w1", "s1").empty());
+  EXPECT_EQ(scheduler_->Cancel("nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(SchedulerTest, BuildsAreServedRoundRobin) {
+  for (const char* arch : {"sm_75", "sm_80", "sm_90"}) Submit(Compile(arch, "big"));
+  Submit(Compile("sm_121", "small"));
+  auto leases = LeaseFor("w1", "s1", 2);
+  ASSERT_EQ(leases.size(), 2u);
+  std::set<std::string> builds;
+  for (const auto& l : leases) builds.insert(l.action().build_id());
+  EXPECT_EQ(builds, (std::set<std::string>{"big", "small"}));
+}
+
+TEST_F(SchedulerTest, RestartKeepsQueueLeasesAndResults) {
+  auto queued = Submit(Compile("sm_75"));
+  auto running = Submit(Compile("sm_90"));
+  auto finished = Submit(Compile("sm_100"));
+  auto leases = LeaseFor("w1", "s1", 3);
+  ASSERT_EQ(leases.size(), 3u);
+  for (const auto& l : leases) {
+    if (l.action_id() == finished.action_id()) {
+      ASSERT_TRUE(scheduler_->Complete("w1", {Done(l)})->empty());
+    }
+  }
+  // The coordinator dies with two actions running and one finished.
+  Reopen();
+  EXPECT_EQ(scheduler_->Get(finished.action_id())->state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_EQ(scheduler_->Get(running.action_id())->state(), farm::v1::ACTION_STATE_RUNNING);
+  EXPECT_EQ(scheduler_->Get(queued.action_id())->state(), farm::v1::ACTION_STATE_RUNNING);
+  // The worker that held the leases completes them after the restart: accepted once.
+  for (const auto& l : leases) {
+    if (l.action_id() == finished.action_id()) {
+      EXPECT_EQ(scheduler_->Complete("w1", {Done(l)})->size(), 1u);  // already done
+    } else {
+      EXPECT_TRUE(scheduler_->Complete("w1", {Done(l)})->empty());
+    }
+  }
+  EXPECT_EQ(scheduler_->CountsByState().completed, 3u);
+  EXPECT_TRUE(LeaseFor("w1", "s2").empty());
+}
+
+TEST_F(SchedulerTest, WaitReturnsWhenDoneOrAtTimeout) {
+  auto status = Submit(Compile("sm_90"));
+  auto pending = scheduler_->Wait({status.action_id()}, absl::ZeroDuration());
+  EXPECT_EQ(pending->front().state(), farm::v1::ACTION_STATE_QUEUED);
+  auto lease = LeaseFor("w1", "s1");
+  ASSERT_TRUE(scheduler_->Complete("w1", {Done(lease[0], 2)})->empty());
+  auto done = scheduler_->Wait({status.action_id()}, absl::Seconds(1));
+  EXPECT_EQ(done->front().state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_EQ(done->front().result().exit_code(), 2);
+  // A failing run is not cached.
+  EXPECT_EQ(Submit(Compile("sm_90")).state(), farm::v1::ACTION_STATE_QUEUED);
+}
+
+}  // namespace
+}  // namespace farm::coordinator

@@ -1,0 +1,104 @@
+#include "libfarm/actions/action_client.h"
+
+#include <chrono>
+#include <thread>
+
+#include "libfarm/rpc/backoff.h"
+#include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/token_auth.h"
+#include "libfarm/status/grpc_status.h"
+
+namespace farm {
+
+bool IsTerminalActionState(farm::v1::ActionState state) {
+  return state == farm::v1::ACTION_STATE_COMPLETED || state == farm::v1::ACTION_STATE_FAILED ||
+         state == farm::v1::ACTION_STATE_CANCELLED;
+}
+
+ActionClient::ActionClient(std::unique_ptr<farm::v1::ActionService::StubInterface> stub,
+                           std::string token)
+    : stub_(std::move(stub)), token_(std::move(token)) {}
+
+std::unique_ptr<ActionClient> ActionClient::Connect(const std::string& address,
+                                                    const std::string& token) {
+  return std::make_unique<ActionClient>(farm::v1::ActionService::NewStub(DialCoordinator(address)),
+                                        token);
+}
+
+void ActionClient::Prepare(grpc::ClientContext& ctx, absl::Duration timeout) const {
+  AttachToken(ctx, token_);
+  ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
+}
+
+absl::StatusOr<std::vector<farm::v1::ActionStatus>> ActionClient::Execute(
+    const std::vector<farm::v1::Action>& actions) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, absl::Seconds(60));
+  farm::v1::ExecuteRequest req;
+  for (const auto& a : actions) *req.add_actions() = a;
+  farm::v1::ExecuteResponse resp;
+  grpc::Status s = stub_->Execute(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpcStatus(s);
+  return std::vector<farm::v1::ActionStatus>(resp.statuses().begin(), resp.statuses().end());
+}
+
+absl::StatusOr<std::vector<farm::v1::ActionStatus>> ActionClient::WaitAll(
+    const std::vector<std::string>& ids, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  Backoff backoff(absl::Milliseconds(100), absl::Seconds(2));
+  std::vector<farm::v1::ActionStatus> last;
+  while (true) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return last;
+    const absl::Duration poll = std::min(left, absl::Seconds(20));
+    grpc::ClientContext ctx;
+    Prepare(ctx, poll + absl::Seconds(5));
+    farm::v1::WaitRequest req;
+    for (const auto& id : ids) req.add_action_ids(id);
+    req.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(poll)));
+    farm::v1::WaitResponse resp;
+    grpc::Status s = stub_->Wait(&ctx, req, &resp);
+    if (!s.ok()) {
+      absl::Status status = FromGrpcStatus(s);
+      // The coordinator may be restarting: keep waiting; anything else is an answer.
+      if (status.code() != absl::StatusCode::kUnavailable &&
+          status.code() != absl::StatusCode::kDeadlineExceeded) {
+        return status;
+      }
+      absl::SleepFor(
+          std::min(backoff.Next(), std::max(absl::ZeroDuration(), deadline - absl::Now())));
+      continue;
+    }
+    backoff.Reset();
+    last.assign(resp.statuses().begin(), resp.statuses().end());
+    if (std::all_of(last.begin(), last.end(), [](const farm::v1::ActionStatus& st) {
+          return IsTerminalActionState(st.state());
+        })) {
+      return last;
+    }
+  }
+}
+
+absl::StatusOr<farm::v1::ActionStatus> ActionClient::Get(const std::string& id) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, absl::Seconds(10));
+  farm::v1::GetActionRequest req;
+  req.set_action_id(id);
+  farm::v1::ActionStatus resp;
+  grpc::Status s = stub_->Get(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpcStatus(s);
+  return resp;
+}
+
+absl::StatusOr<farm::v1::ActionStatus> ActionClient::Cancel(const std::string& id) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, absl::Seconds(10));
+  farm::v1::CancelActionRequest req;
+  req.set_action_id(id);
+  farm::v1::ActionStatus resp;
+  grpc::Status s = stub_->Cancel(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpcStatus(s);
+  return resp;
+}
+
+}  // namespace farm

@@ -1,0 +1,38 @@
+// A client of farm.v1.ActionService: submit actions, wait for them, cancel them. Used by
+// farm-nvcc, builds, tests and the scheduler bench.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "farm/v1/actions.grpc.pb.h"
+
+namespace farm {
+
+class ActionClient {
+ public:
+  ActionClient(std::unique_ptr<farm::v1::ActionService::StubInterface> stub, std::string token);
+  static std::unique_ptr<ActionClient> Connect(const std::string& address,
+                                               const std::string& token);
+
+  absl::StatusOr<std::vector<farm::v1::ActionStatus>> Execute(
+      const std::vector<farm::v1::Action>& actions);
+  // Waits until every action is terminal or `timeout` passes; returns the latest statuses.
+  absl::StatusOr<std::vector<farm::v1::ActionStatus>> WaitAll(const std::vector<std::string>& ids,
+                                                              absl::Duration timeout);
+  absl::StatusOr<farm::v1::ActionStatus> Get(const std::string& id);
+  absl::StatusOr<farm::v1::ActionStatus> Cancel(const std::string& id);
+
+ private:
+  void Prepare(grpc::ClientContext& ctx, absl::Duration timeout) const;
+
+  std::unique_ptr<farm::v1::ActionService::StubInterface> stub_;
+  std::string token_;
+};
+
+bool IsTerminalActionState(farm::v1::ActionState state);
+
+}  // namespace farm

@@ -1,0 +1,56 @@
+// Writes a blob to a temp file while hashing it, then moves it into place only once the
+// bytes are known to match their digest: a reader never sees a partial or corrupt file,
+// and a crash leaves at most a temp file behind.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "farm/v1/cas.pb.h"
+#include "libfarm/cas/sha256.h"
+
+namespace farm {
+
+class VerifiedFileWriter {
+ public:
+  // Creates a temp file in `temp_dir` (same filesystem as the final path, so the last step
+  // is a rename). `mode` is applied to the finished file.
+  static absl::StatusOr<VerifiedFileWriter> Create(const std::string& temp_dir, int mode = 0644);
+  VerifiedFileWriter(VerifiedFileWriter&& other) noexcept;
+  VerifiedFileWriter& operator=(VerifiedFileWriter&&) = delete;
+  // Removes the temp file unless it was moved into place.
+  ~VerifiedFileWriter();
+
+  absl::Status Append(absl::string_view data);
+  int64_t bytes_written() const { return bytes_; }
+  const std::string& temp_path() const { return temp_path_; }
+
+  // Flushes to disk and returns the digest of everything appended. Call once.
+  absl::StatusOr<farm::v1::Digest> Finish();
+  // Finish(), then INVALID_ARGUMENT naming both digests unless the bytes match `expected`
+  // (hash, and size unless expected.size_bytes() is -1).
+  absl::StatusOr<farm::v1::Digest> FinishExpecting(const farm::v1::Digest& expected);
+  // After Finish: renames the temp file to `final_path` and syncs its directory, so the
+  // file survives a crash once this returns.
+  absl::Status MoveTo(const std::string& final_path);
+
+ private:
+  VerifiedFileWriter(int fd, std::string temp_path, int mode);
+  void Discard();
+
+  int fd_ = -1;
+  std::string temp_path_;
+  int mode_;
+  int64_t bytes_ = 0;
+  Sha256 sha_;
+  bool finished_ = false;
+  bool moved_ = false;
+};
+
+// fsyncs directory `dir`, making renames and unlinks in it durable.
+absl::Status SyncDirectory(const std::string& dir);
+
+}  // namespace farm

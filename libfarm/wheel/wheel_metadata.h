@@ -1,0 +1,23 @@
+// The dist-info WHEEL file ("Key: Value" lines).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace farm {
+
+struct WheelMetadata {
+  std::string wheel_version;  // "1.0"
+  std::string generator;
+  std::optional<bool> root_is_purelib;
+  std::vector<std::string> tags;  // one per Tag: line
+  std::string build;
+};
+
+absl::StatusOr<WheelMetadata> ParseWheelMetadata(absl::string_view text);
+
+}  // namespace farm

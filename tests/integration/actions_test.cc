@@ -1,0 +1,241 @@
+// Actions end to end with real processes: a coordinator, two workers, real commands in
+// scratch directories, the CAS in between; workers and the coordinator killed mid-run.
+#include <signal.h>
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "libfarm/actions/action_client.h"
+#include "libfarm/auth/token.h"
+#include "libfarm/cas/cas_client.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ActionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto c = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", "2s"});
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = *c;
+    for (const char* name : {"w1", "w2"}) StartWorker(name);
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          auto w = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+          return StateOf(w, "w1") == "online" && StateOf(w, "w2") == "online";
+        },
+        absl::Seconds(30)));
+    Connect();
+  }
+  void TearDown() override {
+    for (auto& [name, w] : workers_) {
+      w.process().Signal(SIGKILL);
+      w.process().Wait(absl::Seconds(5));
+    }
+    coordinator_->process().Signal(SIGKILL);
+    coordinator_->process().Wait(absl::Seconds(5));
+  }
+  void Connect() {
+    token_ = *ReadTokenFile(coordinator_->token_file());
+    actions_ = ActionClient::Connect(coordinator_->grpc_address(), token_);
+    cas_ = CasClient::Connect(coordinator_->grpc_address(), token_);
+  }
+  void StartWorker(const std::string& name) {
+    auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
+                                  dir_.path().string(), {"--slots", "1", "--cuda-path", "none"});
+    ASSERT_TRUE(w.ok()) << w.status();
+    workers_.insert_or_assign(name, *w);
+  }
+  farm::v1::Action Shell(const std::string& script, const std::string& build = "b") {
+    farm::v1::Action a;
+    a.add_argv("/bin/sh");
+    a.add_argv("-c");
+    a.add_argv(script);
+    (*a.mutable_env())["PATH"] = "/usr/bin:/bin";
+    a.set_build_id(build);
+    return a;
+  }
+  farm::v1::ActionStatus RunOne(const farm::v1::Action& a) {
+    auto submitted = actions_->Execute({a});
+    EXPECT_TRUE(submitted.ok()) << submitted.status();
+    if (!submitted.ok()) return {};
+    auto done = actions_->WaitAll({submitted->front().action_id()}, absl::Seconds(60));
+    EXPECT_TRUE(done.ok()) << done.status();
+    return done.ok() ? done->front() : farm::v1::ActionStatus();
+  }
+
+  TempDir dir_{"actions"};
+  std::optional<CoordinatorProcess> coordinator_;
+  std::map<std::string, WorkerProcess> workers_;
+  std::string token_;
+  std::unique_ptr<ActionClient> actions_;
+  std::unique_ptr<CasClient> cas_;
+};
+
+TEST_F(ActionsTest, RunsWithInputsAndOutputsThroughTheCasThenHitsTheCache) {
+  auto input = cas_->UploadBytes("hello from the client\n");
+  ASSERT_TRUE(input.ok()) << input.status();
+  auto action = Shell("mkdir -p out && tr a-z A-Z < src/in.txt > out/upper.txt && echo ran");
+  auto* in = action.add_inputs();
+  in->set_path("src/in.txt");
+  *in->mutable_digest() = *input;
+  action.add_output_paths("out/upper.txt");
+
+  auto status = RunOne(action);
+  ASSERT_EQ(status.state(), farm::v1::ACTION_STATE_COMPLETED) << status.DebugString();
+  EXPECT_EQ(status.result().exit_code(), 0);
+  EXPECT_EQ(status.result().stdout_tail(), "ran\n");
+  EXPECT_FALSE(status.result().cache_hit());
+  EXPECT_GT(status.result().wall_seconds(), 0);
+  ASSERT_EQ(status.result().outputs_size(), 1);
+  auto out = cas_->DownloadBytes(status.result().outputs(0).digest(), 1 << 20);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, "HELLO FROM THE CLIENT\n");
+  auto log = cas_->DownloadBytes(status.result().stdout_digest(), 1 << 20);
+  EXPECT_EQ(*log, "ran\n");
+
+  auto again = RunOne(action);
+  EXPECT_EQ(again.state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_TRUE(again.result().cache_hit());
+  EXPECT_EQ(again.result().outputs(0).digest().hash(), status.result().outputs(0).digest().hash());
+}
+
+TEST_F(ActionsTest, EscapingPathsAreRefused) {
+  auto up = Shell("echo x > ../../escaped");
+  up.add_output_paths("../../escaped");
+  auto r = actions_->Execute({up});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("climbs out"));
+  auto abs = Shell("true");
+  auto* in = abs.add_inputs();
+  in->set_path("/etc/passwd");
+  *in->mutable_digest() = *cas_->UploadBytes("x");
+  EXPECT_EQ(actions_->Execute({abs}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ActionsTest, SymlinkedOutputIsNotUploaded) {
+  auto a = Shell("ln -s /etc/passwd leak");
+  a.add_output_paths("leak");
+  auto status = RunOne(a);
+  ASSERT_EQ(status.state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_EQ(status.result().outputs_size(), 0);
+}
+
+TEST_F(ActionsTest, UnsatisfiableActionFailsFastUnlessAskedToWait) {
+  auto a = Shell("true");
+  a.mutable_requirements()->set_cuda_version("12.9");
+  auto r = actions_->Execute({a});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->front().state(), farm::v1::ACTION_STATE_FAILED);
+  EXPECT_THAT(r->front().error(), HasSubstr("needs CUDA 12.9, has no CUDA toolkit"));
+  a.set_wait_for_worker(true);
+  auto waiting = actions_->Execute({a});
+  ASSERT_TRUE(waiting.ok());
+  EXPECT_EQ(waiting->front().state(), farm::v1::ACTION_STATE_QUEUED);
+  EXPECT_EQ(actions_->Cancel(waiting->front().action_id())->state(),
+            farm::v1::ACTION_STATE_CANCELLED);
+}
+
+TEST_F(ActionsTest, FailingCommandReportsItsErrorAndTimeoutsAreEnforced) {
+  auto status = RunOne(Shell("echo 'k.cu(3): error: expected a ;' >&2; exit 2"));
+  ASSERT_EQ(status.state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_EQ(status.result().exit_code(), 2);
+  EXPECT_EQ(status.result().stderr_tail(), "k.cu(3): error: expected a ;\n");
+  auto slow = Shell("sleep 30");
+  slow.set_timeout_seconds(1);
+  auto timed = RunOne(slow);
+  EXPECT_EQ(timed.result().exit_code(), 128 + 9);
+  EXPECT_THAT(timed.result().stderr_tail(), HasSubstr("timeout of 1 s"));
+}
+
+TEST_F(ActionsTest, KilledWorkerMidActionCompletesOnTheOther) {
+  auto submitted = actions_->Execute({Shell("sleep 2; echo finished")});
+  ASSERT_TRUE(submitted.ok());
+  const std::string id = submitted->front().action_id();
+  std::string first_worker;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto s = actions_->Get(id);
+        if (s.ok() && s->state() == farm::v1::ACTION_STATE_RUNNING) first_worker = s->worker();
+        return !first_worker.empty();
+      },
+      absl::Seconds(20)));
+  workers_.at(first_worker).process().Signal(SIGKILL);
+  workers_.at(first_worker).process().Wait(absl::Seconds(5));
+  auto done = actions_->WaitAll({id}, absl::Seconds(60));
+  ASSERT_TRUE(done.ok());
+  const auto& status = done->front();
+  ASSERT_EQ(status.state(), farm::v1::ACTION_STATE_COMPLETED) << status.DebugString();
+  EXPECT_NE(status.result().worker(), first_worker);
+  EXPECT_EQ(status.result().stdout_tail(), "finished\n");
+  EXPECT_EQ(status.attempts(), 2u) << ReadFile(coordinator_->log_path());
+}
+
+TEST_F(ActionsTest, Kill9CoordinatorWithQueuedAndRunningActionsEachRunsExactlyOnce) {
+  const std::string runs = dir_ / "runs.log";
+  std::vector<farm::v1::Action> batch;
+  for (int i = 0; i < 6; ++i) {
+    batch.push_back(Shell(absl::StrCat("echo ", i, " >> ", runs, "; sleep 1; echo ", i), "b"));
+  }
+  auto submitted = actions_->Execute(batch);
+  ASSERT_TRUE(submitted.ok());
+  std::vector<std::string> ids;
+  for (const auto& s : *submitted) ids.push_back(s.action_id());
+  // Two run (one slot per worker), four wait in the queue.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return absl::StrSplit(ReadFile(runs), '\n', absl::SkipEmpty()).begin() !=
+               absl::StrSplit(ReadFile(runs), '\n', absl::SkipEmpty()).end();
+      },
+      absl::Seconds(20)));
+  const int port = coordinator_->port();
+  coordinator_->process().Signal(SIGKILL);
+  coordinator_->process().Wait(absl::Seconds(5));
+  absl::SleepFor(absl::Milliseconds(500));
+  auto restarted = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", "2s"},
+                                             absl::StrCat("127.0.0.1:", port));
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  coordinator_ = *restarted;
+  Connect();
+  auto done = actions_->WaitAll(ids, absl::Seconds(90));
+  ASSERT_TRUE(done.ok()) << done.status();
+  for (size_t i = 0; i < done->size(); ++i) {
+    const auto& s = (*done)[i];
+    ASSERT_EQ(s.state(), farm::v1::ACTION_STATE_COMPLETED) << s.DebugString();
+    EXPECT_EQ(s.result().stdout_tail(), absl::StrCat(i, "\n"));
+  }
+  std::vector<std::string> lines = absl::StrSplit(ReadFile(runs), '\n', absl::SkipEmpty());
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<std::string>{"0", "1", "2", "3", "4", "5"}));
+}
+
+TEST_F(ActionsTest, CancelStopsARunningAction) {
+  const std::string marker = dir_ / "marker";
+  auto submitted = actions_->Execute({Shell(absl::StrCat("sleep 3; touch ", marker))});
+  ASSERT_TRUE(submitted.ok());
+  const std::string id = submitted->front().action_id();
+  ASSERT_TRUE(WaitFor([&] { return actions_->Get(id)->state() == farm::v1::ACTION_STATE_RUNNING; },
+                      absl::Seconds(20)));
+  EXPECT_EQ(actions_->Cancel(id)->state(), farm::v1::ACTION_STATE_CANCELLED);
+  absl::SleepFor(absl::Seconds(4));
+  EXPECT_FALSE(std::filesystem::exists(marker))
+      << ReadFile(workers_.at("w1").log_path()) << ReadFile(workers_.at("w2").log_path())
+      << ReadFile(coordinator_->log_path());
+}
+
+TEST_F(ActionsTest, MissingTokenIsUnauthenticated) {
+  auto anonymous = ActionClient::Connect(coordinator_->grpc_address(), "wrong-token-wrong-token");
+  EXPECT_EQ(anonymous->Execute({Shell("true")}).status().code(),
+            absl::StatusCode::kUnauthenticated);
+}
+
+}  // namespace
+}  // namespace farm::testing

@@ -1,0 +1,27 @@
+// The real ActionExecutor: a fresh scratch directory per lease, inputs from the blob cache,
+// the command run inside it, outputs and logs uploaded to the CAS. Nothing outside the
+// scratch directory is read or written on the action's behalf.
+#pragma once
+
+#include <string>
+
+#include "libfarm/cas/cas_client.h"
+#include "worker/action_executor.h"
+#include "worker/blob_cache.h"
+
+namespace farm::worker {
+
+class ActionRunner final : public ActionExecutor {
+ public:
+  ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas);
+
+  farm::v1::Completion Execute(const farm::v1::Lease& lease,
+                               const std::atomic<bool>& cancel) override;
+
+ private:
+  std::string scratch_root_;
+  BlobCache* cache_;
+  CasClient* cas_;
+};
+
+}  // namespace farm::worker

@@ -1,0 +1,75 @@
+// The worker's bounded cache of CAS blobs, so inputs that repeat across actions (toolkit
+// headers, preprocessed sources, libraries) are fetched from the coordinator once.
+// Files live at <dir>/<first two hex>/<hash>, read-only; downloads are verified against
+// their digest before they appear. Least recently used blobs go beyond `max_bytes`.
+//
+// Thread-safe: concurrent Fetch calls of one digest share a single download.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "farm/v1/cas.pb.h"
+#include "libfarm/cas/cas_client.h"
+
+namespace farm::worker {
+
+class BlobCache {
+ public:
+  // `client` must outlive the cache. Blobs already in `dir` (from an earlier run) are
+  // reused, oldest first to go.
+  BlobCache(std::string dir, uint64_t max_bytes, CasClient* client);
+
+  // A path to a verified local copy, downloading on a miss. The path stays valid until the
+  // blob is evicted by later fetches: prefer MaterializeAt, which links it at once.
+  absl::StatusOr<std::string> Fetch(const farm::v1::Digest& digest);
+
+  // Puts the blob at `dest` (parents created): a hard link to the cached copy when on the
+  // same filesystem, else a copy. Executable files are always copied (mode 0555), so a
+  // chmod on one action's input never changes the shared cached inode.
+  absl::Status MaterializeAt(const farm::v1::Digest& digest, const std::string& dest,
+                             bool executable);
+
+  uint64_t bytes_cached();
+  uint64_t hits();
+  uint64_t misses();
+
+ private:
+  struct Entry {
+    int64_t size = 0;
+    int in_use = 0;  // MaterializeAt calls holding it
+    std::list<std::string>::iterator lru;
+  };
+  struct Pending {
+    absl::Notification done;
+    absl::Status status;
+  };
+
+  std::string PathFor(const std::string& hash) const;
+  void Load() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EvictBeyondLimit() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fetch, and mark the entry in use so eviction leaves it until Release.
+  absl::StatusOr<std::string> Acquire(const farm::v1::Digest& digest, bool hold);
+  void Release(const std::string& hash);
+
+  const std::string dir_;
+  const uint64_t max_bytes_;
+  CasClient* const client_;
+
+  absl::Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::list<std::string> lru_ ABSL_GUARDED_BY(mu_);  // front: most recently used
+  std::unordered_map<std::string, std::shared_ptr<Pending>> pending_ ABSL_GUARDED_BY(mu_);
+  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t misses_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace farm::worker

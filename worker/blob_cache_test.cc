@@ -1,0 +1,158 @@
+#include "worker/blob_cache.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+#include <gtest/gtest.h>
+
+#include "libfarm/cas/digest.h"
+
+namespace farm::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Serves a fixed set of blobs, slowly, and counts downloads.
+class SlowCas final : public farm::v1::CasService::Service {
+ public:
+  grpc::Status Download(grpc::ServerContext*, const farm::v1::DownloadRequest* req,
+                        grpc::ServerWriter<farm::v1::DownloadResponse>* writer) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    absl::MutexLock lock(&mu);
+    ++downloads;
+    auto it = blobs.find(req->digest().hash());
+    if (it == blobs.end()) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such blob");
+    farm::v1::DownloadResponse resp;
+    resp.set_data(it->second.substr(static_cast<size_t>(req->offset())));
+    writer->Write(resp);
+    return grpc::Status::OK;
+  }
+  farm::v1::Digest Add(const std::string& data) {
+    absl::MutexLock lock(&mu);
+    blobs[DigestOfBytes(data).hash()] = data;
+    return DigestOfBytes(data);
+  }
+  absl::Mutex mu;
+  std::map<std::string, std::string> blobs ABSL_GUARDED_BY(mu);
+  int downloads ABSL_GUARDED_BY(mu) = 0;
+};
+
+class BlobCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("blob_cache_test_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    grpc::ServerBuilder builder;
+    builder.RegisterService(&cas_);
+    server_ = builder.BuildAndStart();
+    client_ = std::make_unique<CasClient>(
+        farm::v1::CasService::NewStub(server_->InProcessChannel({})), "token");
+  }
+  void TearDown() override {
+    server_->Shutdown();
+    fs::remove_all(dir_);
+  }
+  int Downloads() {
+    absl::MutexLock lock(&cas_.mu);
+    return cas_.downloads;
+  }
+  static std::string Slurp(const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  fs::path dir_;
+  SlowCas cas_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<CasClient> client_;
+};
+
+TEST_F(BlobCacheTest, ConcurrentFetchesOfOneDigestDownloadOnce) {
+  const farm::v1::Digest d = cas_.Add("shared input");
+  BlobCache cache((dir_ / "cache").string(), 1 << 20, client_.get());
+  std::vector<std::thread> threads;
+  std::vector<absl::StatusOr<std::string>> paths(8, absl::UnknownError(""));
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] { paths[i] = cache.Fetch(d); });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& p : paths) {
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(Slurp(*p), "shared input");
+  }
+  EXPECT_EQ(Downloads(), 1);
+  ASSERT_TRUE(cache.Fetch(d).ok());
+  EXPECT_EQ(Downloads(), 1);
+}
+
+TEST_F(BlobCacheTest, EvictsLeastRecentlyUsedBeyondTheLimit) {
+  const farm::v1::Digest a = cas_.Add(std::string(40, 'a'));
+  const farm::v1::Digest b = cas_.Add(std::string(40, 'b'));
+  const farm::v1::Digest c = cas_.Add(std::string(40, 'c'));
+  BlobCache cache((dir_ / "cache").string(), 100, client_.get());
+  ASSERT_TRUE(cache.Fetch(a).ok());
+  ASSERT_TRUE(cache.Fetch(b).ok());
+  ASSERT_TRUE(cache.Fetch(a).ok());  // a is now more recent than b
+  ASSERT_TRUE(cache.Fetch(c).ok());  // 120 > 100: b goes
+  EXPECT_EQ(cache.bytes_cached(), 80u);
+  EXPECT_EQ(Downloads(), 3);
+  ASSERT_TRUE(cache.Fetch(a).ok());
+  EXPECT_EQ(Downloads(), 3);
+  ASSERT_TRUE(cache.Fetch(b).ok());
+  EXPECT_EQ(Downloads(), 4);
+}
+
+TEST_F(BlobCacheTest, SurvivesRestartAndDropsLeftovers) {
+  const farm::v1::Digest a = cas_.Add("kept across restarts");
+  {
+    BlobCache cache((dir_ / "cache").string(), 1 << 20, client_.get());
+    ASSERT_TRUE(cache.Fetch(a).ok());
+  }
+  std::ofstream(dir_ / "cache" / ".farm-blob-half") << "partial";
+  BlobCache cache((dir_ / "cache").string(), 1 << 20, client_.get());
+  EXPECT_EQ(cache.bytes_cached(), 20u);
+  EXPECT_FALSE(fs::exists(dir_ / "cache" / ".farm-blob-half"));
+  ASSERT_TRUE(cache.Fetch(a).ok());
+  EXPECT_EQ(Downloads(), 1);
+}
+
+TEST_F(BlobCacheTest, MaterializeLinksReadOnlyOrCopiesExecutables) {
+  const farm::v1::Digest d = cas_.Add("#!/bin/sh\necho hi\n");
+  BlobCache cache((dir_ / "cache").string(), 1 << 20, client_.get());
+  const std::string plain = (dir_ / "scratch" / "a" / "input.txt").string();
+  const std::string tool = (dir_ / "scratch" / "bin" / "tool").string();
+  ASSERT_TRUE(cache.MaterializeAt(d, plain, false).ok());
+  ASSERT_TRUE(cache.MaterializeAt(d, tool, true).ok());
+  EXPECT_EQ(Slurp(plain), "#!/bin/sh\necho hi\n");
+  EXPECT_EQ(Slurp(tool), "#!/bin/sh\necho hi\n");
+  struct stat sp {
+  }, st{}, sc{};
+  ASSERT_EQ(::stat(plain.c_str(), &sp), 0);
+  ASSERT_EQ(::stat(tool.c_str(), &st), 0);
+  ASSERT_EQ(::stat(cache.Fetch(d)->c_str(), &sc), 0);
+  EXPECT_EQ(sp.st_ino, sc.st_ino);  // hard link
+  EXPECT_EQ(sp.st_mode & 0777, 0444u);
+  EXPECT_NE(st.st_ino, sc.st_ino);  // copy
+  EXPECT_EQ(st.st_mode & 0777, 0555u);
+  EXPECT_EQ(Downloads(), 1);
+}
+
+TEST_F(BlobCacheTest, MissingBlobIsNotFoundAndLeavesNothing) {
+  BlobCache cache((dir_ / "cache").string(), 1 << 20, client_.get());
+  auto p = cache.Fetch(DigestOfBytes("not on the coordinator"));
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cache.bytes_cached(), 0u);
+  farm::v1::Digest evil;
+  evil.set_hash("../../etc/passwd");
+  EXPECT_EQ(cache.Fetch(evil).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace farm::worker

@@ -1,0 +1,128 @@
+#include "worker/command_runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "libfarm/process/subprocess.h"
+
+namespace farm::worker {
+namespace {
+
+std::vector<char*> Pointers(std::vector<std::string>& items) {
+  std::vector<char*> out;
+  for (auto& s : items) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Where the program is: argv[0] as given if it has a '/', else looked up on the action's
+// own PATH (not the worker's).
+std::string ResolveProgram(const std::string& program,
+                           const std::map<std::string, std::string>& env) {
+  if (program.find('/') != std::string::npos) return program;
+  auto path = env.find("PATH");
+  const std::string dirs = path != env.end() ? path->second : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string candidate = absl::StrCat(dirs.substr(start, end - start), "/", program);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return program;
+}
+
+}  // namespace
+
+absl::StatusOr<CommandOutcome> RunCommandInDirectory(const CommandSpec& spec,
+                                                     const std::atomic<bool>& cancel) {
+  if (spec.argv.empty()) return absl::InvalidArgumentError("empty argv");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  absl::Cleanup destroy_actions = [&] { posix_spawn_file_actions_destroy(&actions); };
+  posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, spec.stdout_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, spec.stderr_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  absl::Cleanup destroy_attr = [&] { posix_spawnattr_destroy(&attr); };
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+
+  std::vector<std::string> args = spec.argv;
+  const std::string program = ResolveProgram(args[0], spec.env);
+  std::vector<std::string> env;
+  for (const auto& [k, v] : spec.env) env.push_back(absl::StrCat(k, "=", v));
+  auto c_args = Pointers(args);
+  auto c_env = Pointers(env);
+  const absl::Time start = absl::Now();
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, c_args.data(), c_env.data());
+  if (rc != 0) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot start '", spec.argv[0], "': ", std::strerror(rc)));
+  }
+
+  CommandOutcome outcome;
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  const absl::Time deadline = start + spec.timeout;
+  bool killed = false;
+  int status = 0;
+  rusage usage{};
+  while (true) {
+    // Look without reaping: while the leader is a zombie its pid still names the group.
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid) {
+      break;
+    }
+    const absl::Time now = absl::Now();
+    if (!killed && (now >= deadline || cancel.load())) {
+      outcome.timed_out = now >= deadline;
+      outcome.cancelled = !outcome.timed_out;
+      kill(-pid, SIGKILL);
+      killed = true;
+    }
+    // Sleep until the child exits (pidfd readable) or it is time to look at the clock.
+    pollfd p{pidfd, POLLIN, 0};
+    if (pidfd >= 0) {
+      poll(&p, 1, 100);
+    } else {
+      usleep(5000);
+    }
+  }
+  if (pidfd >= 0) close(pidfd);
+  // Compilers the command left behind in its group go with it.
+  kill(-pid, SIGKILL);
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  outcome.exit_code = DecodeWaitStatus(status);
+  outcome.wall_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  outcome.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                        static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  outcome.peak_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  return outcome;
+}
+
+}  // namespace farm::worker

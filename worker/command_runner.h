@@ -1,0 +1,38 @@
+// Runs one action's command inside its scratch directory: a clean environment, output to
+// files, a timeout, cancellation, and the resources it used.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace farm::worker {
+
+struct CommandOutcome {
+  int exit_code = -1;  // 128 + signal when killed
+  bool timed_out = false;
+  bool cancelled = false;
+  double wall_seconds = 0;
+  double cpu_seconds = 0;  // user + system, including waited-for children
+  uint64_t peak_rss_bytes = 0;
+};
+
+struct CommandSpec {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;  // the command's whole environment
+  std::string cwd;
+  std::string stdout_path;
+  std::string stderr_path;
+  absl::Duration timeout = absl::Hours(1);
+};
+
+// The command runs in its own process group, so a timeout or cancellation also stops the
+// compilers it started. NOT_FOUND when the program cannot be started.
+absl::StatusOr<CommandOutcome> RunCommandInDirectory(const CommandSpec& spec,
+                                                     const std::atomic<bool>& cancel);
+
+}  // namespace farm::worker
