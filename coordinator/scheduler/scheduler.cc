@@ -179,11 +179,19 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
   std::vector<std::string> keys;
   std::vector<std::optional<farm::v1::ActionResult>> cached;
   std::vector<std::string> unschedulable;
+  // A batch (one compile shard, one build) mostly repeats the same requirements.
+  std::map<std::string, std::string> placement_by_requirements;
   for (const auto& a : actions) {
     keys.push_back(ActionKey(a));
     cached.push_back(a.skip_cache() ? std::nullopt : CachedResult(keys.back()));
-    unschedulable.push_back(
-        cached.back() || a.wait_for_worker() ? std::string() : WhyUnschedulable(a.requirements()));
+    if (cached.back() || a.wait_for_worker()) {
+      unschedulable.emplace_back();
+      continue;
+    }
+    const std::string req = a.requirements().SerializeAsString();
+    auto [it, inserted] = placement_by_requirements.try_emplace(req);
+    if (inserted) it->second = WhyUnschedulable(a.requirements());
+    unschedulable.push_back(it->second);
   }
   Counter* hits = metrics_->GetCounter("farm_action_cache_requests_total",
                                        "Action-cache lookups by outcome.", {{"outcome", "hit"}});
