@@ -19,13 +19,6 @@
 namespace farm::worker {
 namespace {
 
-std::vector<char*> Pointers(std::vector<std::string>& items) {
-  std::vector<char*> out;
-  for (auto& s : items) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
 // Where the program is: argv[0] as given if it has a '/', else looked up on the action's
 // own PATH (not the worker's).
 std::string ResolveProgram(const std::string& program,
@@ -61,21 +54,15 @@ absl::StatusOr<CommandOutcome> RunCommandInDirectory(const CommandSpec& spec,
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   absl::Cleanup destroy_attr = [&] { posix_spawnattr_destroy(&attr); };
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attr, ResetChildSignals(&attr) | POSIX_SPAWN_SETPGROUP);
 
   std::vector<std::string> args = spec.argv;
   const std::string program = ResolveProgram(args[0], spec.env);
   std::vector<std::string> env;
   for (const auto& [k, v] : spec.env) env.push_back(absl::StrCat(k, "=", v));
-  auto c_args = Pointers(args);
-  auto c_env = Pointers(env);
+  auto c_args = NullTerminatedPointers(args);
+  auto c_env = NullTerminatedPointers(env);
   const absl::Time start = absl::Now();
   pid_t pid = 0;
   int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, c_args.data(), c_env.data());

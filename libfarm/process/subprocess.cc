@@ -25,14 +25,6 @@ extern char** environ;
 namespace farm {
 namespace {
 
-std::vector<char*> ToCharPointers(std::vector<std::string>& items) {
-  std::vector<char*> out;
-  out.reserve(items.size() + 1);
-  for (auto& s : items) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
 std::vector<std::string> MergedEnvironment(const std::vector<std::string>& extra) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
@@ -45,6 +37,23 @@ std::vector<std::string> MergedEnvironment(const std::vector<std::string>& extra
 }
 
 }  // namespace
+
+std::vector<char*> NullTerminatedPointers(std::vector<std::string>& items) {
+  std::vector<char*> out;
+  out.reserve(items.size() + 1);
+  for (auto& s : items) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+short ResetChildSignals(posix_spawnattr_t* attr) {
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(attr, &all);
+  posix_spawnattr_setsigmask(attr, &none);
+  return POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+}
 
 int DecodeWaitStatus(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -69,9 +78,9 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   std::vector<std::string> args = argv;
-  auto c_args = ToCharPointers(args);
+  auto c_args = NullTerminatedPointers(args);
   std::vector<std::string> env = MergedEnvironment(extra_env);
-  auto c_env = ToCharPointers(env);
+  auto c_env = NullTerminatedPointers(env);
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, args[0].c_str(), &actions, nullptr, c_args.data(), c_env.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -141,20 +150,14 @@ absl::StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& arg
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   absl::Cleanup destroy_attr = [&] { posix_spawnattr_destroy(&attr); };
-  // Children start with default signal dispositions and an empty mask whatever ours are.
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+  short flags = ResetChildSignals(&attr);
   if (options.new_session) flags |= POSIX_SPAWN_SETSID;
   posix_spawnattr_setflags(&attr, flags);
 
   std::vector<std::string> args = argv;
-  auto c_args = ToCharPointers(args);
+  auto c_args = NullTerminatedPointers(args);
   std::vector<std::string> env = MergedEnvironment(options.extra_env);
-  auto c_env = ToCharPointers(env);
+  auto c_env = NullTerminatedPointers(env);
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, args[0].c_str(), &actions, &attr, c_args.data(), c_env.data());
   if (rc != 0) {

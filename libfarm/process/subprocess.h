@@ -1,6 +1,7 @@
 // Starting and reaping child processes without a shell.
 #pragma once
 
+#include <spawn.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -57,6 +58,13 @@ class Subprocess {
 
 // Decodes a waitpid status into an exit code (128 + signal when killed by a signal).
 int DecodeWaitStatus(int status);
+
+// argv/envp for posix_spawn: pointers into `items` (which must outlive them), then null.
+std::vector<char*> NullTerminatedPointers(std::vector<std::string>& items);
+
+// Makes a child start with default signal dispositions and an empty mask, whatever the
+// parent's are. Returns the flags to pass to posix_spawnattr_setflags (add your own).
+short ResetChildSignals(posix_spawnattr_t* attr);
 
 }  // namespace farm
 
