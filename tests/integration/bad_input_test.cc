@@ -195,6 +195,9 @@ TEST(CoordinatorDataDirTest, UnwritableDataDirIsRefused) {
                                    "--http-listen",
                                    ""};
   if (::geteuid() == 0) {
+    // The build tree may sit where nobody cannot reach it; run a copy from the temp dir.
+    fs::copy_file(FarmBinary("farm-coordinator"), dir / "farm-coordinator");
+    argv[0] = dir / "farm-coordinator";
     argv.insert(argv.begin(), {"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"});
   }
   auto ro = RunCommand(argv, absl::Seconds(30), {"HOME=/tmp"});
