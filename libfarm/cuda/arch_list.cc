@@ -158,7 +158,8 @@ absl::StatusOr<ArchRequest> ParseArchItem(absl::string_view item) {
     int major = 0, minor = 0;
     if (sm_prefixed || !absl::SimpleAtoi(body.substr(0, dot), &major) ||
         body.substr(dot + 1).size() != 1 || !absl::SimpleAtoi(body.substr(dot + 1), &minor) ||
-        major <= 0 || minor < 0) {
+        major <= 0 || major > 999 || minor < 0) {
+      // The bound keeps major * 10 from overflowing; no real arch comes near it.
       return UnknownArch(item, "");
     }
     request.target.sm = major * 10 + minor;

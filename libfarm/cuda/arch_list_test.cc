@@ -53,8 +53,8 @@ TEST(ArchListTest, RefusesUnknownArchsWithTheValidList) {
       << error;
   EXPECT_NE(ErrorOf("8.0a").find("8.0 has no \"a\" variant"), std::string::npos);
   EXPECT_NE(ErrorOf("9.0f").find("9.0 has no \"f\" variant"), std::string::npos);
-  for (const char* bad :
-       {"", " ; ", "abc", "sm_9.0", "7.55", "+PTX", "sm_", "a", "-75", "7.", "1e2"}) {
+  for (const char* bad : {"", " ; ", "abc", "sm_9.0", "7.55", "+PTX", "sm_", "a", "-75", "7.",
+                          "1e2", "877774605.0", "99999999999"}) {
     EXPECT_FALSE(ParseArchList(bad).ok()) << bad;
   }
 }
