@@ -1,0 +1,88 @@
+// Understanding an nvcc invocation well enough to decide whether farm-nvcc may split it
+// per architecture. Every option must be known: an unknown one could change what the
+// device compiles produce, so it makes the call "not decomposable" and plain nvcc runs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace farm {
+
+// The phase nvcc stops after (its "phase options"); kLink when none is given.
+enum class NvccMode {
+  kLink,
+  kCompile,
+  kDeviceLink,
+  kPreprocess,
+  kDependencies,
+  kCubin,
+  kPtx,
+  kFatbin,
+  kLib
+};
+
+// One `-gencode arch=compute_X,code=[...]`: the virtual arch and the codes built from it
+// ("sm_90a" SASS, "compute_90" PTX).
+struct GencodeSpec {
+  std::string arch;
+  std::vector<std::string> codes;
+};
+
+struct DependencyOptions {
+  bool only = false;                 // -M / -MM: dependencies are the whole output
+  bool with_compile = false;         // -MD / -MMD
+  bool nonsystem = false;            // -MM / -MMD
+  bool phony_targets = false;        // -MP
+  std::string file;                  // -MF
+  std::vector<std::string> targets;  // -MT, in order
+};
+
+struct NvccCommandLine {
+  // The arguments after options files were inlined: what nvcc effectively sees.
+  std::vector<std::string> args;
+  std::vector<std::string> inputs;
+  std::string output;  // -o; empty means nvcc's default name
+  NvccMode mode = NvccMode::kLink;
+  bool relocatable_device_code = false;  // -rdc=true or -dc
+  std::vector<std::string> arch;         // -arch values ("sm_90a", "all", ...)
+  std::vector<std::string> code;         // -code values
+  std::vector<GencodeSpec> gencodes;
+  std::vector<std::string> compiler_options;  // -Xcompiler, split on commas
+  std::vector<std::string> ptxas_options;     // -Xptxas
+  std::vector<std::string> fatbin_options;    // -Xfatbin
+  std::string language;                       // -x; empty: from the file suffix
+  std::optional<std::string> compress_mode;   // --compress-mode
+  std::optional<int> threads;                 // -t / --threads
+  bool device_debug = false;                  // -G
+  bool line_info = false;                     // -lineinfo
+  DependencyOptions dependencies;
+  // Set when an option is understood but makes splitting unsafe or pointless; the reason
+  // names it.
+  std::optional<std::string> not_decomposable;
+};
+
+// Parses the arguments that follow the nvcc executable. `working_dir` resolves relative
+// options files (empty: this process's directory). Errors: kUnimplemented "not
+// decomposable: ..." for what farm-nvcc does not understand (unknown option, @file), and
+// kNotFound/kInvalidArgument for an unreadable or malformed options file or value. The
+// caller runs plain nvcc on any error, which reports the problem in nvcc's own words.
+absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::string>& args,
+                                                     const std::string& working_dir = "");
+
+// OK when the call is a single-source device compile that farm-nvcc can split per arch;
+// otherwise kUnimplemented "not decomposable: <reason>".
+absl::Status CheckDecomposable(const NvccCommandLine& command);
+
+// Parses a -gencode value: "arch=compute_90,code=[compute_90,sm_90]", "code=sm_90",
+// "code=\"sm_80,sm_86\"".
+absl::StatusOr<GencodeSpec> ParseGencode(absl::string_view value);
+
+// True for the status CheckDecomposable / ParseNvccCommandLine give for "run plain nvcc".
+bool IsNotDecomposable(const absl::Status& status);
+
+}  // namespace farm
