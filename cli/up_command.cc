@@ -47,9 +47,9 @@ void AddUpCommand(CLI::App& app, CliContext& ctx) {
     std::cout << (started->already_running ? "local farm already running" : "local farm up")
               << ": coordinator " << r.grpc_address << ", " << (r.processes.size() - 1)
               << " worker(s)\n"
-              << "  dashboard  "
+              << "  metrics    "
               << (r.http_address.empty() ? "disabled"
-                                         : absl::StrCat("http://", r.http_address, "/"))
+                                         : absl::StrCat("http://", r.http_address, "/metrics"))
               << "\n"
               << "  data dir   " << r.data_dir << "\n"
               << "  token      " << r.token_file << "\n"

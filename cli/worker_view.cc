@@ -116,8 +116,9 @@ std::string StatusText(const farm::v1::GetStatusResponse& s, absl::Time now) {
   absl::StrAppend(&out, "coordinator  ", s.grpc_address(), " (wheelfarm ", s.version(),
                   ", up since ", Ago(FromProtoTime(s.started_at()), now), ")\n");
   absl::StrAppend(
-      &out, "dashboard    ",
-      s.http_address().empty() ? "disabled" : absl::StrCat("http://", s.http_address(), "/"), "\n");
+      &out, "metrics      ",
+      s.http_address().empty() ? "disabled" : absl::StrCat("http://", s.http_address(), "/metrics"),
+      "\n");
   absl::StrAppend(&out, "workers      ", s.workers_online(), " online, ", s.workers_draining(),
                   " draining, ", s.workers_lost(), " lost, ", s.workers_offline(), " offline\n");
   absl::StrAppend(&out, "slots        ", s.slots_online(), " online\n");
