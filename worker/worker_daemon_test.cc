@@ -89,3 +89,83 @@ TEST(WorkerDaemonTest, RejectedTokenStopsWithUnauthenticated) {
 
 }  // namespace
 }  // namespace farm::worker
+
+namespace farm::worker {
+namespace {
+
+// Blocks each action until released, so a test can stop the daemon mid-action.
+class GatedExecutor : public ActionExecutor {
+ public:
+  farm::v1::Completion Execute(const farm::v1::Lease& lease,
+                               const std::atomic<bool>& cancel) override {
+    started.Notify();
+    release.WaitForNotification();
+    farm::v1::Completion c;
+    c.set_lease_id(lease.lease_id());
+    c.set_action_id(lease.action_id());
+    c.mutable_result()->set_exit_code(cancel.load() ? 137 : 0);
+    return c;
+  }
+  absl::Notification started;
+  absl::Notification release;
+};
+
+TEST(WorkerDaemonTest, DrainFinishesAndReportsTheRunningActionBeforeLeaving) {
+  auto stub = std::make_unique<farm::v1::MockWorkerServiceStub>();
+  absl::Notification stop;
+  GatedExecutor executor;
+  std::atomic<bool> leased{false};
+  std::atomic<bool> reported{false};
+  std::atomic<bool> renewed_while_draining{false};
+  EXPECT_CALL(*stub, Register(_, _, _))
+      .WillOnce(DoAll(SetArgPointee<2>(Session("s1")), Return(grpc::Status::OK)));
+  EXPECT_CALL(*stub, LeaseActions(_, _, _))
+      .WillRepeatedly(Invoke([&](grpc::ClientContext*, const farm::v1::LeaseActionsRequest& req,
+                                 farm::v1::LeaseActionsResponse* resp) {
+        EXPECT_EQ(req.free_slots(), 1u);
+        if (!leased.exchange(true)) {
+          auto* l = resp->add_leases();
+          l->set_lease_id("L1");
+          l->set_action_id("A1");
+        }
+        return grpc::Status::OK;
+      }));
+  EXPECT_CALL(*stub, Heartbeat(_, _, _))
+      .WillRepeatedly(Invoke([&](grpc::ClientContext*, const farm::v1::HeartbeatRequest& req,
+                                 farm::v1::HeartbeatResponse*) {
+        if (req.draining() && req.lease_ids_size() == 1 && req.lease_ids(0) == "L1") {
+          renewed_while_draining = true;
+          executor.release.Notify();
+        }
+        return grpc::Status::OK;
+      }));
+  EXPECT_CALL(*stub, CompleteActions(_, _, _))
+      .WillOnce(Invoke([&](grpc::ClientContext*, const farm::v1::CompleteActionsRequest& req,
+                           farm::v1::CompleteActionsResponse*) {
+        EXPECT_EQ(req.completions(0).lease_id(), "L1");
+        EXPECT_EQ(req.completions(0).result().exit_code(), 0);
+        reported = true;
+        return grpc::Status::OK;
+      }));
+  EXPECT_CALL(*stub, Leave(_, _, _)).WillOnce(Invoke([&](auto, auto, auto) {
+    // Leaving comes only after the running action was reported.
+    EXPECT_TRUE(reported.load());
+    return grpc::Status::OK;
+  }));
+  DaemonOptions options = Options();
+  options.lease_poll = absl::Milliseconds(20);
+  farm::v1::WorkerCapabilities caps;
+  caps.set_slots(1);
+  WorkerDaemon daemon(std::move(stub), options, caps, &executor);
+  std::thread stopper([&] {
+    executor.started.WaitForNotification();
+    stop.Notify();
+  });
+  EXPECT_TRUE(daemon.Run(stop).ok());
+  stopper.join();
+  EXPECT_TRUE(renewed_while_draining.load());
+  EXPECT_TRUE(reported.load());
+}
+
+}  // namespace
+}  // namespace farm::worker
