@@ -12,6 +12,7 @@ packages=(
   libzstd-dev liblz4-dev libssl-dev zlib1g-dev
   clang libclang-rt-14-dev clang-format
   systemd python3 python3-venv procps
+  chromium chromium-driver libtomlplusplus-dev
 )
 
 missing=()
@@ -36,4 +37,21 @@ if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "install-deps: nvcc not found (expected on PATH or /usr/local/cuda/bin)." >&2
   echo "install-deps: install the CUDA toolkit for this machine; every Wheelfarm host needs one." >&2
   exit 1
+fi
+
+# Python tools the tests drive for real (twine, pip, pypiserver, selenium) live in one venv
+# beside the checkout, built from Debian's python3 so every machine gets the same one.
+venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
+requirements="$(dirname "$0")/requirements-tools.txt"
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+if [ ! -x "$venv/bin/python" ]; then
+  /usr/bin/python3 -m venv "$venv"
+fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "install-deps: installing Python tools into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
+  echo "$want" >"$stamp"
+else
+  echo "install-deps: Python tools present in $venv"
 fi
