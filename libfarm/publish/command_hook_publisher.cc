@@ -1,0 +1,108 @@
+#include "libfarm/publish/command_hook_publisher.h"
+
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "libfarm/process/subprocess.h"
+#include "libfarm/wheel/wheel_filename.h"
+
+namespace farm {
+namespace {
+
+constexpr const char* kPlaceholders[] = {"{wheel}", "{filename}", "{name}", "{version}"};
+
+absl::Status CheckPlaceholders(const std::string& arg) {
+  size_t pos = 0;
+  while ((pos = arg.find('{', pos)) != std::string::npos) {
+    bool known = false;
+    for (const char* p : kPlaceholders) {
+      if (arg.compare(pos, std::strlen(p), p) == 0) known = true;
+    }
+    if (!known) {
+      const size_t close = arg.find('}', pos);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "publish command argument \"", arg, "\" has an unknown placeholder \"",
+          arg.substr(pos, close == std::string::npos ? std::string::npos : close - pos + 1),
+          "\"; known: {wheel}, {filename}, {name}, {version}"));
+    }
+    ++pos;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CommandHookPublisher>> CommandHookPublisher::Create(
+    std::vector<std::string> argv_template, absl::Duration timeout) {
+  if (argv_template.empty() || argv_template.front().empty()) {
+    return absl::InvalidArgumentError(
+        "the publish command is empty; give a program and its arguments, e.g. "
+        "\"gh release upload v1 {wheel}\"");
+  }
+  for (const std::string& arg : argv_template) {
+    if (absl::Status s = CheckPlaceholders(arg); !s.ok()) return s;
+  }
+  return std::unique_ptr<CommandHookPublisher>(
+      new CommandHookPublisher(std::move(argv_template), timeout));
+}
+
+std::string CommandHookPublisher::Describe() const {
+  return absl::StrCat("command `", absl::StrJoin(argv_template_, " "), "`");
+}
+
+absl::StatusOr<PublishResult> CommandHookPublisher::Publish(const std::string& wheel_path) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(wheel_path, ec);
+  if (ec || !std::filesystem::is_regular_file(absolute, ec)) {
+    return absl::NotFoundError(absl::StrCat("no such wheel: ", wheel_path));
+  }
+  const std::string filename = absolute.filename().string();
+  auto parsed = ParseWheelFilename(filename);
+  if (!parsed.ok()) return parsed.status();
+  std::vector<std::string> argv;
+  for (const std::string& arg : argv_template_) {
+    argv.push_back(absl::StrReplaceAll(arg, {{"{wheel}", absolute.string()},
+                                             {"{filename}", filename},
+                                             {"{name}", parsed->distribution},
+                                             {"{version}", parsed->version}}));
+  }
+  auto result = RunCommand(argv, timeout_);
+  const std::string shown = absl::StrJoin(argv, " ");
+  if (!result.ok()) {
+    if (result.status().code() == absl::StatusCode::kDeadlineExceeded) {
+      return absl::DeadlineExceededError(absl::StrCat("publish command `", shown,
+                                                      "` was still running after ",
+                                                      absl::FormatDuration(timeout_), "; killed"));
+    }
+    return absl::FailedPreconditionError(absl::StrCat("cannot run publish command `", shown,
+                                                      "`: ", result.status().message(),
+                                                      ". Fix: install it or give its full path"));
+  }
+  if (result->exit_code != 0) {
+    const std::string tail = TailLines(result->stderr_text, 20);
+    return absl::AbortedError(
+        absl::StrCat("publish command `", shown, "` exited with ", result->exit_code,
+                     tail.empty() ? " and printed nothing on stderr"
+                                  : absl::StrCat("; its stderr ends:\n", tail)));
+  }
+  return PublishResult{.location = Describe(), .detail = TailLines(result->stdout_text, 5)};
+}
+
+std::string TailLines(const std::string& text, int max_lines) {
+  std::vector<absl::string_view> lines =
+      absl::StrSplit(absl::StripTrailingAsciiWhitespace(text), '\n');
+  if (lines.size() == 1 && lines.front().empty()) return "";
+  const size_t keep = std::min(lines.size(), static_cast<size_t>(std::max(max_lines, 0)));
+  std::string tail =
+      absl::StrJoin(lines.end() - static_cast<std::ptrdiff_t>(keep), lines.end(), "\n");
+  if (tail.size() > 4000) tail = "..." + tail.substr(tail.size() - 4000);
+  return tail;
+}
+
+}  // namespace farm
