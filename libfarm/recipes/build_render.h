@@ -1,0 +1,48 @@
+// Turns a recipe into the exact commands and environment one build runs: placeholders filled
+// from the chosen toolkit, archs and host, "$VAR" references resolved against the host's
+// environment.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "libfarm/cuda/arch_list.h"
+#include "libfarm/recipes/recipe.h"
+
+namespace farm {
+
+// "75;90;121" (CMAKE_CUDA_ARCHITECTURES / CUDAARCHS form); variants keep their suffix
+// ("90a"). CMake's plain number means SASS plus PTX for that SM, a superset of a SASS-only
+// request, and it is what the seed's CMAKE_CUDA_ARCHITECTURES="75" used.
+std::string CmakeArchs(const ArchList& archs);
+
+struct BuildValues {
+  ArchList archs;
+  ToolkitVersion cuda;
+  std::string cuda_home;  // toolkit root on the build host, e.g. /usr/local/cuda-13.0
+  uint32_t jobs = 1;      // BuildJobs(...)
+  std::string version;    // the package version being built
+};
+
+// The value of every BuildPlaceholders() name.
+std::map<std::string, std::string> BuildPlaceholderValues(const Recipe& recipe,
+                                                          const BuildValues& values);
+
+struct RenderedBuild {
+  std::vector<std::vector<std::string>> prepare;  // argv per step
+  std::vector<std::string> command;               // argv
+  std::vector<std::string> env;                   // "K=V", sorted by K; added to the host's
+};
+
+// Fills every placeholder; environment values then get "$VAR" expanded through `host_env`
+// (the build host's environment: PATH = "{cuda_home}/bin:$PATH" extends the host's PATH).
+absl::StatusOr<RenderedBuild> RenderBuild(
+    const Recipe& recipe, const BuildValues& values,
+    const std::function<std::optional<std::string>(const std::string&)>& host_env);
+
+}  // namespace farm

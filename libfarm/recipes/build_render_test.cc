@@ -1,0 +1,76 @@
+#include "libfarm/recipes/build_render.h"
+
+#include <gtest/gtest.h>
+
+#include "libfarm/recipes/build_jobs.h"
+#include "libfarm/recipes/recipe_loader.h"
+
+namespace farm {
+namespace {
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+TEST(BuildJobsTest, RamCapsBeforeCores) {
+  EXPECT_EQ(BuildJobs(32, 128 * kGiB, 5), 25u);  // the seed's m8g.8xlarge
+  EXPECT_EQ(BuildJobs(32, 128 * kGiB, 4), 32u);
+  EXPECT_EQ(BuildJobs(2, 64 * kGiB, 4), 2u);
+  EXPECT_EQ(BuildJobs(16, 3 * kGiB, 4), 1u);  // never zero
+  EXPECT_EQ(BuildJobs(0, 0, 0), 1u);
+}
+
+TEST(BuildRenderTest, CmakeArchsKeepVariantsAndDropDots) {
+  auto archs = ParseArchList("12.1;7.5;9.0a;8.0+PTX");
+  ASSERT_TRUE(archs.ok());
+  EXPECT_EQ(CmakeArchs(*archs), "75;80;90a;121");
+  EXPECT_EQ(archs->ToString(), "7.5;8.0+PTX;9.0a;12.1");
+}
+
+TEST(BuildRenderTest, FillsPlaceholdersAndHostVariables) {
+  auto recipe = ParseRecipe(R"(
+name = "r"
+package = "r"
+versions = ["1.0"]
+[source]
+kind = "upload"
+[python]
+version = "3.10"
+[platform]
+cpu_archs = ["aarch64"]
+glibc_max = "2.35"
+cuda_min = "12.6"
+cuda_max = "13.0"
+[build]
+prepare = ["echo {version} > v.txt"]
+command = ["python{python}", "setup.py", "bdist_wheel", "--arch={{{cuda}}}"]
+[build.env]
+TORCH_CUDA_ARCH_LIST = "{archs}"
+CMAKE_CUDA_ARCHITECTURES = "{cmake_archs}"
+MAX_JOBS = "{jobs}"
+PATH = "{cuda_home}/bin:$PATH"
+)",
+                            "/tmp/r.toml");
+  ASSERT_TRUE(recipe.ok()) << recipe.status();
+  BuildValues values;
+  values.archs = *ParseArchList("7.5;9.0;12.1");
+  values.cuda = {13, 0};
+  values.cuda_home = "/usr/local/cuda-13.0";
+  values.jobs = 25;
+  values.version = "1.0";
+  auto rendered = RenderBuild(*recipe, values, [](const std::string& name) {
+    return name == "PATH" ? std::optional<std::string>("/usr/bin") : std::nullopt;
+  });
+  ASSERT_TRUE(rendered.ok()) << rendered.status();
+  EXPECT_EQ(rendered->command,
+            (std::vector<std::string>{"python3.10", "setup.py", "bdist_wheel", "--arch={13.0}"}));
+  EXPECT_EQ(rendered->prepare,
+            (std::vector<std::vector<std::string>>{{"/bin/sh", "-c", "echo 1.0 > v.txt"}}));
+  EXPECT_EQ(rendered->env, (std::vector<std::string>{
+                               "CMAKE_CUDA_ARCHITECTURES=75;90;121",
+                               "MAX_JOBS=25",
+                               "PATH=/usr/local/cuda-13.0/bin:/usr/bin",
+                               "TORCH_CUDA_ARCH_LIST=7.5;9.0;12.1",
+                           }));
+}
+
+}  // namespace
+}  // namespace farm

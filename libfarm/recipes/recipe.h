@@ -1,0 +1,116 @@
+// A build recipe: how to turn a package version plus a CUDA arch list into a wheel. Loaded
+// from recipes/*.toml (recipe_loader.h); plain data, checked when loaded.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "libfarm/cuda/arch_list.h"
+#include "libfarm/elf/version_needs.h"
+
+namespace farm {
+
+// Where a version's source tree comes from.
+struct RecipeSource {
+  enum class Kind { kGit, kUpload };
+  Kind kind = Kind::kGit;
+  std::string git_url;      // kGit
+  std::string tag_pattern;  // kGit: "v{version}"
+  bool submodules = false;  // kGit: clone with --recursive
+  // kUpload: the tree `farmctl submit --source DIR` sends; this directory (absolute, resolved
+  // against the recipe file) is the default when --source is not given. Empty: --source needed.
+  std::string default_dir;
+
+  std::string KindName() const;  // "git", "upload"
+  // The tag to check out for `version` (kGit only): the pattern with {version} filled in.
+  std::string TagFor(absl::string_view version) const;
+};
+
+struct RecipeVersion {
+  std::string version;  // PEP 440, e.g. "2.9.1"
+  RecipeSource source;
+};
+
+// Inclusive range of CUDA toolkit versions a recipe may be built with.
+struct CudaRange {
+  ToolkitVersion min;
+  ToolkitVersion max;
+  bool Contains(const ToolkitVersion& v) const { return min <= v && v <= max; }
+  std::string ToString() const;  // "12.6–13.0", or "13.0" when min == max
+};
+
+struct PlatformPolicy {
+  std::vector<std::string> cpu_archs;  // "aarch64", "x86_64"
+  DottedVersion glibc_max;             // the wheel must run on this glibc: manylinux ceiling
+  CudaRange cuda;
+
+  // "manylinux_2_35_aarch64" for the ceiling (the tag a wheel may claim at most).
+  std::string ManylinuxCeilingTag(absl::string_view cpu_arch) const;
+};
+
+// One command: an argv (run directly) or a shell string (run with /bin/sh -c).
+struct RecipeCommand {
+  std::vector<std::string> argv;
+  std::string shell;
+  bool IsShell() const { return argv.empty(); }
+  // The argv to execute: argv itself, or {"/bin/sh", "-c", shell}.
+  std::vector<std::string> Argv() const;
+};
+
+struct BuildSpec {
+  std::vector<RecipeCommand> prepare;  // run first, in order (dependency installs, submodules)
+  RecipeCommand command;               // builds the wheel
+  std::map<std::string, std::string> env;
+  std::string wheel_glob = "dist/*.whl";  // where the wheel lands, relative to the source root
+  double job_memory_gib = 4.0;            // RAM one compile job needs: sizes {jobs}
+};
+
+struct PublishTarget {
+  enum class Kind { kBuiltin, kRepository, kCommand };
+  Kind kind = Kind::kBuiltin;
+  std::string url;                     // kRepository: legacy upload URL (twine's --repository-url)
+  std::string username = "__token__";  // kRepository
+  std::string password_env;  // kRepository: environment variable holding the password/token
+  RecipeCommand command;     // kCommand: placeholders {wheel}, {filename}, {name}, {version}
+
+  std::string KindName() const;  // "builtin", "repository", "command"
+};
+
+// For `farmctl submit --dry-run`: wheel MiB ~= base + per_arch * number of archs.
+struct SizeEstimate {
+  std::optional<double> base_mib;
+  std::optional<double> per_arch_mib;
+  std::optional<double> EstimateMib(size_t arch_count) const;
+};
+
+struct Recipe {
+  std::string file;     // path it was loaded from
+  std::string name;     // "pytorch": what `farmctl submit pytorch-2.9.1` names; = file stem
+  std::string package;  // wheel distribution name, "torch"
+  std::string description;
+  std::vector<RecipeVersion> versions;
+  PlatformPolicy platform;
+  std::string python;                            // "3.10"
+  std::vector<std::string> python_requirements;  // pip requirement specifiers for the build
+  BuildSpec build;
+  std::vector<PublishTarget> publish;
+  SizeEstimate size;
+
+  const RecipeVersion* FindVersion(absl::string_view version) const;
+  std::vector<std::string> VersionNames() const;
+};
+
+// "pytorch-2.9.1" -> {"pytorch", "2.9.1"}: split at the last '-' that is followed by a digit,
+// so names with dashes ("demo-cuda-ext-0.1.0") work.
+struct RecipeRef {
+  std::string name;
+  std::string version;
+};
+absl::StatusOr<RecipeRef> ParseRecipeRef(absl::string_view text);
+
+}  // namespace farm

@@ -1,0 +1,710 @@
+#include "libfarm/recipes/recipe_loader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "libfarm/recipes/placeholders.h"
+
+namespace farm {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* TypeName(toml::node_type type) {
+  switch (type) {
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a number";
+    case toml::node_type::boolean:
+      return "a boolean";
+    default:
+      return "a date/time";
+  }
+}
+
+// Builds error messages that point at the file, line and column and name the key.
+class Where {
+ public:
+  explicit Where(std::string file) : file_(std::move(file)) {}
+
+  absl::Status Error(const toml::source_region& at, absl::string_view key,
+                     absl::string_view message) const {
+    std::string location = file_;
+    if (at.begin.line > 0) absl::StrAppend(&location, ":", at.begin.line, ":", at.begin.column);
+    return absl::InvalidArgumentError(
+        absl::StrCat(location, ": ", key.empty() ? "" : absl::StrCat(key, ": "), message));
+  }
+  absl::Status Error(const toml::node& node, absl::string_view key,
+                     absl::string_view message) const {
+    return Error(node.source(), key, message);
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+std::string Join(absl::string_view prefix, absl::string_view key) {
+  return prefix.empty() ? std::string(key) : absl::StrCat(prefix, ".", key);
+}
+
+// Refuses keys that are not in `allowed`: a typo must not pass as an ignored key.
+absl::Status CheckKeys(const Where& where, const toml::table& table, absl::string_view prefix,
+                       const std::vector<std::string>& allowed) {
+  for (auto&& [key, node] : table) {
+    const std::string k(key.str());
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+      return where.Error(
+          key.source(), Join(prefix, k),
+          absl::StrCat("unknown key \"", k, "\"", prefix.empty() ? "" : " in [", prefix,
+                       prefix.empty() ? "" : "]", ": valid keys are ", absl::StrJoin(allowed, ", "),
+                       " (check the spelling; see recipes/README.md)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const toml::table*> TableAt(const Where& where, const toml::table& parent,
+                                           absl::string_view key, absl::string_view prefix,
+                                           bool required) {
+  const toml::node* node = parent.get(std::string_view(key.data(), key.size()));
+  if (node == nullptr) {
+    if (required) {
+      return where.Error(parent.source(), Join(prefix, key),
+                         absl::StrCat("missing [", Join(prefix, key), "] table: add it"));
+    }
+    return nullptr;
+  }
+  if (!node->is_table()) {
+    return where.Error(*node, Join(prefix, key),
+                       absl::StrCat("must be a table, not ", TypeName(node->type())));
+  }
+  return node->as_table();
+}
+
+absl::StatusOr<std::optional<std::string>> StringAt(const Where& where, const toml::table& table,
+                                                    absl::string_view key, absl::string_view prefix,
+                                                    bool required) {
+  const toml::node* node = table.get(std::string_view(key.data(), key.size()));
+  if (node == nullptr) {
+    if (required) {
+      return where.Error(table.source(), Join(prefix, key),
+                         absl::StrCat("missing required key \"", key, "\": add it"));
+    }
+    return std::optional<std::string>();
+  }
+  if (!node->is_string()) {
+    return where.Error(*node, Join(prefix, key),
+                       absl::StrCat("must be a string, not ", TypeName(node->type())));
+  }
+  return std::optional<std::string>(node->as_string()->get());
+}
+
+absl::StatusOr<std::optional<double>> NumberAt(const Where& where, const toml::table& table,
+                                               absl::string_view key, absl::string_view prefix) {
+  const toml::node* node = table.get(std::string_view(key.data(), key.size()));
+  if (node == nullptr) return std::optional<double>();
+  double value = 0;
+  if (node->is_integer()) {
+    value = static_cast<double>(node->as_integer()->get());
+  } else if (node->is_floating_point()) {
+    value = node->as_floating_point()->get();
+  } else {
+    return where.Error(*node, Join(prefix, key),
+                       absl::StrCat("must be a number, not ", TypeName(node->type())));
+  }
+  if (!(value >= 0)) {
+    return where.Error(*node, Join(prefix, key), "must not be negative");
+  }
+  return std::optional<double>(value);
+}
+
+absl::StatusOr<std::vector<std::string>> StringArrayAt(const Where& where, const toml::table& table,
+                                                       absl::string_view key,
+                                                       absl::string_view prefix) {
+  std::vector<std::string> out;
+  const toml::node* node = table.get(std::string_view(key.data(), key.size()));
+  if (node == nullptr) return out;
+  if (!node->is_array()) {
+    return where.Error(*node, Join(prefix, key),
+                       absl::StrCat("must be an array of strings, not ", TypeName(node->type())));
+  }
+  for (const toml::node& item : *node->as_array()) {
+    if (!item.is_string()) {
+      return where.Error(item, Join(prefix, key),
+                         absl::StrCat("items must be strings, not ", TypeName(item.type())));
+    }
+    out.push_back(item.as_string()->get());
+  }
+  return out;
+}
+
+// A command is a shell string or an argv array; its placeholders must be in `allowed`.
+absl::StatusOr<RecipeCommand> CommandFrom(const Where& where, const toml::node& node,
+                                          absl::string_view key,
+                                          const std::vector<std::string>& allowed) {
+  RecipeCommand command;
+  if (node.is_string()) {
+    command.shell = node.as_string()->get();
+    if (absl::StripAsciiWhitespace(command.shell).empty()) {
+      return where.Error(node, key, "empty command: give a shell string or an argv array");
+    }
+  } else if (node.is_array()) {
+    for (const toml::node& item : *node.as_array()) {
+      if (!item.is_string()) {
+        return where.Error(item, key,
+                           absl::StrCat("argv items must be strings, not ", TypeName(item.type())));
+      }
+      command.argv.push_back(item.as_string()->get());
+    }
+    if (command.argv.empty() || command.argv[0].empty()) {
+      return where.Error(node, key, "empty argv: give the program and its arguments");
+    }
+  } else {
+    return where.Error(
+        node, key,
+        absl::StrCat("must be a shell string or an argv array, not ", TypeName(node.type())));
+  }
+  std::vector<std::string> parts = command.argv;
+  if (command.IsShell()) parts.push_back(command.shell);
+  for (const std::string& part : parts) {
+    if (absl::Status s = CheckPlaceholders(part, allowed); !s.ok()) {
+      return where.Error(node, key, s.message());
+    }
+  }
+  return command;
+}
+
+absl::StatusOr<ToolkitVersion> CudaVersionAt(const Where& where, const toml::table& table,
+                                             absl::string_view key, absl::string_view prefix) {
+  auto text = StringAt(where, table, key, prefix, true);
+  if (!text.ok()) return text.status();
+  auto version = ParseToolkitVersion(**text);
+  if (!version.ok()) {
+    return where.Error(*table.get(std::string_view(key.data(), key.size())), Join(prefix, key),
+                       absl::StrCat(version.status().message(), " (write it as a string, e.g. \"",
+                                    key == "cuda_min" ? "12.6" : "13.0", "\")"));
+  }
+  return *version;
+}
+
+bool IsValidName(absl::string_view name) {
+  if (name.empty() || !absl::ascii_isalnum(name[0])) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+bool IsValidVersion(absl::string_view version) {
+  if (version.empty() || !absl::ascii_isdigit(version[0])) return false;
+  return std::all_of(version.begin(), version.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '.' || c == '+' || c == '!';
+  });
+}
+
+bool IsEnvName(absl::string_view name) {
+  if (name.empty() || absl::ascii_isdigit(name[0])) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
+}
+
+absl::StatusOr<RecipeSource> SourceFrom(const Where& where, const toml::table& table,
+                                        absl::string_view prefix) {
+  if (absl::Status s =
+          CheckKeys(where, table, prefix, {"kind", "url", "tag", "submodules", "path"});
+      !s.ok()) {
+    return s;
+  }
+  RecipeSource source;
+  auto kind = StringAt(where, table, "kind", prefix, true);
+  if (!kind.ok()) return kind.status();
+  if (**kind == "git") {
+    source.kind = RecipeSource::Kind::kGit;
+    auto url = StringAt(where, table, "url", prefix, true);
+    if (!url.ok()) return url.status();
+    auto tag = StringAt(where, table, "tag", prefix, true);
+    if (!tag.ok()) return tag.status();
+    source.git_url = **url;
+    source.tag_pattern = **tag;
+    if (absl::Status s = CheckPlaceholders(source.tag_pattern, SourcePlaceholders()); !s.ok()) {
+      return where.Error(*table.get("tag"), Join(prefix, "tag"), s.message());
+    }
+    if (const toml::node* sub = table.get("submodules"); sub != nullptr) {
+      if (!sub->is_boolean()) {
+        return where.Error(*sub, Join(prefix, "submodules"),
+                           absl::StrCat("must be true or false, not ", TypeName(sub->type())));
+      }
+      source.submodules = sub->as_boolean()->get();
+    }
+    if (table.contains("path")) {
+      return where.Error(*table.get("path"), Join(prefix, "path"),
+                         "only an upload source has a path: remove it or use kind = \"upload\"");
+    }
+  } else if (**kind == "upload") {
+    source.kind = RecipeSource::Kind::kUpload;
+    for (const char* git_only : {"url", "tag", "submodules"}) {
+      if (table.contains(git_only)) {
+        return where.Error(*table.get(git_only), Join(prefix, git_only),
+                           "only a git source has this key: remove it or use kind = \"git\"");
+      }
+    }
+    auto path = StringAt(where, table, "path", prefix, false);
+    if (!path.ok()) return path.status();
+    if (path->has_value()) {
+      fs::path dir = **path;
+      if (dir.is_relative()) dir = fs::path(where.file()).parent_path() / dir;
+      std::error_code ec;
+      fs::path resolved = fs::weakly_canonical(fs::absolute(dir), ec);
+      if (ec || !fs::is_directory(resolved, ec)) {
+        return where.Error(*table.get("path"), Join(prefix, "path"),
+                           absl::StrCat("\"", **path, "\" (", dir.string(),
+                                        ") is not a directory: give a path relative to the "
+                                        "recipe file, or leave it out to require --source"));
+      }
+      source.default_dir = resolved.string();
+    }
+  } else {
+    return where.Error(*table.get("kind"), Join(prefix, "kind"),
+                       absl::StrCat("unknown source kind \"", **kind,
+                                    "\": use \"git\" (url + tag) or \"upload\" (farmctl submit "
+                                    "--source DIR)"));
+  }
+  return source;
+}
+
+absl::Status ReadVersions(const Where& where, const toml::table& root,
+                          const std::optional<RecipeSource>& default_source, Recipe& recipe) {
+  const toml::node* node = root.get("versions");
+  if (node == nullptr || !node->is_array() || node->as_array()->empty()) {
+    return where.Error(node != nullptr ? node->source() : root.source(), "versions",
+                       "give at least one version: versions = [\"1.0\"] or [[versions]] tables "
+                       "with version = \"1.0\"");
+  }
+  for (const toml::node& item : *node->as_array()) {
+    RecipeVersion version;
+    const toml::table* own_source = nullptr;
+    if (item.is_string()) {
+      version.version = item.as_string()->get();
+    } else if (item.is_table()) {
+      const toml::table& t = *item.as_table();
+      if (absl::Status s = CheckKeys(where, t, "versions", {"version", "source"}); !s.ok()) {
+        return s;
+      }
+      auto v = StringAt(where, t, "version", "versions", true);
+      if (!v.ok()) return v.status();
+      version.version = **v;
+      auto src = TableAt(where, t, "source", "versions", false);
+      if (!src.ok()) return src.status();
+      own_source = *src;
+    } else {
+      return where.Error(
+          item, "versions",
+          absl::StrCat("items must be version strings or tables, not ", TypeName(item.type())));
+    }
+    if (!IsValidVersion(version.version)) {
+      return where.Error(item, "versions",
+                         absl::StrCat("\"", version.version,
+                                      "\" is not a version: use a PEP 440 version such as 2.9.1"));
+    }
+    if (recipe.FindVersion(version.version) != nullptr) {
+      return where.Error(item, "versions",
+                         absl::StrCat("version ", version.version, " is listed twice"));
+    }
+    if (own_source != nullptr) {
+      auto s = SourceFrom(where, *own_source, "versions.source");
+      if (!s.ok()) return s.status();
+      version.source = *s;
+    } else if (default_source) {
+      version.source = *default_source;
+    } else {
+      return where.Error(item, "versions",
+                         absl::StrCat("version ", version.version,
+                                      " has no source: add a top-level [source] table or a "
+                                      "source in this version's table"));
+    }
+    recipe.versions.push_back(std::move(version));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadPlatform(const Where& where, const toml::table& root, Recipe& recipe) {
+  auto table = TableAt(where, root, "platform", "", true);
+  if (!table.ok()) return table.status();
+  const toml::table& t = **table;
+  if (absl::Status s =
+          CheckKeys(where, t, "platform", {"cpu_archs", "glibc_max", "cuda_min", "cuda_max"});
+      !s.ok()) {
+    return s;
+  }
+  auto archs = StringArrayAt(where, t, "cpu_archs", "platform");
+  if (!archs.ok()) return archs.status();
+  static const std::set<std::string> kCpus = {"aarch64", "x86_64", "ppc64le", "s390x"};
+  if (archs->empty()) {
+    return where.Error(t.source(), "platform.cpu_archs",
+                       "give the CPU architectures a build host may have, e.g. [\"aarch64\"]");
+  }
+  for (const std::string& cpu : *archs) {
+    if (kCpus.count(cpu) == 0) {
+      return where.Error(*t.get("cpu_archs"), "platform.cpu_archs",
+                         absl::StrCat("unknown CPU arch \"", cpu,
+                                      "\": use aarch64, x86_64, ppc64le or s390x (as uname -m "
+                                      "prints them)"));
+    }
+  }
+  recipe.platform.cpu_archs = *archs;
+
+  auto glibc = StringAt(where, t, "glibc_max", "platform", true);
+  if (!glibc.ok()) return glibc.status();
+  std::vector<std::string> parts = absl::StrSplit(**glibc, '.');
+  int major = 0, minor = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &major) ||
+      !absl::SimpleAtoi(parts[1], &minor) || major != 2 || minor < 5) {
+    return where.Error(*t.get("glibc_max"), "platform.glibc_max",
+                       absl::StrCat("\"", **glibc,
+                                    "\" is not a glibc version: write it like \"2.35\" (Ubuntu "
+                                    "22.04), the oldest glibc the wheel must run on"));
+  }
+  recipe.platform.glibc_max = DottedVersion{{major, minor}};
+
+  auto cmin = CudaVersionAt(where, t, "cuda_min", "platform");
+  if (!cmin.ok()) return cmin.status();
+  auto cmax = CudaVersionAt(where, t, "cuda_max", "platform");
+  if (!cmax.ok()) return cmax.status();
+  if (*cmax < *cmin) {
+    return where.Error(*t.get("cuda_max"), "platform.cuda_max",
+                       absl::StrCat("cuda_max ", cmax->ToString(), " is below cuda_min ",
+                                    cmin->ToString(), ": swap them"));
+  }
+  recipe.platform.cuda = CudaRange{*cmin, *cmax};
+  return absl::OkStatus();
+}
+
+absl::Status ReadPython(const Where& where, const toml::table& root, Recipe& recipe) {
+  auto table = TableAt(where, root, "python", "", true);
+  if (!table.ok()) return table.status();
+  const toml::table& t = **table;
+  if (absl::Status s = CheckKeys(where, t, "python", {"version", "requirements"}); !s.ok()) {
+    return s;
+  }
+  auto version = StringAt(where, t, "version", "python", true);
+  if (!version.ok()) return version.status();
+  std::vector<std::string> parts = absl::StrSplit(**version, '.');
+  int major = 0, minor = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &major) ||
+      !absl::SimpleAtoi(parts[1], &minor) || major != 3) {
+    return where.Error(
+        *t.get("version"), "python.version",
+        absl::StrCat("\"", **version, "\" is not a Python version: write e.g. \"3.10\""));
+  }
+  recipe.python = **version;
+  auto requirements = StringArrayAt(where, t, "requirements", "python");
+  if (!requirements.ok()) return requirements.status();
+  recipe.python_requirements = *requirements;
+  return absl::OkStatus();
+}
+
+absl::Status ReadBuild(const Where& where, const toml::table& root, Recipe& recipe) {
+  auto table = TableAt(where, root, "build", "", true);
+  if (!table.ok()) return table.status();
+  const toml::table& t = **table;
+  if (absl::Status s =
+          CheckKeys(where, t, "build", {"prepare", "command", "env", "wheel", "job_memory_gib"});
+      !s.ok()) {
+    return s;
+  }
+  const toml::node* command = t.get("command");
+  if (command == nullptr) {
+    return where.Error(t.source(), "build.command",
+                       "missing: give the command that builds the wheel, e.g. [\"python3\", "
+                       "\"setup.py\", \"bdist_wheel\"]");
+  }
+  auto parsed = CommandFrom(where, *command, "build.command", BuildPlaceholders());
+  if (!parsed.ok()) return parsed.status();
+  recipe.build.command = *parsed;
+
+  if (const toml::node* prepare = t.get("prepare"); prepare != nullptr) {
+    if (!prepare->is_array()) {
+      return where.Error(*prepare, "build.prepare",
+                         "must be an array of commands (shell strings or argv arrays)");
+    }
+    for (const toml::node& item : *prepare->as_array()) {
+      auto step = CommandFrom(where, item, "build.prepare", BuildPlaceholders());
+      if (!step.ok()) return step.status();
+      recipe.build.prepare.push_back(*step);
+    }
+  }
+  auto env = TableAt(where, t, "env", "build", false);
+  if (!env.ok()) return env.status();
+  if (*env != nullptr) {
+    for (auto&& [key, node] : **env) {
+      const std::string name(key.str());
+      const std::string full = absl::StrCat("build.env.", name);
+      if (!IsEnvName(name)) {
+        return where.Error(key.source(), full,
+                           "not an environment variable name: use letters, digits and _");
+      }
+      if (!node.is_string()) {
+        return where.Error(node, full,
+                           absl::StrCat("must be a string, not ", TypeName(node.type()),
+                                        " (quote it: ", name, " = \"1\")"));
+      }
+      const std::string value = node.as_string()->get();
+      if (absl::Status s = CheckPlaceholders(value, BuildPlaceholders()); !s.ok()) {
+        return where.Error(node, full, s.message());
+      }
+      recipe.build.env[name] = value;
+    }
+  }
+  auto wheel = StringAt(where, t, "wheel", "build", false);
+  if (!wheel.ok()) return wheel.status();
+  if (wheel->has_value()) {
+    const std::string& glob = **wheel;
+    if (glob.empty() || glob[0] == '/' || absl::StrContains(glob, "..") ||
+        !absl::EndsWith(glob, ".whl")) {
+      return where.Error(*t.get("wheel"), "build.wheel",
+                         absl::StrCat("\"", glob,
+                                      "\" must be a relative glob inside the source tree ending "
+                                      "in .whl, e.g. \"dist/*.whl\""));
+    }
+    recipe.build.wheel_glob = glob;
+  }
+  auto memory = NumberAt(where, t, "job_memory_gib", "build");
+  if (!memory.ok()) return memory.status();
+  if (memory->has_value()) {
+    if (**memory < 0.25) {
+      return where.Error(*t.get("job_memory_gib"), "build.job_memory_gib",
+                         "must be at least 0.25 (GiB of RAM one compile job needs)");
+    }
+    recipe.build.job_memory_gib = **memory;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadPublish(const Where& where, const toml::table& root, Recipe& recipe) {
+  const toml::node* node = root.get("publish");
+  if (node == nullptr) {
+    recipe.publish.push_back(PublishTarget{});  // the built-in index
+    return absl::OkStatus();
+  }
+  if (!node->is_array_of_tables()) {
+    return where.Error(*node, "publish",
+                       "must be [[publish]] tables, each with kind = \"builtin\", \"repository\" "
+                       "or \"command\"");
+  }
+  for (const toml::node& item : *node->as_array()) {
+    const toml::table& t = *item.as_table();
+    if (absl::Status s =
+            CheckKeys(where, t, "publish", {"kind", "url", "username", "password_env", "command"});
+        !s.ok()) {
+      return s;
+    }
+    auto kind = StringAt(where, t, "kind", "publish", true);
+    if (!kind.ok()) return kind.status();
+    PublishTarget target;
+    auto only = [&](std::initializer_list<const char*> allowed) -> absl::Status {
+      for (const char* key : {"url", "username", "password_env", "command"}) {
+        const bool ok = std::any_of(allowed.begin(), allowed.end(),
+                                    [&](const char* a) { return std::string(a) == key; });
+        if (!ok && t.contains(key)) {
+          return where.Error(*t.get(key), absl::StrCat("publish.", key),
+                             absl::StrCat("not used by kind = \"", **kind, "\": remove it"));
+        }
+      }
+      return absl::OkStatus();
+    };
+    if (**kind == "builtin") {
+      if (absl::Status s = only({}); !s.ok()) return s;
+      target.kind = PublishTarget::Kind::kBuiltin;
+    } else if (**kind == "repository") {
+      if (absl::Status s = only({"url", "username", "password_env"}); !s.ok()) return s;
+      target.kind = PublishTarget::Kind::kRepository;
+      auto url = StringAt(where, t, "url", "publish", true);
+      if (!url.ok()) return url.status();
+      if (!absl::StartsWith(**url, "http://") && !absl::StartsWith(**url, "https://")) {
+        return where.Error(*t.get("url"), "publish.url",
+                           absl::StrCat("\"", **url,
+                                        "\" is not an http(s) URL: give the legacy upload URL, "
+                                        "e.g. https://upload.pypi.org/legacy/"));
+      }
+      target.url = **url;
+      auto user = StringAt(where, t, "username", "publish", false);
+      if (!user.ok()) return user.status();
+      if (user->has_value()) target.username = **user;
+      auto password = StringAt(where, t, "password_env", "publish", true);
+      if (!password.ok()) return password.status();
+      if (!IsEnvName(**password)) {
+        return where.Error(*t.get("password_env"), "publish.password_env",
+                           "give the NAME of an environment variable holding the token (never "
+                           "the token itself)");
+      }
+      target.password_env = **password;
+    } else if (**kind == "command") {
+      if (absl::Status s = only({"command"}); !s.ok()) return s;
+      target.kind = PublishTarget::Kind::kCommand;
+      const toml::node* command = t.get("command");
+      if (command == nullptr) {
+        return where.Error(t.source(), "publish.command",
+                           "missing: give the hook, e.g. [\"gh\", \"release\", \"upload\", "
+                           "\"v{version}\", \"{wheel}\"]");
+      }
+      auto parsed = CommandFrom(where, *command, "publish.command", PublishPlaceholders());
+      if (!parsed.ok()) return parsed.status();
+      target.command = *parsed;
+    } else {
+      return where.Error(*t.get("kind"), "publish.kind",
+                         absl::StrCat("unknown publish kind \"", **kind,
+                                      "\": use \"builtin\", \"repository\" or \"command\""));
+    }
+    recipe.publish.push_back(std::move(target));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadSize(const Where& where, const toml::table& root, Recipe& recipe) {
+  auto table = TableAt(where, root, "size", "", false);
+  if (!table.ok()) return table.status();
+  if (*table == nullptr) return absl::OkStatus();
+  if (absl::Status s = CheckKeys(where, **table, "size", {"base_mib", "per_arch_mib"}); !s.ok()) {
+    return s;
+  }
+  auto base = NumberAt(where, **table, "base_mib", "size");
+  if (!base.ok()) return base.status();
+  auto per_arch = NumberAt(where, **table, "per_arch_mib", "size");
+  if (!per_arch.ok()) return per_arch.status();
+  if (base->has_value() && !per_arch->has_value()) {
+    return where.Error((*table)->source(), "size.per_arch_mib",
+                       "base_mib needs per_arch_mib too: the estimate is base + per_arch * archs");
+  }
+  recipe.size.base_mib = *base;
+  recipe.size.per_arch_mib = *per_arch;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root) {
+  if (absl::Status s = CheckKeys(where, root, "",
+                                 {"name", "package", "description", "python", "source", "versions",
+                                  "platform", "build", "publish", "size"});
+      !s.ok()) {
+    return s;
+  }
+  Recipe recipe;
+  recipe.file = where.file();
+  auto name = StringAt(where, root, "name", "", true);
+  if (!name.ok()) return name.status();
+  const std::string stem = fs::path(where.file()).stem().string();
+  if (!IsValidName(**name)) {
+    return where.Error(*root.get("name"), "name",
+                       absl::StrCat("\"", **name,
+                                    "\" is not a recipe name: use letters, digits, "
+                                    "'-', '_' and '.'"));
+  }
+  if (**name != stem) {
+    return where.Error(*root.get("name"), "name",
+                       absl::StrCat("\"", **name, "\" differs from the file name \"", stem,
+                                    ".toml\": rename one so they match"));
+  }
+  recipe.name = **name;
+  auto package = StringAt(where, root, "package", "", true);
+  if (!package.ok()) return package.status();
+  if (!IsValidName(**package)) {
+    return where.Error(*root.get("package"), "package",
+                       absl::StrCat("\"", **package,
+                                    "\" is not a distribution name: use letters, digits, '-', "
+                                    "'_' and '.'"));
+  }
+  recipe.package = **package;
+  auto description = StringAt(where, root, "description", "", false);
+  if (!description.ok()) return description.status();
+  recipe.description = description->value_or("");
+
+  std::optional<RecipeSource> default_source;
+  auto source_table = TableAt(where, root, "source", "", false);
+  if (!source_table.ok()) return source_table.status();
+  if (*source_table != nullptr) {
+    auto source = SourceFrom(where, **source_table, "source");
+    if (!source.ok()) return source.status();
+    default_source = *source;
+  }
+  if (absl::Status s = ReadVersions(where, root, default_source, recipe); !s.ok()) return s;
+  if (absl::Status s = ReadPython(where, root, recipe); !s.ok()) return s;
+  if (absl::Status s = ReadPlatform(where, root, recipe); !s.ok()) return s;
+  if (absl::Status s = ReadBuild(where, root, recipe); !s.ok()) return s;
+  if (absl::Status s = ReadPublish(where, root, recipe); !s.ok()) return s;
+  if (absl::Status s = ReadSize(where, root, recipe); !s.ok()) return s;
+  return recipe;
+}
+
+}  // namespace
+
+absl::StatusOr<Recipe> ParseRecipe(absl::string_view toml_text, const std::string& path) {
+  const Where where(path);
+  try {
+    toml::table root =
+        toml::parse(std::string_view(toml_text.data(), toml_text.size()), std::string_view(path));
+    return FromTable(where, root);
+  } catch (const toml::parse_error& e) {
+    // toml++ reports syntax errors by exception; they end here as a status.
+    return where.Error(e.source(), "",
+                       absl::StrCat("TOML syntax error: ", std::string(e.description())));
+  }
+}
+
+absl::StatusOr<Recipe> LoadRecipeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot read recipe ", path, ": check the path and its permissions"));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseRecipe(text.str(), path);
+}
+
+absl::StatusOr<RecipeDirectory> LoadRecipeDirectory(const std::string& dir) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot read the recipes directory ", dir,
+                                                      ": ", ec.message(),
+                                                      ". Fix: point --recipes-dir at it"));
+  }
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& entry : it) {
+    if (entry.path().extension() == ".toml" && entry.is_regular_file(ec)) {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  RecipeDirectory out;
+  for (const fs::path& file : files) {
+    auto recipe = LoadRecipeFile(file.string());
+    if (recipe.ok()) {
+      out.recipes.push_back(std::move(*recipe));
+    } else {
+      out.errors.push_back(recipe.status());
+    }
+  }
+  std::sort(out.recipes.begin(), out.recipes.end(),
+            [](const Recipe& a, const Recipe& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace farm

@@ -1,0 +1,223 @@
+#include "libfarm/recipes/recipe_loader.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
+namespace farm {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kValid = R"(name = "demo"
+package = "demo-pkg"
+description = "d"
+versions = ["1.0", { version = "2.0", source = { kind = "git", url = "https://x/y.git", tag = "release-{version}" } }]
+
+[source]
+kind = "git"
+url = "https://example.com/demo.git"
+tag = "v{version}"
+submodules = true
+
+[python]
+version = "3.10"
+requirements = ["numpy<2.0"]
+
+[platform]
+cpu_archs = ["aarch64", "x86_64"]
+glibc_max = "2.35"
+cuda_min = "12.4"
+cuda_max = "13.0"
+
+[build]
+prepare = [["pip", "install", "-r", "requirements.txt"], "git submodule sync"]
+command = "python{python} setup.py bdist_wheel"
+wheel = "dist/*.whl"
+job_memory_gib = 4.5
+
+[build.env]
+TORCH_CUDA_ARCH_LIST = "{archs}"
+MAX_JOBS = "{jobs}"
+
+[[publish]]
+kind = "builtin"
+
+[[publish]]
+kind = "repository"
+url = "https://repo.example.com/legacy/"
+password_env = "REPO_TOKEN"
+
+[[publish]]
+kind = "command"
+command = ["gh", "release", "upload", "v{version}", "{wheel}"]
+
+[size]
+base_mib = 30
+per_arch_mib = 150
+)";
+
+absl::StatusOr<Recipe> ParseVariant(absl::string_view from, absl::string_view to) {
+  return ParseRecipe(absl::StrReplaceAll(kValid, {{from, to}}), "/recipes/demo.toml");
+}
+
+void ExpectError(const absl::StatusOr<Recipe>& r, const std::vector<std::string>& parts) {
+  ASSERT_FALSE(r.ok()) << "expected an error containing " << parts.front();
+  for (const std::string& part : parts) {
+    EXPECT_NE(r.status().message().find(part), std::string::npos)
+        << "missing \"" << part << "\" in: " << r.status().message();
+  }
+}
+
+TEST(RecipeLoaderTest, ReadsEveryField) {
+  auto r = ParseRecipe(kValid, "/recipes/demo.toml");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->name, "demo");
+  EXPECT_EQ(r->package, "demo-pkg");
+  ASSERT_EQ(r->versions.size(), 2u);
+  EXPECT_EQ(r->versions[0].source.TagFor("1.0"), "v1.0");
+  EXPECT_TRUE(r->versions[0].source.submodules);
+  EXPECT_EQ(r->versions[1].source.git_url, "https://x/y.git");
+  EXPECT_EQ(r->versions[1].source.TagFor("2.0"), "release-2.0");
+  EXPECT_EQ(r->FindVersion("2.0"), &r->versions[1]);
+  EXPECT_EQ(r->FindVersion("3.0"), nullptr);
+  EXPECT_EQ(r->python, "3.10");
+  EXPECT_EQ(r->python_requirements, std::vector<std::string>{"numpy<2.0"});
+  EXPECT_EQ(r->platform.cpu_archs, (std::vector<std::string>{"aarch64", "x86_64"}));
+  EXPECT_EQ(r->platform.ManylinuxCeilingTag("aarch64"), "manylinux_2_35_aarch64");
+  EXPECT_EQ(r->platform.cuda.ToString(), "12.4–13.0");
+  ASSERT_EQ(r->build.prepare.size(), 2u);
+  EXPECT_EQ(r->build.prepare[0].argv.size(), 4u);
+  EXPECT_TRUE(r->build.prepare[1].IsShell());
+  EXPECT_TRUE(r->build.command.IsShell());
+  EXPECT_EQ(r->build.env.at("MAX_JOBS"), "{jobs}");
+  EXPECT_DOUBLE_EQ(r->build.job_memory_gib, 4.5);
+  ASSERT_EQ(r->publish.size(), 3u);
+  EXPECT_EQ(r->publish[1].KindName(), "repository");
+  EXPECT_EQ(r->publish[1].username, "__token__");
+  EXPECT_EQ(r->publish[1].password_env, "REPO_TOKEN");
+  EXPECT_EQ(r->publish[2].command.argv.back(), "{wheel}");
+  EXPECT_DOUBLE_EQ(*r->size.EstimateMib(3), 480.0);
+}
+
+TEST(RecipeLoaderTest, UnknownKeysAreErrorsWithFileLineAndKey) {
+  ExpectError(ParseVariant("[build]\n", "[biuld]\n"),
+              {"/recipes/demo.toml:", "unknown key \"biuld\"", "valid keys are"});
+  ExpectError(
+      ParseVariant("job_memory_gib = 4.5", "job_memory = 4.5"),
+      {"/recipes/demo.toml:26:1: build.job_memory", "unknown key \"job_memory\" in [build]"});
+  ExpectError(ParseVariant("glibc_max = \"2.35\"", "glibc_ceiling = \"2.35\""),
+              {"platform.glibc_ceiling", "unknown key"});
+  ExpectError(ParseVariant("password_env", "token"), {"publish.token", "unknown key"});
+}
+
+TEST(RecipeLoaderTest, UnknownPlaceholdersAreErrors) {
+  ExpectError(ParseVariant("MAX_JOBS = \"{jobs}\"", "MAX_JOBS = \"{job}\""),
+              {"demo.toml:30:12: build.env.MAX_JOBS", "unknown placeholder {job}", "{jobs}"});
+  ExpectError(ParseVariant("tag = \"v{version}\"", "tag = \"v{ver}\""),
+              {"source.tag", "unknown placeholder {ver}"});
+  ExpectError(ParseVariant("\"{wheel}\"]", "\"{whl}\"]"), {"publish.command", "{whl}"});
+  ExpectError(ParseVariant("python{python} setup", "python{py} setup"), {"build.command", "{py}"});
+}
+
+TEST(RecipeLoaderTest, BadValuesNameTheKeyAndTheFix) {
+  ExpectError(ParseVariant("job_memory_gib = 4.5", "job_memory_gib = \"4\""),
+              {"build.job_memory_gib", "must be a number"});
+  ExpectError(ParseVariant("cuda_max = \"13.0\"", "cuda_max = \"12.0\""),
+              {"platform.cuda_max", "below cuda_min 12.4"});
+  ExpectError(ParseVariant("cuda_min = \"12.4\"", "cuda_min = 12.4"),
+              {"platform.cuda_min", "must be a string"});
+  ExpectError(ParseVariant("glibc_max = \"2.35\"", "glibc_max = \"35\""),
+              {"platform.glibc_max", "like \"2.35\""});
+  ExpectError(ParseVariant("\"aarch64\", \"x86_64\"", "\"arm64\""),
+              {"platform.cpu_archs", "unknown CPU arch \"arm64\"", "aarch64"});
+  ExpectError(ParseVariant("MAX_JOBS = \"{jobs}\"", "MAX_JOBS = 4"),
+              {"build.env.MAX_JOBS", "must be a string"});
+  ExpectError(ParseVariant("kind = \"git\"\nurl", "kind = \"svn\"\nurl"),
+              {"source.kind", "unknown source kind \"svn\""});
+  ExpectError(ParseVariant("kind = \"builtin\"", "kind = \"s3\""),
+              {"publish.kind", "unknown publish kind"});
+  ExpectError(ParseVariant("\"REPO_TOKEN\"", "\"pypi-AgEIcHlwaS5vcmc\""),
+              {"publish.password_env", "NAME of an environment variable"});
+  ExpectError(ParseVariant("versions = [\"1.0\",", "versions = [\"1.0\", \"1.0\","),
+              {"versions", "1.0 is listed twice"});
+  ExpectError(ParseVariant("name = \"demo\"", "name = \"other\""),
+              {"name", "differs from the file name \"demo.toml\""});
+  ExpectError(ParseVariant("dist/*.whl", "../*.whl"), {"build.wheel", "relative glob"});
+  ExpectError(ParseVariant("[python]\nversion = \"3.10\"", "[python]\nversion = \"3\""),
+              {"python.version"});
+  ExpectError(ParseVariant("[build]\n", "[build]\ncommand2 = 1\n"), {"build.command2"});
+}
+
+TEST(RecipeLoaderTest, MissingPiecesAreNamed) {
+  ExpectError(ParseVariant("package = \"demo-pkg\"\n", ""), {"package", "missing required key"});
+  ExpectError(ParseVariant("command = \"python{python} setup.py bdist_wheel\"\n", ""),
+              {"build.command", "missing"});
+  ExpectError(ParseRecipe("name = \"demo\"\npackage = \"d\"\n", "/r/demo.toml"), {"versions"});
+}
+
+TEST(RecipeLoaderTest, SyntaxErrorsCarryLineAndColumn) {
+  ExpectError(ParseVariant("description = \"d\"", "description = \"d"),
+              {"/recipes/demo.toml:3:", "TOML syntax error"});
+}
+
+TEST(RecipeLoaderTest, UploadSourceResolvesItsPathAgainstTheRecipe) {
+  const fs::path dir = fs::temp_directory_path() / absl::StrCat("recipes_test_", ::getpid());
+  fs::create_directories(dir / "recipes");
+  fs::create_directories(dir / "tree");
+  const std::string text = absl::StrReplaceAll(
+      kValid, {{"kind = \"git\"\nurl = \"https://example.com/demo.git\"\ntag = \"v{version}\"\n"
+                "submodules = true",
+                "kind = \"upload\"\npath = \"../tree\""}});
+  auto r = ParseRecipe(text, (dir / "recipes" / "demo.toml").string());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->versions[0].source.KindName(), "upload");
+  EXPECT_EQ(r->versions[0].source.default_dir, fs::canonical(dir / "tree").string());
+
+  auto missing = ParseRecipe(absl::StrReplaceAll(text, {{"../tree", "../nope"}}),
+                             (dir / "recipes" / "demo.toml").string());
+  ExpectError(missing, {"source.path", "is not a directory"});
+  ExpectError(ParseRecipe(absl::StrReplaceAll(text, {{"path = \"../tree\"", "tag = \"x\""}}),
+                          (dir / "recipes" / "demo.toml").string()),
+              {"source.tag", "only a git source"});
+  fs::remove_all(dir);
+}
+
+TEST(RecipeLoaderTest, DirectoryLoadsGoodFilesAndReportsBadOnes) {
+  const fs::path dir = fs::temp_directory_path() / absl::StrCat("recipes_dir_", ::getpid());
+  fs::create_directories(dir);
+  std::ofstream(dir / "demo.toml") << kValid;
+  std::ofstream(dir / "broken.toml") << "name = \"broken\"\nbogus = 1\n";
+  std::ofstream(dir / "notes.txt") << "not a recipe";
+  auto loaded = LoadRecipeDirectory(dir.string());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->recipes.size(), 1u);
+  EXPECT_EQ(loaded->recipes[0].name, "demo");
+  ASSERT_EQ(loaded->errors.size(), 1u);
+  EXPECT_NE(loaded->errors[0].message().find("broken.toml:2:1: bogus"), std::string::npos)
+      << loaded->errors[0];
+  EXPECT_FALSE(LoadRecipeDirectory((dir / "missing").string()).ok());
+  fs::remove_all(dir);
+}
+
+TEST(RecipeRefTest, SplitsAtTheLastDashBeforeADigit) {
+  auto a = ParseRecipeRef("pytorch-2.9.1");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->name, "pytorch");
+  EXPECT_EQ(a->version, "2.9.1");
+  auto b = ParseRecipeRef("demo-cuda-ext-0.1.0");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->name, "demo-cuda-ext");
+  EXPECT_EQ(b->version, "0.1.0");
+  EXPECT_FALSE(ParseRecipeRef("pytorch").ok());
+  EXPECT_FALSE(ParseRecipeRef("-2.0").ok());
+}
+
+}  // namespace
+}  // namespace farm

@@ -1,0 +1,50 @@
+// Every recipe shipped in recipes/ must load: a broken recipe fails CI, not a user's build.
+#include <gtest/gtest.h>
+
+#include "libfarm/recipes/build_render.h"
+#include "libfarm/recipes/recipe_loader.h"
+
+namespace farm {
+namespace {
+
+TEST(ShippedRecipesTest, EveryFileLoads) {
+  auto dir = LoadRecipeDirectory(FARM_SOURCE_RECIPES_DIR);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  for (const absl::Status& e : dir->errors) ADD_FAILURE() << e;
+  std::vector<std::string> names;
+  for (const Recipe& r : dir->recipes) names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"demo", "pytorch"}));
+}
+
+TEST(ShippedRecipesTest, PytorchFollowsTheSeed) {
+  auto r = LoadRecipeFile(std::string(FARM_SOURCE_RECIPES_DIR) + "/pytorch.toml");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->package, "torch");
+  ASSERT_NE(r->FindVersion("2.9.1"), nullptr);
+  EXPECT_EQ(r->FindVersion("2.9.1")->source.TagFor("2.9.1"), "v2.9.1");
+  EXPECT_EQ(r->python, "3.10");
+  EXPECT_EQ(r->platform.ManylinuxCeilingTag("aarch64"), "manylinux_2_35_aarch64");
+  BuildValues values{*ParseArchList("7.5;9.0;12.1"), {13, 0}, "/usr/local/cuda", 24, "2.9.1"};
+  auto rendered = RenderBuild(*r, values, [](const std::string&) { return std::nullopt; });
+  ASSERT_TRUE(rendered.ok()) << rendered.status();
+  for (const char* expected :
+       {"TORCH_CUDA_ARCH_LIST=7.5;9.0;12.1", "MAX_JOBS=24", "CMAKE_CUDA_ARCHITECTURES=75;90;121",
+        "CFLAGS=-g0", "USE_MKLDNN=0", "USE_FBGEMM=0", "CUDACXX=/usr/local/cuda/bin/nvcc",
+        "USE_PRIORITIZED_TEXT_FOR_LD=1", "BUILD_TEST=0",
+        "LD_LIBRARY_PATH=/usr/local/cuda/lib64:"}) {
+    EXPECT_NE(std::find(rendered->env.begin(), rendered->env.end(), expected), rendered->env.end())
+        << expected;
+  }
+  EXPECT_EQ(rendered->command, (std::vector<std::string>{"python3.10", "setup.py", "bdist_wheel"}));
+}
+
+TEST(ShippedRecipesTest, DemoUploadsTheExampleTree) {
+  auto r = LoadRecipeFile(std::string(FARM_SOURCE_RECIPES_DIR) + "/demo.toml");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(r->versions.empty());
+  EXPECT_EQ(r->versions[0].source.KindName(), "upload");
+  EXPECT_NE(r->versions[0].source.default_dir.find("examples/demo-cuda-ext"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace farm
