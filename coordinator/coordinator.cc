@@ -86,6 +86,14 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
       [] { return absl::Now(); });
   if (absl::Status s = c->scheduler_->Load(); !s.ok()) return s;
   Scheduler* scheduler_ptr = c->scheduler_.get();
+  // Build progress and queue metrics follow the scheduler's transitions; adding them replays
+  // the actions already known, which rebuilds shard progress after a restart.
+  c->builds_ =
+      std::make_unique<BuildRegistry>(c->store_.get(), &c->metrics_, [] { return absl::Now(); });
+  if (absl::Status s = c->builds_->Load(); !s.ok()) return s;
+  c->queue_metrics_ = std::make_unique<QueueMetrics>(&c->metrics_);
+  c->scheduler_->AddObserver(c->builds_.get());
+  c->scheduler_->AddObserver(c->queue_metrics_.get());
   c->registry_->SetSessionEndedHandler(
       [scheduler_ptr](const std::string& name, const std::string& session, bool died) {
         scheduler_ptr->OnSessionEnded(name, session, died);
@@ -99,6 +107,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
                                                        &c->metrics_, &c->identity_);
   c->cas_service_ =
       std::make_unique<CasServiceImpl>(c->auth_.get(), c->blob_store_.get(), &c->metrics_);
+  c->build_service_ =
+      std::make_unique<BuildServiceImpl>(c->auth_.get(), c->builds_.get(), &c->metrics_);
   grpc::ServerBuilder builder;
   // CAS blobs stream in 1 MiB chunks; this bounds what one message may cost us.
   builder.SetMaxReceiveMessageSize(kCasMaxMessageBytes);
@@ -110,6 +120,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   builder.RegisterService(c->farm_service_.get());
   builder.RegisterService(c->action_service_.get());
   builder.RegisterService(c->cas_service_.get());
+  builder.RegisterService(c->build_service_.get());
   c->grpc_server_ = builder.BuildAndStart();
   if (!c->grpc_server_ || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -120,7 +131,10 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   WarnIfNotLoopback(c->identity_.grpc_address, "gRPC");
 
   if (!options.http_listen.empty()) {
-    auto http = HttpServer::Start(options.http_listen, &c->metrics_);
+    c->api_routes_ = std::make_unique<ApiRoutes>(c->farm_service_.get(), c->builds_.get(), *token);
+    c->dashboard_routes_ = std::make_unique<DashboardRoutes>();
+    auto http = HttpServer::Start(options.http_listen, &c->metrics_,
+                                  {c->api_routes_.get(), c->dashboard_routes_.get()});
     if (!http.ok()) {
       c->grpc_server_->Shutdown();
       return http.status();

@@ -12,8 +12,13 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "coordinator/action_service.h"
+#include "coordinator/builds/build_registry.h"
+#include "coordinator/builds/build_service.h"
+#include "coordinator/builds/queue_metrics.h"
 #include "coordinator/cas/blob_store.h"
 #include "coordinator/cas/cas_service.h"
+#include "coordinator/dashboard/api_routes.h"
+#include "coordinator/dashboard/dashboard_routes.h"
 #include "coordinator/farm_service.h"
 #include "coordinator/http_server.h"
 #include "coordinator/scheduler/blob_store_index.h"
@@ -45,6 +50,8 @@ class Coordinator {
   const std::string& token_file() const { return token_file_; }
   // The CAS (<data-dir>/cas). Pins are in memory: re-pin live work before serving.
   BlobStore* blob_store() const { return blob_store_.get(); }
+  // Build records and progress; the wheel pipeline drives wheel builds through it.
+  BuildRegistry* builds() const { return builds_.get(); }
 
   // Stops accepting calls, lets running calls finish, and closes the store.
   void Shutdown();
@@ -63,6 +70,11 @@ class Coordinator {
   std::unique_ptr<WorkerRegistry> registry_;
   std::unique_ptr<BlobStoreIndex> blob_index_;
   std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<BuildRegistry> builds_;
+  std::unique_ptr<QueueMetrics> queue_metrics_;
+  std::unique_ptr<BuildServiceImpl> build_service_;
+  std::unique_ptr<ApiRoutes> api_routes_;
+  std::unique_ptr<DashboardRoutes> dashboard_routes_;
   std::unique_ptr<ActionServiceImpl> action_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<FarmServiceImpl> farm_service_;

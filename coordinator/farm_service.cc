@@ -17,18 +17,7 @@ grpc::Status FarmServiceImpl::GetStatus(grpc::ServerContext* context,
                                         const farm::v1::GetStatusRequest*,
                                         farm::v1::GetStatusResponse* response) {
   if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("GetStatus", s);
-  response->set_version(identity_->version);
-  *response->mutable_started_at() = ToProtoTime(identity_->started_at);
-  response->set_grpc_address(identity_->grpc_address);
-  response->set_http_address(identity_->http_address);
-  const WorkerCounts counts = registry_->Counts();
-  response->set_workers_online(counts.online);
-  response->set_workers_draining(counts.draining);
-  response->set_workers_lost(counts.lost);
-  response->set_workers_offline(counts.offline);
-  response->set_slots_online(counts.slots_online);
-  response->set_worker_timeout_ms(
-      static_cast<uint32_t>(absl::ToInt64Milliseconds(registry_->timeout())));
+  *response = Status();
   return Finish("GetStatus", absl::OkStatus());
 }
 
@@ -36,8 +25,30 @@ grpc::Status FarmServiceImpl::ListWorkers(grpc::ServerContext* context,
                                           const farm::v1::ListWorkersRequest*,
                                           farm::v1::ListWorkersResponse* response) {
   if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("ListWorkers", s);
-  for (auto& w : registry_->List()) *response->add_workers() = std::move(w);
+  *response = Workers();
   return Finish("ListWorkers", absl::OkStatus());
+}
+
+farm::v1::GetStatusResponse FarmServiceImpl::Status() const {
+  farm::v1::GetStatusResponse out;
+  out.set_version(identity_->version);
+  *out.mutable_started_at() = ToProtoTime(identity_->started_at);
+  out.set_grpc_address(identity_->grpc_address);
+  out.set_http_address(identity_->http_address);
+  const WorkerCounts counts = registry_->Counts();
+  out.set_workers_online(counts.online);
+  out.set_workers_draining(counts.draining);
+  out.set_workers_lost(counts.lost);
+  out.set_workers_offline(counts.offline);
+  out.set_slots_online(counts.slots_online);
+  out.set_worker_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(registry_->timeout())));
+  return out;
+}
+
+farm::v1::ListWorkersResponse FarmServiceImpl::Workers() const {
+  farm::v1::ListWorkersResponse out;
+  for (auto& w : registry_->List()) *out.add_workers() = std::move(w);
+  return out;
 }
 
 }  // namespace farm::coordinator

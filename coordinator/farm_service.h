@@ -29,6 +29,10 @@ class FarmServiceImpl final : public farm::v1::FarmService::Service {
                            const farm::v1::ListWorkersRequest* request,
                            farm::v1::ListWorkersResponse* response) override;
 
+  // The answers without the RPC, for the JSON API (which must say the same).
+  farm::v1::GetStatusResponse Status() const;
+  farm::v1::ListWorkersResponse Workers() const;
+
  private:
   grpc::Status Finish(const char* method, const absl::Status& status);
 

@@ -10,8 +10,8 @@
 
 namespace farm::coordinator {
 
-absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address,
-                                                              MetricsRegistry* metrics) {
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+    const std::string& address, MetricsRegistry* metrics, const std::vector<HttpRoutes*>& routes) {
   auto hp = ParseHostPort(address);
   if (!hp.ok()) return hp.status();
   std::unique_ptr<HttpServer> http(new HttpServer());
@@ -29,6 +29,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string&
   server.Get("/metrics", [metrics](const httplib::Request&, httplib::Response& res) {
     res.set_content(metrics->Render(), "text/plain; version=0.0.4; charset=utf-8");
   });
+  for (HttpRoutes* r : routes) r->RegisterRoutes(server, IsLoopbackHost(hp->host));
 
   int port = hp->port;
   if (port == 0) {

@@ -1,10 +1,11 @@
-// The coordinator's HTTP side: /healthz and /metrics now; dashboard, JSON API and the
-// package index later. It serves on its own thread.
+// The coordinator's HTTP side: /healthz and /metrics, plus the routes components add
+// (dashboard, JSON API, package index). It serves on its own thread.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "libfarm/metrics/registry.h"
@@ -15,11 +16,21 @@ class Server;
 
 namespace farm::coordinator {
 
+// A component that serves under the coordinator's HTTP port. Routes are registered once,
+// before the server listens (httplib's route tables are not safe to change while serving).
+class HttpRoutes {
+ public:
+  virtual ~HttpRoutes() = default;
+  // `loopback`: the server listens on loopback only, so it may relax read authentication.
+  virtual void RegisterRoutes(httplib::Server& server, bool loopback) = 0;
+};
+
 class HttpServer {
  public:
-  // Binds `address` (host:port, port 0 picks one) and starts serving.
-  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const std::string& address,
-                                                           MetricsRegistry* metrics);
+  // Binds `address` (host:port, port 0 picks one), registers `routes`, and starts serving.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
+      const std::string& address, MetricsRegistry* metrics,
+      const std::vector<HttpRoutes*>& routes = {});
   ~HttpServer();
 
   // The bound address, with the real port.

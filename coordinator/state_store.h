@@ -22,6 +22,8 @@ enum class Table {
   kActions,      // farm.v1.ActionRecord by action id (ids sort in submit order)
   kActionCache,  // farm.v1.ActionResult by action key
   kCas,          // farm.v1.BlobRecord by blob hash (coordinator/cas/blob_store.h)
+  kBuilds,       // farm.v1.Build (without shards) by build id (coordinator/builds/)
+  kBuildLogs,    // google.protobuf.BytesValue log blocks (coordinator/builds/build_log_blocks.h)
 };
 
 // Puts and deletes applied together by StateStore::Write, atomically and durably.

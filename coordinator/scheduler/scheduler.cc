@@ -79,6 +79,25 @@ absl::Status Scheduler::Load() {
   });
 }
 
+void Scheduler::AddObserver(ActionObserver* observer) {
+  std::vector<ActionUpdate> known;
+  {
+    absl::MutexLock lock(&mu_);
+    observers_.push_back(observer);
+    known.reserve(actions_.size());
+    for (const auto& [id, e] : actions_) known.push_back(Snapshot(e));
+  }
+  // A transition racing this call may be delivered before `known`; its higher sequence
+  // tells the observer to keep it.
+  if (!known.empty()) observer->OnActionsLoaded(known);
+}
+
+ActionUpdate Scheduler::Snapshot(const Entry& entry) {
+  return ActionUpdate{.sequence = ++update_sequence_,
+                      .status = entry.record.status(),
+                      .requirements = entry.record.action().requirements()};
+}
+
 void Scheduler::Stage(StateBatch& batch, std::vector<std::string>& ids, Entry& entry) {
   const std::string& id = entry.record.status().action_id();
   batch.Put(Table::kActions, id, entry.record);
@@ -88,8 +107,19 @@ void Scheduler::Stage(StateBatch& batch, std::vector<std::string>& ids, Entry& e
 
 void Scheduler::Persist(StateBatch& batch, const std::vector<std::string>& ids) {
   if (batch.empty()) return;
+  std::vector<ActionUpdate> updates;
+  const std::vector<ActionObserver*> observers = observers_;
+  if (!observers.empty()) {
+    updates.reserve(ids.size());
+    for (const auto& id : ids) updates.push_back(Snapshot(actions_.at(id)));
+  }
   mu_.Unlock();
   absl::Status s = store_->Write(batch);
+  // Observers hear of a transition before any caller is answered or waiter woken, so
+  // whoever sees an action's new state through the API also sees it in build progress.
+  if (s.ok()) {
+    for (ActionObserver* o : observers) o->OnActionsChanged(updates);
+  }
   mu_.Lock();
   if (!s.ok()) {
     // Memory already moved ahead of disk; the only safe state is the one on disk.

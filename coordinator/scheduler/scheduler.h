@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "coordinator/scheduler/action_observer.h"
 #include "coordinator/scheduler/blob_index.h"
 #include "coordinator/state_store.h"
 #include "farm/v1/state.pb.h"
@@ -45,6 +46,11 @@ class Scheduler {
   // Rebuilds queues and leases from the store after a (re)start. Running leases get a full
   // TTL to be renewed by their workers.
   absl::Status Load();
+
+  // Adds an observer of action transitions and first hands it every action already known,
+  // as one batch, so it starts from the scheduler's state. Call after Load, before serving;
+  // the observer must outlive the scheduler's use.
+  void AddObserver(ActionObserver* observer);
 
   // Client side.
   absl::StatusOr<std::vector<farm::v1::ActionStatus>> Execute(
@@ -104,6 +110,7 @@ class Scheduler {
   std::vector<std::string> TakeLeasable(const farm::v1::WorkerCapabilities& capabilities,
                                         uint32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AwaitSynced(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ActionUpdate Snapshot(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   StateStore* const store_;
   BlobIndex* const blobs_;
@@ -122,6 +129,8 @@ class Scheduler {
   std::map<std::string, std::string> action_by_lease_ ABSL_GUARDED_BY(mu_);
   // Actions whose lease expired while a session held it; charged if that session died.
   std::map<std::string, std::set<std::string>> expired_by_session_ ABSL_GUARDED_BY(mu_);
+  std::vector<ActionObserver*> observers_ ABSL_GUARDED_BY(mu_);
+  uint64_t update_sequence_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace farm::coordinator

@@ -1,0 +1,524 @@
+#include "coordinator/builds/build_registry.h"
+
+#include <sys/random.h>
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "coordinator/builds/build_log_blocks.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/time/proto_time.h"
+
+namespace farm::coordinator {
+namespace {
+
+using farm::v1::Build;
+using farm::v1::BuildState;
+
+constexpr uint64_t kMaxAppendBytes = uint64_t{4} << 20;
+const std::vector<double> kDurationBuckets = {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200};
+
+std::string KindName(farm::v1::BuildKind kind) {
+  return kind == farm::v1::BUILD_KIND_WHEEL ? "wheel" : "compile";
+}
+
+bool IsSet(const google::protobuf::Timestamp& ts) { return ts.seconds() != 0 || ts.nanos() != 0; }
+
+absl::Status CheckBuildId(const std::string& id) {
+  const bool ok = !id.empty() && id.size() <= 128 && std::all_of(id.begin(), id.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ||
+           c == '+';
+  });
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("build id '", id, "' is not valid. Fix: use 1 to 128 of [A-Za-z0-9._+-]"));
+}
+
+std::string RandomSuffix() {
+  uint32_t r = 0;
+  if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+    r = static_cast<uint32_t>(absl::ToUnixNanos(absl::Now()));
+  return absl::StrFormat("%08x", r);
+}
+
+std::string FirstLine(const std::string& text, size_t max) {
+  std::string line = text.substr(0, text.find('\n'));
+  // The tail of stderr usually ends with the message that matters; an empty first line
+  // (leading newline) would say nothing.
+  if (line.empty()) {
+    size_t end = text.find_last_not_of("\n ");
+    if (end != std::string::npos) {
+      size_t start = text.rfind('\n', end);
+      line = text.substr(start == std::string::npos ? 0 : start + 1,
+                         end + 1 - (start == std::string::npos ? 0 : start + 1));
+    }
+  }
+  if (line.size() > max) line = line.substr(0, max) + "...";
+  return line;
+}
+
+farm::v1::ActionEntry EntryFrom(const farm::v1::ActionStatus& s) {
+  farm::v1::ActionEntry e;
+  e.set_action_id(s.action_id());
+  e.set_build_id(s.build_id());
+  e.set_shard(s.shard());
+  e.set_worker(s.result().cache_hit() ? "" : s.worker());
+  e.set_state(s.state());
+  *e.mutable_submitted_at() = s.submitted_at();
+  if (IsSet(s.started_at())) *e.mutable_started_at() = s.started_at();
+  if (IsSet(s.finished_at())) *e.mutable_finished_at() = s.finished_at();
+  e.set_exit_code(s.result().exit_code());
+  e.set_cache_hit(s.result().cache_hit());
+  e.set_attempts(s.attempts());
+  e.set_wall_seconds(s.result().wall_seconds());
+  return e;
+}
+
+}  // namespace
+
+bool IsTerminalBuildState(BuildState state) {
+  return state == farm::v1::BUILD_STATE_SUCCEEDED || state == farm::v1::BUILD_STATE_FAILED ||
+         state == farm::v1::BUILD_STATE_CANCELLED;
+}
+
+std::string BuildStateName(BuildState state) {
+  switch (state) {
+    case farm::v1::BUILD_STATE_QUEUED:
+      return "queued";
+    case farm::v1::BUILD_STATE_BUILDING:
+      return "building";
+    case farm::v1::BUILD_STATE_VERIFYING:
+      return "verifying";
+    case farm::v1::BUILD_STATE_PUBLISHING:
+      return "publishing";
+    case farm::v1::BUILD_STATE_SUCCEEDED:
+      return "succeeded";
+    case farm::v1::BUILD_STATE_FAILED:
+      return "failed";
+    case farm::v1::BUILD_STATE_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
+  }
+}
+
+BuildRegistry::BuildRegistry(StateStore* store, MetricsRegistry* metrics,
+                             std::function<absl::Time()> clock)
+    : store_(store), metrics_(metrics), clock_(std::move(clock)) {
+  metrics_->AddRefreshHook([this] {
+    std::map<std::pair<std::string, std::string>, int> counts;
+    for (auto kind : {farm::v1::BUILD_KIND_COMPILE, farm::v1::BUILD_KIND_WHEEL}) {
+      for (int s = farm::v1::BUILD_STATE_QUEUED; s <= farm::v1::BUILD_STATE_CANCELLED; ++s) {
+        counts[{KindName(kind), BuildStateName(static_cast<BuildState>(s))}] = 0;
+      }
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      for (const auto& [id, e] : builds_) {
+        ++counts[{KindName(e.record.kind()), BuildStateName(e.record.state())}];
+      }
+    }
+    for (const auto& [key, n] : counts) {
+      metrics_
+          ->GetGauge("farm_builds", "Builds known to the coordinator, by kind and state.",
+                     {{"kind", key.first}, {"state", key.second}})
+          ->Set(n);
+    }
+  });
+}
+
+absl::Status BuildRegistry::Load() {
+  absl::MutexLock lock(&mu_);
+  return store_->ForEach(Table::kBuilds, [&](const std::string& key, const std::string& value) {
+    Entry e;
+    if (!e.record.ParseFromString(value)) {
+      return absl::DataLossError(absl::StrCat("build record '", key, "' in ", store_->dir(),
+                                              " does not parse; the state is damaged"));
+    }
+    e.record.clear_shards();
+    builds_.insert_or_assign(key, std::move(e));
+    return absl::OkStatus();
+  });
+}
+
+void BuildRegistry::OnActionsChanged(const std::vector<ActionUpdate>& updates) {
+  Apply(updates, /*live=*/true);
+}
+
+void BuildRegistry::OnActionsLoaded(const std::vector<ActionUpdate>& updates) {
+  Apply(updates, /*live=*/false);
+}
+
+void BuildRegistry::Apply(const std::vector<ActionUpdate>& updates, bool live) {
+  std::vector<std::string> created;
+  {
+    absl::MutexLock lock(&mu_);
+    std::set<std::string> touched;
+    Histogram* shard_durations = metrics_->GetHistogram(
+        "farm_shard_duration_seconds",
+        "From a shard's first action starting to its last finishing.", kDurationBuckets);
+    for (const auto& u : updates) {
+      const farm::v1::ActionStatus& st = u.status;
+      if (st.state() == farm::v1::ACTION_STATE_RUNNING) {
+        running_[st.action_id()] = EntryFrom(st);
+      } else {
+        running_.erase(st.action_id());
+      }
+      if (st.build_id().empty()) continue;  // belongs to no build
+      auto [it, inserted] = builds_.try_emplace(st.build_id());
+      Entry& b = it->second;
+      if (inserted) {
+        b.record.set_id(st.build_id());
+        b.record.set_kind(farm::v1::BUILD_KIND_COMPILE);
+        b.record.set_state(farm::v1::BUILD_STATE_QUEUED);
+        *b.record.mutable_submitted_at() = st.submitted_at();
+        created.push_back(st.build_id());
+      }
+      auto tracked = b.actions.find(st.action_id());
+      if (tracked != b.actions.end() && tracked->second.sequence >= u.sequence) continue;
+      ShardProgress& shard = b.shards[st.shard()];
+      const bool was_finished = shard.finished();
+      if (tracked != b.actions.end()) {
+        shard.Remove(tracked->second.facts);
+      } else {
+        tracked = b.actions.emplace(st.action_id(), TrackedAction()).first;
+      }
+      tracked->second = {u.sequence, ActionFacts::From(st), EntryFrom(st)};
+      shard.Add(tracked->second.facts);
+      if (live && !was_finished && shard.finished() && shard.started() != absl::InfiniteFuture()) {
+        shard_durations->Observe(
+            std::max(0.0, absl::ToDoubleSeconds(shard.last_finished() - shard.started())));
+      }
+      touched.insert(st.build_id());
+    }
+    for (const auto& id : touched) DeriveState(builds_.at(id), live);
+  }
+  if (!created.empty()) PersistCreated(created);
+}
+
+void BuildRegistry::DeriveState(Entry& e, bool live) {
+  if (e.record.kind() != farm::v1::BUILD_KIND_COMPILE) return;
+  uint32_t total = 0, pending = 0, running = 0, failed = 0, cancelled = 0;
+  absl::Time started = absl::InfiniteFuture(), finished = absl::InfinitePast();
+  const ActionFacts* first_failure = nullptr;
+  std::string failed_shard;
+  for (const auto& [name, s] : e.shards) {
+    total += s.total();
+    pending += s.queued() + s.running();
+    running += s.running();
+    failed += s.failed();
+    cancelled += s.cancelled();
+    started = std::min(started, s.started());
+    finished = std::max(finished, s.last_finished());
+    if (s.first_failure() &&
+        (!first_failure || s.first_failure()->finished < first_failure->finished)) {
+      first_failure = &*s.first_failure();
+      failed_shard = name;
+    }
+  }
+  BuildState state;
+  std::string reason;
+  if (total == 0) {
+    state = farm::v1::BUILD_STATE_QUEUED;
+  } else if (pending > 0) {
+    state = (running > 0 || pending < total) ? farm::v1::BUILD_STATE_BUILDING
+                                             : farm::v1::BUILD_STATE_QUEUED;
+  } else if (failed > 0) {
+    state = farm::v1::BUILD_STATE_FAILED;
+    reason = absl::StrCat(failed, " of ", total, " actions failed; first in ",
+                          failed_shard.empty() ? "(no shard)" : failed_shard);
+    if (first_failure->state == farm::v1::ACTION_STATE_COMPLETED) {
+      absl::StrAppend(&reason, " with exit code ", first_failure->exit_code);
+    }
+    if (!first_failure->error.empty()) {
+      absl::StrAppend(&reason, ": ", FirstLine(first_failure->error, 300));
+    }
+  } else if (cancelled > 0) {
+    state = farm::v1::BUILD_STATE_CANCELLED;
+    reason = absl::StrCat(cancelled, " of ", total, " actions cancelled");
+  } else {
+    state = farm::v1::BUILD_STATE_SUCCEEDED;
+  }
+  const BuildState before = e.record.state();
+  e.record.set_state(state);
+  e.record.set_reason(reason);
+  if (state != farm::v1::BUILD_STATE_QUEUED && started != absl::InfiniteFuture()) {
+    *e.record.mutable_started_at() = ToProtoTime(started);
+  }
+  if (IsTerminalBuildState(state) && finished != absl::InfinitePast()) {
+    *e.record.mutable_finished_at() = ToProtoTime(finished);
+  } else {
+    e.record.clear_finished_at();
+  }
+  if (live && !IsTerminalBuildState(before) && IsTerminalBuildState(state)) CountFinished(e.record);
+}
+
+void BuildRegistry::CountFinished(const Build& b) {
+  metrics_
+      ->GetCounter("farm_builds_finished_total", "Builds that reached a final state.",
+                   {{"kind", KindName(b.kind())}, {"state", BuildStateName(b.state())}})
+      ->Increment();
+  if (IsSet(b.started_at()) && IsSet(b.finished_at())) {
+    metrics_
+        ->GetHistogram("farm_build_duration_seconds", "From a build's start to its end.",
+                       kDurationBuckets, {{"kind", KindName(b.kind())}})
+        ->Observe(std::max(0.0, absl::ToDoubleSeconds(FromProtoTime(b.finished_at()) -
+                                                      FromProtoTime(b.started_at()))));
+  }
+}
+
+void BuildRegistry::PersistCreated(const std::vector<std::string>& ids) {
+  absl::MutexLock write(&write_mu_);
+  StateBatch batch;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& id : ids) {
+      auto it = builds_.find(id);
+      if (it != builds_.end()) batch.Put(Table::kBuilds, id, it->second.record);
+    }
+  }
+  if (absl::Status s = store_->Write(batch); !s.ok()) {
+    // Not fatal: a compile build is rebuilt from its actions on the next start.
+    ComponentLogger("coordinator")->error("cannot record new builds: {}", s.message());
+  }
+}
+
+absl::Status BuildRegistry::Mutate(const std::string& id,
+                                   const std::function<absl::Status(Build&, StateBatch&)>& change) {
+  absl::MutexLock write(&write_mu_);
+  Build copy;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = builds_.find(id);
+    if (it == builds_.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("no build '", id, "'. Fix: 'farmctl builds' lists the builds"));
+    }
+    copy = it->second.record;
+  }
+  StateBatch batch;
+  if (absl::Status s = change(copy, batch); !s.ok()) return s;
+  batch.Put(Table::kBuilds, id, copy);
+  if (absl::Status s = store_->Write(batch); !s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  Build& current = builds_.at(id).record;
+  if (copy.kind() == farm::v1::BUILD_KIND_COMPILE) {
+    // The state of a compile build follows its actions, which may have moved meanwhile.
+    copy.set_state(current.state());
+    copy.set_reason(current.reason());
+    *copy.mutable_started_at() = current.started_at();
+    *copy.mutable_finished_at() = current.finished_at();
+  }
+  current = std::move(copy);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Build> BuildRegistry::CreateWheelBuild(const WheelBuildSpec& spec) {
+  if (spec.package.empty() || spec.version.empty()) {
+    return absl::InvalidArgumentError("a wheel build needs a package name and a version");
+  }
+  const std::string id = spec.id.empty()
+                             ? absl::StrCat(spec.package, "-", spec.version, "-", RandomSuffix())
+                             : spec.id;
+  if (absl::Status s = CheckBuildId(id); !s.ok()) return s;
+  Build b;
+  b.set_id(id);
+  b.set_kind(farm::v1::BUILD_KIND_WHEEL);
+  b.set_package(spec.package);
+  b.set_version(spec.version);
+  for (const auto& a : spec.archs) b.add_archs(a);
+  b.set_state(farm::v1::BUILD_STATE_QUEUED);
+  *b.mutable_submitted_at() = ToProtoTime(clock_());
+  absl::MutexLock write(&write_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (builds_.count(id) > 0) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("build '", id, "' exists already. Fix: choose another id"));
+    }
+  }
+  if (absl::Status s = store_->Put(Table::kBuilds, id, b); !s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  builds_[id].record = b;
+  return b;
+}
+
+absl::Status BuildRegistry::SetState(const std::string& id, BuildState state,
+                                     const std::string& reason) {
+  if (state == farm::v1::BUILD_STATE_UNSPECIFIED || !farm::v1::BuildState_IsValid(state)) {
+    return absl::InvalidArgumentError(absl::StrCat("no build state ", static_cast<int>(state)));
+  }
+  absl::Status s = Mutate(id, [&](Build& b, StateBatch&) {
+    if (b.kind() != farm::v1::BUILD_KIND_WHEEL) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("build '", id, "' is a compile build: its state follows its actions"));
+    }
+    if (IsTerminalBuildState(b.state())) {
+      return absl::FailedPreconditionError(absl::StrCat("build '", id, "' already ",
+                                                        BuildStateName(b.state()),
+                                                        "; a finished build does not change"));
+    }
+    const absl::Time now = clock_();
+    b.set_state(state);
+    b.set_reason(reason);
+    if (state != farm::v1::BUILD_STATE_QUEUED && !IsSet(b.started_at())) {
+      *b.mutable_started_at() = ToProtoTime(now);
+    }
+    if (IsTerminalBuildState(state)) *b.mutable_finished_at() = ToProtoTime(now);
+    return absl::OkStatus();
+  });
+  if (s.ok() && IsTerminalBuildState(state)) {
+    absl::MutexLock lock(&mu_);
+    CountFinished(builds_.at(id).record);
+  }
+  return s;
+}
+
+absl::Status BuildRegistry::SetWheel(const std::string& id, const farm::v1::WheelInfo& wheel) {
+  return Mutate(id, [&](Build& b, StateBatch&) {
+    *b.mutable_wheel() = wheel;
+    return absl::OkStatus();
+  });
+}
+
+absl::Status BuildRegistry::SetVerification(const std::string& id,
+                                            const farm::v1::Verification& verification) {
+  return Mutate(id, [&](Build& b, StateBatch&) {
+    *b.mutable_verification() = verification;
+    return absl::OkStatus();
+  });
+}
+
+absl::Status BuildRegistry::AddPublished(const std::string& id, const std::string& where) {
+  return Mutate(id, [&](Build& b, StateBatch&) {
+    if (std::find(b.published_to().begin(), b.published_to().end(), where) ==
+        b.published_to().end()) {
+      b.add_published_to(where);
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status BuildRegistry::SetBuildHost(const std::string& id, const std::string& worker) {
+  return Mutate(id, [&](Build& b, StateBatch&) {
+    b.set_build_host(worker);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<uint64_t> BuildRegistry::AppendLog(const std::string& id, absl::string_view data) {
+  if (data.size() > kMaxAppendBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("a log append of ", data.size(),
+                                                   " bytes is too large; send at most ",
+                                                   kMaxAppendBytes, " at a time"));
+  }
+  uint64_t end = 0;
+  absl::Status s = Mutate(id, [&](Build& b, StateBatch& batch) {
+    if (absl::Status st = BuildLogBlocks::StageAppend(*store_, batch, id, b.log_bytes(), data);
+        !st.ok()) {
+      return st;
+    }
+    end = b.log_bytes() + data.size();
+    b.set_log_bytes(end);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return end;
+}
+
+Build BuildRegistry::Render(const Entry& e) const {
+  Build b = e.record;
+  for (const auto& [name, shard] : e.shards) *b.add_shards() = shard.ToProto(name);
+  if (b.archs().empty()) {
+    for (const auto& [name, shard] : e.shards) {
+      if (!name.empty()) b.add_archs(name);
+    }
+  }
+  return b;
+}
+
+absl::StatusOr<Build> BuildRegistry::Get(const std::string& id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = builds_.find(id);
+  if (it == builds_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("no build '", id, "'. Fix: 'farmctl builds' lists the builds"));
+  }
+  return Render(it->second);
+}
+
+std::vector<Build> BuildRegistry::List(size_t limit) const {
+  std::vector<const Entry*> entries;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [id, e] : builds_) entries.push_back(&e);
+  std::sort(entries.begin(), entries.end(), [](const Entry* a, const Entry* b) {
+    const auto& ta = a->record.submitted_at();
+    const auto& tb = b->record.submitted_at();
+    if (ta.seconds() != tb.seconds()) return ta.seconds() > tb.seconds();
+    if (ta.nanos() != tb.nanos()) return ta.nanos() > tb.nanos();
+    return a->record.id() > b->record.id();
+  });
+  if (limit > 0 && entries.size() > limit) entries.resize(limit);
+  std::vector<Build> out;
+  out.reserve(entries.size());
+  for (const Entry* e : entries) out.push_back(Render(*e));
+  return out;
+}
+
+absl::StatusOr<std::vector<farm::v1::ActionEntry>> BuildRegistry::Actions(
+    const std::string& build_id, farm::v1::ActionState state, size_t limit) const {
+  std::vector<farm::v1::ActionEntry> out;
+  absl::MutexLock lock(&mu_);
+  auto wanted = [state](const farm::v1::ActionEntry& e) {
+    return state == farm::v1::ACTION_STATE_UNSPECIFIED || e.state() == state;
+  };
+  if (!build_id.empty()) {
+    auto it = builds_.find(build_id);
+    if (it == builds_.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("no build '", build_id, "'. Fix: 'farmctl builds' lists the builds"));
+    }
+    for (const auto& [id, a] : it->second.actions) {
+      if (wanted(a.entry)) out.push_back(a.entry);
+    }
+  } else if (state == farm::v1::ACTION_STATE_RUNNING) {
+    for (const auto& [id, e] : running_) out.push_back(e);
+  } else {
+    for (const auto& [bid, b] : builds_) {
+      for (const auto& [id, a] : b.actions) {
+        if (wanted(a.entry)) out.push_back(a.entry);
+      }
+    }
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.action_id() < b.action_id(); });
+  }
+  // Keep the newest: a long build's timeline is most useful at its end.
+  if (limit > 0 && out.size() > limit) out.erase(out.begin(), out.end() - static_cast<long>(limit));
+  return out;
+}
+
+absl::StatusOr<farm::v1::GetBuildLogsResponse> BuildRegistry::ReadLog(const std::string& id,
+                                                                      uint64_t offset,
+                                                                      uint64_t max_bytes) const {
+  uint64_t end = 0;
+  bool finished = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = builds_.find(id);
+    if (it == builds_.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("no build '", id, "'. Fix: 'farmctl builds' lists the builds"));
+    }
+    end = it->second.record.log_bytes();
+    finished = IsTerminalBuildState(it->second.record.state());
+  }
+  auto chunk = BuildLogBlocks::Read(*store_, id, end, offset, max_bytes);
+  if (!chunk.ok()) return chunk.status();
+  chunk->set_build_finished(finished);
+  return chunk;
+}
+
+}  // namespace farm::coordinator

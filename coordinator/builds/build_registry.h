@@ -1,0 +1,122 @@
+// Builds: what the farm is building, how far each arch shard is, and how it ended.
+//
+// A *compile* build exists as soon as an action names its build_id; its progress and state
+// follow its actions (fed by the scheduler as an ActionObserver). A *wheel* build is created
+// by the wheel pipeline (issue #6) through the API below, which also drives its state; its
+// shards still come from the actions submitted with its id.
+//
+// Build records (everything but shard progress) are kept in the "builds" column family;
+// shard progress is rebuilt from the scheduler's action records on start. Logs are kept in
+// "build_logs", the last 8 MiB per build.
+//
+// API for the wheel pipeline (every call is durable before it returns; all are safe to
+// call from any thread; NOT_FOUND for an unknown build id):
+//   CreateWheelBuild({package, version, archs, id?})  -> the new build (QUEUED)
+//   SetState(id, BUILD_STATE_BUILDING / VERIFYING / PUBLISHING / SUCCEEDED / FAILED /
+//            CANCELLED, reason)   FAILED_PRECONDITION once the build is terminal
+//   SetWheel(id, WheelInfo{filename, size_bytes, device_code_bytes{arch: bytes}, sha256})
+//   SetVerification(id, Verification{ok, message, rows[{arch, present, size_bytes, note}]})
+//   AddPublished(id, "https://pypi.example/simple/torch/")
+//   SetBuildHost(id, worker_name)
+//   AppendLog(id, bytes) -> the log's new length (also the AppendBuildLog RPC)
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/builds/shard_progress.h"
+#include "coordinator/scheduler/action_observer.h"
+#include "coordinator/state_store.h"
+#include "farm/v1/builds.pb.h"
+#include "libfarm/metrics/registry.h"
+
+namespace farm::coordinator {
+
+struct WheelBuildSpec {
+  std::string package;
+  std::string version;
+  std::vector<std::string> archs;  // "sm_90", ...
+  std::string id;                  // empty: "<package>-<version>-<random>"
+};
+
+bool IsTerminalBuildState(farm::v1::BuildState state);
+// "building", "succeeded", ...
+std::string BuildStateName(farm::v1::BuildState state);
+
+class BuildRegistry final : public ActionObserver {
+ public:
+  BuildRegistry(StateStore* store, MetricsRegistry* metrics, std::function<absl::Time()> clock);
+
+  // Reads the build records. Call before Scheduler::AddObserver(this), which replays the
+  // actions and so rebuilds shard progress.
+  absl::Status Load();
+
+  // The wheel pipeline's API (see the top of this file).
+  absl::StatusOr<farm::v1::Build> CreateWheelBuild(const WheelBuildSpec& spec);
+  absl::Status SetState(const std::string& id, farm::v1::BuildState state,
+                        const std::string& reason);
+  absl::Status SetWheel(const std::string& id, const farm::v1::WheelInfo& wheel);
+  absl::Status SetVerification(const std::string& id, const farm::v1::Verification& verification);
+  absl::Status AddPublished(const std::string& id, const std::string& where);
+  absl::Status SetBuildHost(const std::string& id, const std::string& worker);
+  absl::StatusOr<uint64_t> AppendLog(const std::string& id, absl::string_view data);
+
+  // Reads.
+  absl::StatusOr<farm::v1::Build> Get(const std::string& id) const;
+  // Newest first.
+  std::vector<farm::v1::Build> List(size_t limit) const;
+  // Oldest first. Empty `build_id`: every build, and with state RUNNING also actions that
+  // belong to no build (what the fleet is doing now).
+  absl::StatusOr<std::vector<farm::v1::ActionEntry>> Actions(const std::string& build_id,
+                                                             farm::v1::ActionState state,
+                                                             size_t limit) const;
+  absl::StatusOr<farm::v1::GetBuildLogsResponse> ReadLog(const std::string& id, uint64_t offset,
+                                                         uint64_t max_bytes) const;
+
+  // ActionObserver.
+  void OnActionsChanged(const std::vector<ActionUpdate>& updates) override;
+  void OnActionsLoaded(const std::vector<ActionUpdate>& updates) override;
+
+ private:
+  struct TrackedAction {
+    uint64_t sequence = 0;
+    ActionFacts facts;
+    farm::v1::ActionEntry entry;
+  };
+  struct Entry {
+    farm::v1::Build record;  // as stored: no shards; state is derived for compile builds
+    std::map<std::string, ShardProgress> shards;
+    std::map<std::string, TrackedAction> actions;  // by id: ids sort in submit order
+  };
+
+  void Apply(const std::vector<ActionUpdate>& updates, bool live);
+  // Recomputes a compile build's state from its shards.
+  void DeriveState(Entry& entry, bool live) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CountFinished(const farm::v1::Build& build) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  farm::v1::Build Render(const Entry& entry) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies `change` to a copy of the record, writes it (with `extra` ops), then keeps it.
+  absl::Status Mutate(const std::string& id,
+                      const std::function<absl::Status(farm::v1::Build&, StateBatch&)>& change);
+  void PersistCreated(const std::vector<std::string>& ids);
+
+  StateStore* const store_;
+  MetricsRegistry* const metrics_;
+  const std::function<absl::Time()> clock_;
+
+  // Serializes record writes so the store always ends with the newest record; taken before mu_.
+  absl::Mutex write_mu_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Entry> builds_ ABSL_GUARDED_BY(mu_);
+  // Running actions of any build or none, for the fleet view.
+  std::map<std::string, farm::v1::ActionEntry> running_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace farm::coordinator

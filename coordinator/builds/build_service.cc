@@ -1,0 +1,108 @@
+#include "coordinator/builds/build_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/rpc_outcome.h"
+
+namespace farm::coordinator {
+namespace {
+
+constexpr uint32_t kDefaultListLimit = 100;
+constexpr uint64_t kMaxLogChunk = uint64_t{1} << 20;
+
+}  // namespace
+
+absl::StatusOr<farm::v1::ListBuildsResponse> AnswerListBuilds(
+    const BuildRegistry& builds, const farm::v1::ListBuildsRequest& request) {
+  farm::v1::ListBuildsResponse out;
+  for (auto& b : builds.List(request.limit() == 0 ? kDefaultListLimit : request.limit())) {
+    *out.add_builds() = std::move(b);
+  }
+  return out;
+}
+
+absl::StatusOr<farm::v1::GetBuildLogsResponse> AnswerGetBuildLogs(
+    const BuildRegistry& builds, const farm::v1::GetBuildLogsRequest& request) {
+  const uint64_t max = request.max_bytes() == 0
+                           ? kMaxLogChunk
+                           : std::min<uint64_t>(request.max_bytes(), kMaxLogChunk);
+  return builds.ReadLog(request.build_id(), request.offset(), max);
+}
+
+absl::StatusOr<farm::v1::ListActionsResponse> AnswerListActions(
+    const BuildRegistry& builds, const farm::v1::ListActionsRequest& request) {
+  auto entries = builds.Actions(request.build_id(), request.state(), request.limit());
+  if (!entries.ok()) return entries.status();
+  farm::v1::ListActionsResponse out;
+  for (auto& e : *entries) *out.add_actions() = std::move(e);
+  return out;
+}
+
+BuildServiceImpl::BuildServiceImpl(const TokenVerifier* auth, BuildRegistry* builds,
+                                   MetricsRegistry* metrics)
+    : auth_(auth), builds_(builds), metrics_(metrics) {}
+
+grpc::Status BuildServiceImpl::ListBuilds(grpc::ServerContext* context,
+                                          const farm::v1::ListBuildsRequest* request,
+                                          farm::v1::ListBuildsResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "ListBuilds", s);
+  }
+  auto answer = AnswerListBuilds(*builds_, *request);
+  if (!answer.ok()) return FinishRpc(*metrics_, "ListBuilds", answer.status());
+  *response = std::move(*answer);
+  return FinishRpc(*metrics_, "ListBuilds", absl::OkStatus());
+}
+
+grpc::Status BuildServiceImpl::GetBuild(grpc::ServerContext* context,
+                                        const farm::v1::GetBuildRequest* request,
+                                        farm::v1::Build* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) return FinishRpc(*metrics_, "GetBuild", s);
+  auto build = builds_->Get(request->build_id());
+  if (!build.ok()) return FinishRpc(*metrics_, "GetBuild", build.status());
+  *response = std::move(*build);
+  return FinishRpc(*metrics_, "GetBuild", absl::OkStatus());
+}
+
+grpc::Status BuildServiceImpl::GetBuildLogs(grpc::ServerContext* context,
+                                            const farm::v1::GetBuildLogsRequest* request,
+                                            farm::v1::GetBuildLogsResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "GetBuildLogs", s);
+  }
+  auto chunk = AnswerGetBuildLogs(*builds_, *request);
+  if (!chunk.ok()) return FinishRpc(*metrics_, "GetBuildLogs", chunk.status());
+  *response = std::move(*chunk);
+  return FinishRpc(*metrics_, "GetBuildLogs", absl::OkStatus());
+}
+
+grpc::Status BuildServiceImpl::ListActions(grpc::ServerContext* context,
+                                           const farm::v1::ListActionsRequest* request,
+                                           farm::v1::ListActionsResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "ListActions", s);
+  }
+  auto answer = AnswerListActions(*builds_, *request);
+  if (!answer.ok()) return FinishRpc(*metrics_, "ListActions", answer.status());
+  *response = std::move(*answer);
+  return FinishRpc(*metrics_, "ListActions", absl::OkStatus());
+}
+
+grpc::Status BuildServiceImpl::AppendBuildLog(grpc::ServerContext* context,
+                                              const farm::v1::AppendBuildLogRequest* request,
+                                              farm::v1::AppendBuildLogResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "AppendBuildLog", s);
+  }
+  if (request->data().size() > kMaxLogChunk) {
+    return FinishRpc(*metrics_, "AppendBuildLog",
+                     absl::InvalidArgumentError(
+                         absl::StrCat("log chunk of ", request->data().size(),
+                                      " bytes; send at most ", kMaxLogChunk, " bytes per call")));
+  }
+  auto end = builds_->AppendLog(request->build_id(), request->data());
+  if (!end.ok()) return FinishRpc(*metrics_, "AppendBuildLog", end.status());
+  response->set_next_offset(*end);
+  return FinishRpc(*metrics_, "AppendBuildLog", absl::OkStatus());
+}
+
+}  // namespace farm::coordinator

@@ -1,0 +1,44 @@
+// farm.v1.BuildService: build status, action timelines and logs for farmctl and the
+// dashboard, and log upload from build hosts. Token-authenticated like every service.
+#pragma once
+
+#include "coordinator/builds/build_registry.h"
+#include "farm/v1/builds.grpc.pb.h"
+#include "libfarm/metrics/registry.h"
+#include "libfarm/rpc/token_auth.h"
+
+namespace farm::coordinator {
+
+class BuildServiceImpl final : public farm::v1::BuildService::Service {
+ public:
+  BuildServiceImpl(const TokenVerifier* auth, BuildRegistry* builds, MetricsRegistry* metrics);
+
+  grpc::Status ListBuilds(grpc::ServerContext* context, const farm::v1::ListBuildsRequest* request,
+                          farm::v1::ListBuildsResponse* response) override;
+  grpc::Status GetBuild(grpc::ServerContext* context, const farm::v1::GetBuildRequest* request,
+                        farm::v1::Build* response) override;
+  grpc::Status GetBuildLogs(grpc::ServerContext* context,
+                            const farm::v1::GetBuildLogsRequest* request,
+                            farm::v1::GetBuildLogsResponse* response) override;
+  grpc::Status ListActions(grpc::ServerContext* context,
+                           const farm::v1::ListActionsRequest* request,
+                           farm::v1::ListActionsResponse* response) override;
+  grpc::Status AppendBuildLog(grpc::ServerContext* context,
+                              const farm::v1::AppendBuildLogRequest* request,
+                              farm::v1::AppendBuildLogResponse* response) override;
+
+ private:
+  const TokenVerifier* auth_;
+  BuildRegistry* builds_;
+  MetricsRegistry* metrics_;
+};
+
+// The answers, shared by the gRPC service and the JSON API so both say the same.
+absl::StatusOr<farm::v1::ListBuildsResponse> AnswerListBuilds(
+    const BuildRegistry& builds, const farm::v1::ListBuildsRequest& request);
+absl::StatusOr<farm::v1::GetBuildLogsResponse> AnswerGetBuildLogs(
+    const BuildRegistry& builds, const farm::v1::GetBuildLogsRequest& request);
+absl::StatusOr<farm::v1::ListActionsResponse> AnswerListActions(
+    const BuildRegistry& builds, const farm::v1::ListActionsRequest& request);
+
+}  // namespace farm::coordinator

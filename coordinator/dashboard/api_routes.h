@@ -1,0 +1,39 @@
+// The JSON API under /api/v1/: the same answers as the gRPC FarmService and BuildService,
+// in the protobuf JSON mapping (proto field names, default values printed). Read-only.
+//
+//   GET /api/v1/status                      farm.v1.GetStatusResponse
+//   GET /api/v1/workers                     farm.v1.ListWorkersResponse
+//   GET /api/v1/actions?state=RUNNING       farm.v1.ListActionsResponse (every build)
+//   GET /api/v1/builds?limit=N              farm.v1.ListBuildsResponse
+//   GET /api/v1/builds/ID                   farm.v1.Build
+//   GET /api/v1/builds/ID/actions?state=&limit=   farm.v1.ListActionsResponse
+//   GET /api/v1/builds/ID/logs?offset=&max_bytes= farm.v1.GetBuildLogsResponse
+//
+// Errors answer {"error": message, "code": "NOT_FOUND"} with a matching HTTP status.
+#pragma once
+
+#include <string>
+
+#include <google/protobuf/util/json_util.h>
+
+#include "coordinator/builds/build_registry.h"
+#include "coordinator/farm_service.h"
+#include "coordinator/http_server.h"
+
+namespace farm::coordinator {
+
+// The JSON mapping the API uses; clients comparing with gRPC answers use the same.
+google::protobuf::util::JsonPrintOptions ApiJsonOptions();
+
+class ApiRoutes final : public HttpRoutes {
+ public:
+  ApiRoutes(const FarmServiceImpl* farm, const BuildRegistry* builds, std::string token);
+  void RegisterRoutes(httplib::Server& server, bool loopback) override;
+
+ private:
+  const FarmServiceImpl* farm_;
+  const BuildRegistry* builds_;
+  std::string token_;
+};
+
+}  // namespace farm::coordinator

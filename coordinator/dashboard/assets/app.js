@@ -1,0 +1,314 @@
+// The Wheelfarm dashboard: reads the JSON API every 2 s and redraws. No framework, no
+// network beyond the coordinator. Every value from the farm is set as text, never as HTML.
+'use strict';
+
+const REFRESH_MS = 2000;
+const SHARD_COLORS = ['#2f6fd6', '#e07b25', '#2e9d5b', '#9b4dca', '#d0453a', '#138d90',
+                      '#b58900', '#6c71c4', '#d33682', '#5b8c2a', '#8c564b', '#17becf'];
+
+// The token, from ?token= once, then kept for this tab only.
+const token = (() => {
+  const fromUrl = new URLSearchParams(location.search).get('token');
+  if (fromUrl) {
+    sessionStorage.setItem('farm-token', fromUrl);
+    history.replaceState(null, '', location.pathname);
+  }
+  return sessionStorage.getItem('farm-token') || '';
+})();
+
+async function api(path) {
+  const headers = token ? {Authorization: 'Bearer ' + token} : {};
+  const res = await fetch('/api/v1/' + path, {headers, cache: 'no-store'});
+  const body = await res.json().catch(() => ({error: res.statusText}));
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') node.className = v;
+    else if (k === 'style') node.style.cssText = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function enumName(value, prefix) {
+  return String(value || '').replace(prefix, '').toLowerCase() || 'unknown';
+}
+const buildState = b => enumName(b.state, 'BUILD_STATE_');
+const actionState = a => enumName(a.state, 'ACTION_STATE_');
+const workerState = w => enumName(w.state, 'WORKER_STATE_');
+const num = v => Number(v || 0);
+
+function bytes(n) {
+  n = num(n);
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let u = 0;
+  while (n >= 1024 && u < units.length - 1) { n /= 1024; u++; }
+  return u === 0 ? n + ' B' : n.toFixed(1) + ' ' + units[u];
+}
+
+function duration(seconds) {
+  seconds = Math.max(0, Math.round(seconds));
+  if (seconds < 60) return seconds + 's';
+  if (seconds < 3600) return Math.floor(seconds / 60) + 'm' + String(seconds % 60).padStart(2, '0') + 's';
+  return Math.floor(seconds / 3600) + 'h' + String(Math.floor(seconds % 3600 / 60)).padStart(2, '0') + 'm';
+}
+
+const time = ts => (ts ? Date.parse(ts) : NaN);
+function ago(ts) {
+  const t = time(ts);
+  return isNaN(t) ? '' : duration((Date.now() - t) / 1000) + ' ago';
+}
+function span(from, to) {
+  const a = time(from);
+  if (isNaN(a)) return '';
+  const b = isNaN(time(to)) ? Date.now() : time(to);
+  return duration((b - a) / 1000);
+}
+
+function stateBadge(name) { return el('span', {class: 'state ' + name}, name); }
+
+// A stacked bar: done, cached, failed, running, cancelled over total.
+function progressBar(s) {
+  const total = Math.max(1, num(s.total));
+  const part = (cls, n) => n > 0 ? el('span', {class: cls, style: `width:${100 * n / total}%`}) : null;
+  const done = num(s.done) - num(s.cached);
+  return el('div', {class: 'progress', title: `${num(s.done)}/${num(s.total)} done`},
+            part('done', done), part('cached', num(s.cached)), part('failed', num(s.failed)),
+            part('running', num(s.running)), part('cancelled', num(s.cancelled)));
+}
+
+function buildTotals(b) {
+  const t = {total: 0, done: 0, cached: 0, failed: 0, running: 0, cancelled: 0, queued: 0};
+  for (const s of b.shards || []) for (const k of Object.keys(t)) t[k] += num(s[k]);
+  return t;
+}
+
+// ---- fleet and builds list ----
+
+async function renderHome() {
+  const [status, workers, running, builds] = await Promise.all([
+    api('status'), api('workers'), api('actions?state=running'), api('builds?limit=50')]);
+  const byWorker = {};
+  for (const a of running.actions || []) (byWorker[a.worker] = byWorker[a.worker] || []).push(a);
+  let slots = 0, used = 0;
+  for (const w of workers.workers || []) {
+    if (workerState(w) === 'online' || workerState(w) === 'draining') {
+      slots += num(w.capabilities && w.capabilities.slots);
+      used += num(w.slots_in_use);
+    }
+  }
+  const card = (n, label) => el('div', {class: 'card'}, el('div', {class: 'n'}, n), el('div', {class: 'muted'}, label));
+
+  const workerRows = (workers.workers || []).map(w => {
+    const c = w.capabilities || {};
+    const load = num(c.slots) ? num(w.slots_in_use) / num(c.slots) : 0;
+    const acts = byWorker[w.name] || [];
+    return el('tr', {'data-worker': w.name},
+      el('td', {}, w.name), el('td', {}, stateBadge(workerState(w))),
+      el('td', {}, `${c.os || ''}/${c.cpu_arch || ''}`),
+      el('td', {}, el('span', {class: 'load'}, el('span', {style: `width:${Math.round(100 * load)}%`})),
+         `${num(w.slots_in_use)}/${num(c.slots)}`),
+      el('td', {}, acts.length ? acts.map(a => el('div', {},
+         a.build_id ? el('a', {href: '/builds/' + encodeURIComponent(a.build_id)}, a.build_id) : '(no build)',
+         ' ', a.shard || '', ' ', el('span', {class: 'muted'}, span(a.started_at)))) : el('span', {class: 'muted'}, 'idle')),
+      el('td', {class: 'muted'}, ago(w.last_seen)));
+  });
+
+  const buildRows = (builds.builds || []).map(b => {
+    const t = buildTotals(b);
+    const href = '/builds/' + encodeURIComponent(b.id);
+    return el('tr', {'data-build': b.id},
+      el('td', {}, el('a', {href}, b.id)),
+      el('td', {}, enumName(b.kind, 'BUILD_KIND_')),
+      el('td', {}, b.package ? `${b.package} ${b.version}` : ''),
+      el('td', {}, stateBadge(buildState(b))),
+      el('td', {}, progressBar(t), el('div', {class: 'muted'}, `${t.done}/${t.total} actions`)),
+      el('td', {}, (b.shards || []).map(s => el('div', {}, `${s.name || '(none)'} ${num(s.done)}/${num(s.total)}`))),
+      el('td', {class: 'muted'}, ago(b.submitted_at)),
+      el('td', {class: 'muted'}, span(b.started_at, b.finished_at)));
+  });
+
+  document.getElementById('coordinator').textContent = `${status.grpc_address} · wheelfarm ${status.version}`;
+  return [
+    el('h1', {}, 'Fleet'),
+    el('div', {class: 'cards'},
+       card(num(status.workers_online), 'workers online'), card(num(status.workers_draining), 'draining'),
+       card(num(status.workers_lost), 'lost'), card(`${used}/${slots}`, 'slots in use'),
+       card((running.actions || []).length, 'actions running')),
+    el('h2', {}, 'Workers'),
+    workerRows.length
+      ? el('table', {id: 'workers-table'}, el('thead', {}, el('tr', {},
+          ['Name', 'State', 'Platform', 'Load', 'Running', 'Last seen'].map(h => el('th', {}, h)))),
+          el('tbody', {}, workerRows))
+      : el('p', {class: 'muted'}, 'No workers registered.'),
+    el('h2', {}, 'Builds'),
+    buildRows.length
+      ? el('table', {id: 'builds-table'}, el('thead', {}, el('tr', {},
+          ['Build', 'Kind', 'Package', 'State', 'Progress', 'Shards', 'Submitted', 'Took'].map(h => el('th', {}, h)))),
+          el('tbody', {}, buildRows))
+      : el('p', {class: 'muted'}, 'No builds yet.'),
+  ];
+}
+
+// ---- one build ----
+
+function shardColor(names, shard) {
+  const i = names.indexOf(shard);
+  return SHARD_COLORS[(i < 0 ? 0 : i) % SHARD_COLORS.length];
+}
+
+// Lanes per worker, one bar per action from start to finish, coloured by shard.
+function timeline(actions, shardNames) {
+  const ran = actions.filter(a => a.started_at && a.worker);
+  const width = 1100, lane = 22, left = 130, top = 20;
+  if (!ran.length) return el('p', {class: 'muted', id: 'timeline-empty'}, 'No action has run yet.');
+  const workers = [...new Set(ran.map(a => a.worker))].sort();
+  const t0 = Math.min(...ran.map(a => time(a.started_at)));
+  const t1 = Math.max(...ran.map(a => isNaN(time(a.finished_at)) ? Date.now() : time(a.finished_at)), t0 + 1000);
+  const scale = (width - left - 10) / (t1 - t0);
+  const height = top + workers.length * lane + 10;
+  const root = svg('svg', {id: 'timeline', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
+                           'aria-label': 'actions per worker over time'});
+  for (let i = 0; i <= 5; i++) {
+    const x = left + i * (width - left - 10) / 5;
+    root.append(svg('line', {x1: x, x2: x, y1: top - 4, y2: height - 6, stroke: '#e3e3de'}));
+    root.append(svg('text', {x: x + 2, y: 12}, duration((t1 - t0) * i / 5000)));
+  }
+  workers.forEach((w, i) => {
+    const y = top + i * lane;
+    root.append(svg('rect', {x: 0, y, width, height: lane - 2, fill: i % 2 ? '#fafaf8' : '#f1f1ed'}));
+    root.append(svg('text', {x: 6, y: y + lane / 2 + 3}, w));
+  });
+  for (const a of ran) {
+    const y = top + workers.indexOf(a.worker) * lane + 3;
+    const start = time(a.started_at);
+    const end = isNaN(time(a.finished_at)) ? Date.now() : time(a.finished_at);
+    const failed = actionState(a) === 'failed' || (actionState(a) === 'completed' && num(a.exit_code) !== 0);
+    const bar = svg('rect', {
+      class: 'action-bar', 'data-shard': a.shard || '', x: left + (start - t0) * scale, y,
+      width: Math.max(2, (end - start) * scale), height: lane - 8, rx: 2,
+      fill: shardColor(shardNames, a.shard || ''), stroke: failed ? '#d0453a' : 'none', 'stroke-width': failed ? 2 : 0,
+      opacity: actionState(a) === 'running' ? 0.6 : 1});
+    bar.append(svg('title', {}, `${a.shard || '(no shard)'} on ${a.worker}: ${actionState(a)}` +
+                                (failed ? ` (exit ${num(a.exit_code)})` : '') + `, ${span(a.started_at, a.finished_at)}`));
+    root.append(bar);
+  }
+  return el('div', {class: 'timeline-wrap'}, root);
+}
+
+let logState = {id: null, offset: 0, text: ''};
+
+async function renderBuild(id) {
+  const [b, acts] = await Promise.all([api('builds/' + encodeURIComponent(id)),
+                                       api('builds/' + encodeURIComponent(id) + '/actions?limit=5000')]);
+  if (logState.id !== id) logState = {id, offset: 0, text: ''};
+  if (num(b.log_bytes) > logState.offset) {
+    const chunk = await api(`builds/${encodeURIComponent(id)}/logs?offset=${logState.offset}&max_bytes=262144`);
+    const data = new TextDecoder().decode(Uint8Array.from(atob(chunk.data || ''), c => c.charCodeAt(0)));
+    logState.text = (logState.text + data).slice(-200000);
+    logState.offset = num(chunk.next_offset);
+  }
+  const shards = b.shards || [];
+  const shardNames = shards.map(s => s.name || '');
+  const t = buildTotals(b);
+  document.title = `${b.id} · ${buildState(b)} · Wheelfarm`;
+
+  const shardRows = shards.map(s => el('tr', {class: 'shard-row', 'data-shard': s.name || ''},
+    el('td', {}, el('i', {style: `display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px;background:${shardColor(shardNames, s.name || '')}`}), s.name || '(none)'),
+    el('td', {}, progressBar(s)),
+    el('td', {class: 'num'}, `${num(s.done)}/${num(s.total)}`),
+    el('td', {class: 'num'}, num(s.running)), el('td', {class: 'num'}, num(s.queued)),
+    el('td', {class: 'num'}, num(s.failed)), el('td', {class: 'num'}, num(s.cached)),
+    el('td', {}, (s.workers || []).join(', ')),
+    el('td', {class: 'num'}, span(s.started_at, s.finished_at)),
+    el('td', {class: 'num'}, duration(num(s.cpu_seconds)))));
+
+  const failures = shards.filter(s => s.error || s.failed_action_id).map(s =>
+    el('div', {class: 'failure', 'data-shard': s.name || ''},
+       el('h3', {}, `${s.name || '(no shard)'}: action ${s.failed_action_id}` +
+                    (num(s.failed_exit_code) ? ` exited ${num(s.failed_exit_code)}` : '')),
+       el('pre', {class: 'error'}, s.error || '(no error text)')));
+
+  const wheel = b.wheel || {};
+  const sizes = Object.entries(wheel.device_code_bytes || {}).sort();
+  const maxSize = Math.max(1, ...sizes.map(([, v]) => num(v)));
+  const v = b.verification || {};
+  const facts = [
+    ['Kind', enumName(b.kind, 'BUILD_KIND_')],
+    b.package ? ['Package', `${b.package} ${b.version}`] : null,
+    ['Archs', (b.archs || []).join(' ')],
+    ['Submitted', ago(b.submitted_at)],
+    ['Took', span(b.started_at, b.finished_at)],
+    b.build_host ? ['Build host', b.build_host] : null,
+    (b.published_to || []).length ? ['Published to', b.published_to.join(', ')] : null,
+  ].filter(Boolean);
+
+  return [
+    el('p', {}, el('a', {href: '/'}, '← fleet and builds')),
+    el('h1', {id: 'build-title'}, b.id, ' ', stateBadge(buildState(b))),
+    b.reason ? el('p', {id: 'build-reason', class: buildState(b) === 'failed' ? 'bad' : 'muted'}, b.reason) : null,
+    el('dl', {class: 'kv'}, facts.map(([k, val]) => [el('dt', {}, k), el('dd', {}, val)])),
+    el('h2', {}, `Shards · ${t.done}/${t.total} actions done`),
+    shards.length
+      ? el('table', {id: 'shards-table'}, el('thead', {}, el('tr', {},
+          ['Shard', 'Progress', 'Done', 'Running', 'Queued', 'Failed', 'Cached', 'Workers', 'Wall', 'CPU']
+            .map(h => el('th', {class: ['Shard', 'Progress', 'Workers'].includes(h) ? '' : 'num'}, h)))),
+          el('tbody', {}, shardRows))
+      : el('p', {class: 'muted', id: 'no-shards'}, 'No actions yet.'),
+    failures.length ? [el('h2', {}, 'Failures'), el('div', {id: 'failures'}, failures)] : null,
+    el('h2', {}, 'Timeline'),
+    el('div', {class: 'legend'}, shardNames.map(n => el('span', {}, el('i', {style: `background:${shardColor(shardNames, n)}`}), n || '(none)'))),
+    timeline(acts.actions || [], shardNames),
+    wheel.filename ? [
+      el('h2', {}, 'Wheel'),
+      el('p', {}, el('code', {}, wheel.filename), ` · ${bytes(wheel.size_bytes)}`),
+      el('table', {id: 'wheel-sizes'}, el('thead', {}, el('tr', {}, el('th', {}, 'Arch'), el('th', {}, 'Device code'))),
+         el('tbody', {}, sizes.map(([arch, n]) => el('tr', {}, el('td', {}, arch),
+           el('td', {}, el('span', {class: 'bar', style: `width:${Math.round(300 * num(n) / maxSize)}px`}), bytes(n))))))] : null,
+    (v.rows || []).length || v.message ? [
+      el('h2', {}, 'Verification'),
+      el('p', {id: 'verification-result', class: v.ok ? 'ok' : 'bad'}, v.ok ? 'passed' : 'failed', v.message ? ': ' + v.message : ''),
+      el('table', {id: 'verification-table'}, el('thead', {}, el('tr', {}, ['Arch', 'Present', 'Size', 'Note'].map(h => el('th', {}, h)))),
+         el('tbody', {}, (v.rows || []).map(r => el('tr', {}, el('td', {}, r.arch),
+           el('td', {class: r.present ? 'ok' : 'bad'}, r.present ? 'yes' : 'no'), el('td', {}, bytes(r.size_bytes)), el('td', {}, r.note || '')))))] : null,
+    logState.text ? [el('h2', {}, 'Log'), el('pre', {class: 'log', id: 'build-log'}, logState.text)] : null,
+  ];
+}
+
+async function refresh() {
+  const main = document.getElementById('main');
+  const problem = document.getElementById('problem');
+  try {
+    const m = location.pathname.match(/^\/builds\/([^/]+)$/);
+    const content = m ? await renderBuild(decodeURIComponent(m[1])) : await renderHome();
+    const scroll = window.scrollY;
+    main.replaceChildren(...content.flat(2).filter(Boolean));
+    window.scrollTo(0, scroll);
+    problem.hidden = true;
+    document.getElementById('refreshed').textContent = 'updated ' + new Date().toLocaleTimeString();
+    document.body.dataset.loaded = 'true';
+  } catch (e) {
+    problem.textContent = 'Cannot read the farm: ' + e.message;
+    problem.hidden = false;
+  }
+  setTimeout(refresh, REFRESH_MS);
+}
+
+refresh();
