@@ -1,0 +1,285 @@
+#include "libfarm/wheel/wheel_retag.h"
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "libfarm/coverage/binary_inspector.h"
+#include "libfarm/elf/elf_file.h"
+#include "libfarm/elf/mapped_file.h"
+#include "libfarm/wheel/record_file.h"
+#include "libfarm/wheel/wheel_filename.h"
+#include "libfarm/zip/zip_archive.h"
+#include "libfarm/zip/zip_writer.h"
+
+namespace farm {
+namespace {
+
+namespace fs = std::filesystem;
+
+const DottedVersion kNoGlibcFloor{{2, 17}};
+
+absl::StatusOr<uint16_t> ElfMachineFor(const std::string& cpu_arch) {
+  static const std::map<std::string, uint16_t> kMachines = {
+      {"x86_64", 62}, {"aarch64", 183}, {"ppc64le", 21}, {"s390x", 22}};
+  auto it = kMachines.find(cpu_arch);
+  if (it == kMachines.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown CPU arch \"", cpu_arch, "\": use aarch64, x86_64, ppc64le or s390x"));
+  }
+  return it->second;
+}
+
+std::string CsvField(const std::string& field) {
+  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
+  std::string out = "\"";
+  for (char c : field) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+// METADATA: the first "Version:" header (headers end at the first blank line).
+absl::StatusOr<std::string> RewriteMetadata(absl::string_view text, const std::string& version) {
+  std::string out;
+  bool replaced = false;
+  bool in_headers = true;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!out.empty() || replaced) out.push_back('\n');
+    absl::string_view bare = absl::StripSuffix(line, "\r");
+    if (bare.empty()) in_headers = false;
+    if (in_headers && !replaced && absl::StartsWith(bare, "Version:")) {
+      out += absl::StrCat("Version: ", version, line.size() != bare.size() ? "\r" : "");
+      replaced = true;
+      continue;
+    }
+    absl::StrAppend(&out, line);
+  }
+  if (!replaced) return absl::InvalidArgumentError("METADATA has no Version: header");
+  return out;
+}
+
+// WHEEL: every "Tag: py-abi-plat" gets the new platform; duplicates collapse.
+std::string RewriteWheelFile(absl::string_view text, const std::string& platform_tag) {
+  std::vector<std::string> lines;
+  std::set<std::string> seen;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::string_view bare = absl::StripSuffix(line, "\r");
+    if (absl::StartsWith(bare, "Tag:")) {
+      std::string tag(absl::StripAsciiWhitespace(bare.substr(4)));
+      std::vector<std::string> parts = absl::StrSplit(tag, '-');
+      if (parts.size() == 3) tag = absl::StrCat(parts[0], "-", parts[1], "-", platform_tag);
+      if (!seen.insert(tag).second) continue;
+      lines.push_back(absl::StrCat("Tag: ", tag));
+      continue;
+    }
+    lines.push_back(std::string(line));
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
+std::string Slurp(const ZipMemberData& data) {
+  return std::string(reinterpret_cast<const char*>(data.bytes().data()), data.bytes().size());
+}
+
+ByteSpan AsBytes(const std::string& s) {
+  return ByteSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+}  // namespace
+
+std::string CudaLocalVersion(const ToolkitVersion& cuda) {
+  return absl::StrCat("+cu", cuda.major, cuda.minor);
+}
+
+std::string WithCudaLocalVersion(const std::string& version, const ToolkitVersion& cuda) {
+  const std::string public_part = version.substr(0, version.find('+'));
+  return absl::StrCat(public_part, CudaLocalVersion(cuda));
+}
+
+absl::StatusOr<RetagResult> RetagWheel(const std::string& wheel_path, const RetagOptions& options) {
+  auto machine = ElfMachineFor(options.cpu_arch);
+  if (!machine.ok()) return machine.status();
+  auto name = ParseWheelFilename(wheel_path);
+  if (!name.ok()) return name.status();
+  auto mapped = MappedFile::Open(wheel_path, MappedFile::Access::kSequential);
+  if (!mapped.ok()) return mapped.status();
+  auto zip = ZipArchive::Open(mapped->bytes());
+  if (!zip.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(wheel_path, " is not a readable wheel: ", zip.status().message()));
+  }
+
+  // The dist-info folder: the one top-level "*.dist-info/" holding WHEEL.
+  std::string dist_info;
+  for (const ZipEntry& e : zip->entries()) {
+    std::vector<std::string> parts = absl::StrSplit(e.name, '/');
+    if (parts.size() == 2 && parts[1] == "WHEEL" && absl::EndsWith(parts[0], ".dist-info")) {
+      if (!dist_info.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(wheel_path, " has two .dist-info folders (",
+                                                       dist_info, ", ", parts[0], "): rebuild it"));
+      }
+      dist_info = parts[0];
+    }
+  }
+  if (dist_info.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(wheel_path, " has no *.dist-info/WHEEL: not a wheel"));
+  }
+  const std::string stem = dist_info.substr(0, dist_info.size() - std::string(".dist-info").size());
+  const size_t dash = stem.rfind('-');
+  if (dash == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("odd dist-info folder name ", dist_info));
+  }
+  const std::string dist_name = stem.substr(0, dash);
+  const std::string old_version = stem.substr(dash + 1);
+  const std::string new_version = WithCudaLocalVersion(old_version, options.cuda);
+  const std::string old_data = absl::StrCat(stem, ".data");
+  const std::string new_stem = absl::StrCat(dist_name, "-", new_version);
+  const std::string new_dist_info = absl::StrCat(new_stem, ".dist-info");
+
+  RetagResult result;
+  result.version = new_version;
+  result.glibc_floor = kNoGlibcFloor;
+  bool any_floor = false;
+
+  struct Out {
+    std::string name;
+    std::string owned;
+    ZipMemberData data;
+    uint32_t mode = 0644;
+    bool use_owned = false;
+    ByteSpan bytes() const { return use_owned ? AsBytes(owned) : data.bytes(); }
+  };
+  std::vector<Out> body;
+  std::vector<Out> meta;  // dist-info, written last as the wheel spec recommends
+  std::string metadata_text, wheel_text;
+  for (const ZipEntry& e : zip->entries()) {
+    if (e.IsDirectory()) continue;
+    if (e.IsSymlink() || e.IsEncrypted()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          wheel_path, ": member ", e.name, " is a symlink or encrypted; wheels hold plain files"));
+    }
+    if (absl::Status s = CheckMemberPath(e.name); !s.ok()) return s;
+    auto data = zip->Read(e, kMaxInflatedSize);
+    if (!data.ok()) return data.status();
+    Out out;
+    out.name = e.name;
+    if ((e.made_by >> 8) == 3) {
+      const uint32_t mode = (e.external_attributes >> 16) & 0777;
+      if (mode != 0) out.mode = mode;
+    }
+    if (ElfFile::HasMagic(data->bytes())) {
+      auto elf = ElfFile::Parse(data->bytes());
+      if (elf.ok()) {
+        if (elf->machine() != *machine) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              e.name, " is built for ELF machine ", elf->machine(), ", not ", options.cpu_arch,
+              ": the wheel was built on the wrong CPU architecture"));
+        }
+        auto needs = ReadVersionNeeds(*elf);
+        if (!needs.ok()) return needs.status();
+        if (std::optional<DottedVersion> floor = GlibcFloor(*needs)) {
+          if (!any_floor || result.glibc_floor < *floor) {
+            result.glibc_floor = *floor;
+            result.floor_member = e.name;
+          }
+          any_floor = true;
+        }
+      }
+    }
+    out.data = std::move(*data);
+    const std::string top = e.name.substr(0, e.name.find('/'));
+    if (top == dist_info) {
+      const std::string leaf = e.name.substr(dist_info.size() + 1);
+      if (leaf == "RECORD" || leaf == "RECORD.jws" || leaf == "RECORD.p7s") continue;
+      out.name = absl::StrCat(new_dist_info, "/", leaf);
+      if (leaf == "METADATA") metadata_text = Slurp(out.data);
+      if (leaf == "WHEEL") wheel_text = Slurp(out.data);
+      meta.push_back(std::move(out));
+    } else {
+      if (top == old_data) out.name = absl::StrCat(new_stem, ".data", e.name.substr(top.size()));
+      body.push_back(std::move(out));
+    }
+  }
+  if (metadata_text.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(wheel_path, " has no ", dist_info, "/METADATA"));
+  }
+
+  if (options.glibc_ceiling < result.glibc_floor) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        result.floor_member, " needs glibc ", result.glibc_floor.ToString(),
+        ", above the recipe's ceiling ", options.glibc_ceiling.ToString(),
+        ": it would not load on the oldest system the wheel targets. Fix: build on a host with "
+        "glibc <= ",
+        options.glibc_ceiling.ToString(), " (e.g. Ubuntu 22.04 for 2.35)"));
+  }
+  const int floor_major = result.glibc_floor.parts.empty() ? 2 : result.glibc_floor.parts[0];
+  const int floor_minor = result.glibc_floor.parts.size() < 2 ? 17 : result.glibc_floor.parts[1];
+  result.platform_tag =
+      absl::StrCat("manylinux_", floor_major, "_", floor_minor, "_", options.cpu_arch);
+
+  auto new_metadata = RewriteMetadata(metadata_text, new_version);
+  if (!new_metadata.ok()) return new_metadata.status();
+  const std::string new_wheel = RewriteWheelFile(wheel_text, result.platform_tag);
+  for (Out& m : meta) {
+    if (absl::EndsWith(m.name, "/METADATA")) {
+      m.owned = *new_metadata;
+      m.use_owned = true;
+    } else if (absl::EndsWith(m.name, "/WHEEL")) {
+      m.owned = new_wheel;
+      m.use_owned = true;
+    }
+  }
+
+  result.filename =
+      absl::StrCat(name->distribution, "-", new_version,
+                   name->build_tag.empty() ? "" : absl::StrCat("-", name->build_tag), "-",
+                   absl::StrJoin(name->python_tags, "."), "-", absl::StrJoin(name->abi_tags, "."),
+                   "-", result.platform_tag, ".whl");
+  result.path = (fs::path(options.output_dir) / result.filename).string();
+  std::error_code ec;
+  if (fs::equivalent(result.path, wheel_path, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "retagging ", wheel_path, " would overwrite it: give a different output directory"));
+  }
+
+  const std::string tmp = absl::StrCat(result.path, ".partial");
+  auto writer = ZipWriter::Create(tmp);
+  if (!writer.ok()) return writer.status();
+  std::string record;
+  auto add = [&](const Out& o) -> absl::Status {
+    if (absl::Status s = writer->Add(o.name, o.bytes(), o.mode); !s.ok()) return s;
+    absl::StrAppend(&record, CsvField(o.name), ",", RecordSha256(o.bytes()), ",", o.bytes().size(),
+                    "\n");
+    return absl::OkStatus();
+  };
+  absl::Status status;
+  for (const Out& o : body) {
+    if (status.ok()) status = add(o);
+  }
+  for (const Out& o : meta) {
+    if (status.ok()) status = add(o);
+  }
+  const std::string record_name = absl::StrCat(new_dist_info, "/RECORD");
+  absl::StrAppend(&record, CsvField(record_name), ",,\n");
+  if (status.ok()) status = writer->Add(record_name, AsBytes(record), 0644);
+  if (status.ok()) status = writer->Finish();
+  if (status.ok()) {
+    fs::rename(tmp, result.path, ec);
+    if (ec) status = absl::InternalError(absl::StrCat("cannot rename ", tmp, ": ", ec.message()));
+  }
+  if (!status.ok()) {
+    fs::remove(tmp, ec);
+    return status;
+  }
+  return result;
+}
+
+}  // namespace farm

@@ -1,0 +1,53 @@
+// Retags a built wheel for publishing: local version "+cuXY" from the toolkit used,
+// platform tag manylinux_2_NN_<cpu> from the glibc its libraries really need, dist-info
+// renamed to match, METADATA/WHEEL updated and RECORD rewritten with fresh hashes.
+//
+// Decisions:
+// - An existing local version label is replaced, not extended: "2.9.1a0+gitd38164a" built
+//   with CUDA 13.0 becomes "2.9.1a0+cu130". The published name must be what users pin
+//   (`torch==2.9.1+cu130`, as PyTorch's own index spells it); a build-system label such as
+//   "+git..." is noise there. A wheel already labelled "+cu130" keeps it.
+// - NN is the highest GLIBC_2.x any ELF member needs (auditwheel's rule, read from
+//   .gnu.version_r); above the recipe's ceiling the wheel is refused, naming the library.
+//   A wheel whose ELFs need no versioned glibc symbol gets manylinux_2_17 (manylinux2014,
+//   the oldest policy that covers aarch64).
+// - Every ELF member must be for `cpu_arch` (e_machine): an x86_64 library in an aarch64
+//   wheel is refused rather than mislabelled.
+// - RECORD.jws / RECORD.p7s signatures are dropped: they signed the old RECORD.
+// - ZIP64 is written when a member or the archive outgrows 4 GiB (members are inflated in
+//   memory, up to 8 GiB each).
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "libfarm/cuda/arch_list.h"
+#include "libfarm/elf/version_needs.h"
+
+namespace farm {
+
+struct RetagOptions {
+  ToolkitVersion cuda;          // -> local version "+cu130"
+  std::string cpu_arch;         // "aarch64", "x86_64"
+  DottedVersion glibc_ceiling;  // the recipe's platform.glibc_max, e.g. 2.35
+  std::string output_dir;       // where the new wheel goes; must differ from the input's file
+};
+
+struct RetagResult {
+  std::string path;           // output_dir/filename
+  std::string filename;       // "torch-2.9.1+cu130-cp310-cp310-manylinux_2_35_aarch64.whl"
+  std::string version;        // "2.9.1+cu130"
+  std::string platform_tag;   // "manylinux_2_35_aarch64"
+  DottedVersion glibc_floor;  // what the libraries need (2.17 when nothing)
+  std::string floor_member;   // the member that needs the floor ("" when none)
+};
+
+// "+cu130" for CUDA 13.0.
+std::string CudaLocalVersion(const ToolkitVersion& cuda);
+
+// Replaces the local label of `version` with the toolkit's ("2.9.1+abc" -> "2.9.1+cu130").
+std::string WithCudaLocalVersion(const std::string& version, const ToolkitVersion& cuda);
+
+absl::StatusOr<RetagResult> RetagWheel(const std::string& wheel_path, const RetagOptions& options);
+
+}  // namespace farm

@@ -1,0 +1,170 @@
+// Retags a real wheel built by the venv's pip, then has pip, `wheel unpack`, Python's
+// hashlib and libfarm's verifier check the result.
+#include "libfarm/wheel/wheel_retag.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "libfarm/coverage/wheel_verifier.h"
+#include "libfarm/host/host_probe.h"
+#include "libfarm/process/subprocess.h"
+
+namespace farm {
+namespace {
+
+namespace fs = std::filesystem;
+
+void WriteFile(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+CommandResult RunTool(const std::vector<std::string>& argv,
+                      const std::vector<std::string>& env = {}) {
+  auto r = RunCommand(argv, absl::Seconds(120), env);
+  EXPECT_TRUE(r.ok()) << argv[0] << ": " << r.status();
+  if (!r.ok()) return CommandResult{};
+  EXPECT_EQ(r->exit_code, 0) << absl::StrCat(argv[0], " ", argv.size() > 1 ? argv[1] : "", "\n")
+                             << r->stdout_text << r->stderr_text;
+  return *r;
+}
+
+// Builds tinypkg-1.0, a platform wheel holding a C library that calls pthread_create
+// (GLIBC_2.34 on Debian 12), once for every test.
+class WheelRetagTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = new fs::path(fs::temp_directory_path() / absl::StrCat("retag_test_", ::getpid()));
+    fs::remove_all(*root_);
+    const fs::path src = *root_ / "src";
+    WriteFile(src / "tiny.c",
+              "#include <pthread.h>\n"
+              "static void* run(void* p) { return p; }\n"
+              "int tiny_spawn(void) { pthread_t t; if (pthread_create(&t, 0, run, 0)) return -1;"
+              " return pthread_join(t, 0); }\n");
+    WriteFile(src / "tinypkg" / "__init__.py",
+              "import ctypes, os\n"
+              "_lib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), 'libtiny.so'))\n"
+              "def spawn():\n    return _lib.tiny_spawn()\n");
+    WriteFile(src / "setup.py",
+              "from setuptools import setup, Distribution\n"
+              "class Bin(Distribution):\n    def has_ext_modules(self):\n        return True\n"
+              "setup(name='tinypkg', version='1.0', packages=['tinypkg'],\n"
+              "      package_data={'tinypkg': ['libtiny.so']}, distclass=Bin)\n");
+    RunTool({"cc", "-shared", "-fPIC", "-O2", "-o", (src / "tinypkg" / "libtiny.so").string(),
+             (src / "tiny.c").string(), "-pthread"});
+    RunTool({FARM_TOOLS_PYTHON, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+             "-w", (*root_ / "dist").string(), src.string()});
+    for (const auto& entry : fs::directory_iterator(*root_ / "dist")) {
+      wheel_ = new std::string(entry.path().string());
+    }
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*root_);
+    delete root_;
+    delete wheel_;
+  }
+
+  RetagOptions Options(const std::string& out) {
+    fs::create_directories(out);
+    return RetagOptions{{13, 0}, ProbeHost().cpu_arch, DottedVersion{{2, 36}}, out};
+  }
+
+  static fs::path* root_;
+  static std::string* wheel_;
+};
+fs::path* WheelRetagTest::root_ = nullptr;
+std::string* WheelRetagTest::wheel_ = nullptr;
+
+TEST_F(WheelRetagTest, ProducesAWheelPipAndTheVerifierAccept) {
+  ASSERT_NE(wheel_, nullptr) << "pip wheel produced nothing";
+  const std::string cpu = ProbeHost().cpu_arch;
+  const std::string out = (*root_ / "retagged").string();
+  auto result = RetagWheel(*wheel_, Options(out));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->version, "1.0+cu130");
+  EXPECT_EQ(result->platform_tag, absl::StrCat("manylinux_2_34_", cpu));
+  EXPECT_EQ(result->floor_member, "tinypkg/libtiny.so");
+  EXPECT_EQ(result->filename,
+            absl::StrCat("tinypkg-1.0+cu130-cp311-cp311-manylinux_2_34_", cpu, ".whl"));
+  ASSERT_TRUE(fs::exists(result->path));
+
+  // Every RECORD line hashes right (checked by Python, not by us) and names every member.
+  RunTool({FARM_TOOLS_PYTHON, "-c",
+           "import base64, csv, hashlib, io, sys, zipfile\n"
+           "z = zipfile.ZipFile(sys.argv[1])\n"
+           "names = set(z.namelist())\n"
+           "record = [n for n in names if n.endswith('.dist-info/RECORD')]\n"
+           "assert record == ['tinypkg-1.0+cu130.dist-info/RECORD'], record\n"
+           "rows = list(csv.reader(io.StringIO(z.read(record[0]).decode())))\n"
+           "assert {r[0] for r in rows} == names, (sorted(names), rows)\n"
+           "for path, h, size in rows:\n"
+           "    if path == record[0]: assert h == '' and size == ''; continue\n"
+           "    data = z.read(path)\n"
+           "    want = 'sha256=' + "
+           "base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()\n"
+           "    assert h == want and int(size) == len(data), path\n"
+           "meta = z.read('tinypkg-1.0+cu130.dist-info/METADATA').decode()\n"
+           "assert 'Version: 1.0+cu130\\n' in meta, meta\n"
+           "wheel = z.read('tinypkg-1.0+cu130.dist-info/WHEEL').decode()\n"
+           "assert 'Tag: cp311-cp311-manylinux_2_34_' in wheel and 'linux_' + sys.argv[2] not in "
+           "wheel.replace('manylinux_2_34_', ''), wheel\n",
+           result->path, cpu});
+
+  // `wheel unpack` checks RECORD too; pip installs it and the library loads.
+  RunTool({FARM_TOOLS_PYTHON, "-m", "wheel", "unpack", "-d", (*root_ / "unpacked").string(),
+           result->path});
+  EXPECT_TRUE(fs::exists(*root_ / "unpacked" / "tinypkg-1.0+cu130" / "tinypkg" / "libtiny.so"));
+  const std::string target = (*root_ / "site").string();
+  RunTool({FARM_TOOLS_PYTHON, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target",
+           target, result->path});
+  CommandResult imported = RunTool(
+      {FARM_TOOLS_PYTHON, "-c",
+       "import importlib.metadata as m, tinypkg; print(m.version('tinypkg'), tinypkg.spawn())"},
+      {absl::StrCat("PYTHONPATH=", target)});
+  EXPECT_EQ(imported.stdout_text, "1.0+cu130 0\n");
+
+  auto report = VerifyWheel(result->path, VerifyPolicy{{}, DottedVersion{{2, 35}}});
+  ASSERT_TRUE(report.ok()) << report.status();
+  for (const VerifyFinding& f : report->failures) {
+    ADD_FAILURE() << f.check << " " << f.path << ": " << f.message;
+  }
+}
+
+TEST_F(WheelRetagTest, RefusesAGlibcFloorAboveTheCeiling) {
+  ASSERT_NE(wheel_, nullptr);
+  RetagOptions options = Options((*root_ / "low").string());
+  options.glibc_ceiling = DottedVersion{{2, 28}};
+  auto result = RetagWheel(*wheel_, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(result.status().message().find("tinypkg/libtiny.so needs glibc 2.34, above the "
+                                           "recipe's ceiling 2.28"),
+            std::string::npos)
+      << result.status();
+  EXPECT_TRUE(fs::is_empty(*root_ / "low"));
+}
+
+TEST_F(WheelRetagTest, RefusesALibraryForAnotherCpu) {
+  ASSERT_NE(wheel_, nullptr);
+  RetagOptions options = Options((*root_ / "other").string());
+  options.cpu_arch = ProbeHost().cpu_arch == "aarch64" ? "x86_64" : "aarch64";
+  auto result = RetagWheel(*wheel_, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("wrong CPU architecture"), std::string::npos)
+      << result.status();
+}
+
+TEST(WheelRetagVersionTest, LocalLabelIsReplaced) {
+  EXPECT_EQ(WithCudaLocalVersion("2.9.1", {13, 0}), "2.9.1+cu130");
+  EXPECT_EQ(WithCudaLocalVersion("2.9.1a0+gitd38164a", {12, 6}), "2.9.1a0+cu126");
+  EXPECT_EQ(WithCudaLocalVersion("1.0+cu130", {13, 0}), "1.0+cu130");
+}
+
+}  // namespace
+}  // namespace farm
