@@ -56,8 +56,12 @@ absl::Status CheckPaths(const farm::v1::Action& action) {
 
 }  // namespace
 
-ActionRunner::ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas)
-    : scratch_root_(std::move(scratch_root)), cache_(cache), cas_(cas) {}
+ActionRunner::ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas,
+                           std::map<std::string, std::string> cuda_roots)
+    : scratch_root_(std::move(scratch_root)),
+      cache_(cache),
+      cas_(cas),
+      cuda_roots_(std::move(cuda_roots)) {}
 
 farm::v1::Completion ActionRunner::Execute(const farm::v1::Lease& lease,
                                            const std::atomic<bool>& cancel) {
@@ -108,6 +112,10 @@ farm::v1::Completion ActionRunner::Execute(const farm::v1::Lease& lease,
   CommandSpec spec;
   spec.argv.assign(action.argv().begin(), action.argv().end());
   spec.env.insert(action.env().begin(), action.env().end());
+  if (auto root = cuda_roots_.find(action.requirements().cuda_version());
+      root != cuda_roots_.end()) {
+    spec.env["FARM_CUDA_ROOT"] = root->second;
+  }
   spec.cwd = scratch.string();
   spec.stdout_path = (base / "stdout").string();
   spec.stderr_path = (base / "stderr").string();

@@ -3,6 +3,7 @@
 // scratch directory is read or written on the action's behalf.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "libfarm/cas/cas_client.h"
@@ -13,7 +14,11 @@ namespace farm::worker {
 
 class ActionRunner final : public ActionExecutor {
  public:
-  ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas);
+  // `cuda_roots`: toolkit root by version ("13.0"). An action that requires an exact
+  // version sees that root as $FARM_CUDA_ROOT, so it can name tools without knowing where
+  // this host keeps them.
+  ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas,
+               std::map<std::string, std::string> cuda_roots = {});
 
   farm::v1::Completion Execute(const farm::v1::Lease& lease,
                                const std::atomic<bool>& cancel) override;
@@ -22,6 +27,7 @@ class ActionRunner final : public ActionExecutor {
   std::string scratch_root_;
   BlobCache* cache_;
   CasClient* cas_;
+  std::map<std::string, std::string> cuda_roots_;
 };
 
 }  // namespace farm::worker

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -132,7 +133,10 @@ int main(int argc, char** argv) {
 
   auto cas = farm::CasClient::Connect(coordinator, *token);
   farm::worker::BlobCache cache(caps_options.work_dir + "/cache", *cache_bytes, cas.get());
-  farm::worker::ActionRunner runner(caps_options.work_dir + "/scratch", &cache, cas.get());
+  std::map<std::string, std::string> cuda_roots;
+  for (const auto& t : caps->cuda()) cuda_roots.emplace(t.version(), t.path());
+  farm::worker::ActionRunner runner(caps_options.work_dir + "/scratch", &cache, cas.get(),
+                                    std::move(cuda_roots));
   farm::worker::WorkerDaemon daemon(
       farm::v1::WorkerService::NewStub(farm::DialCoordinator(coordinator)),
       {.name = name, .token = *token, .coordinator = coordinator}, *caps, &runner);

@@ -160,14 +160,20 @@ constexpr OptionSpec kOptions[] = {
     {"dryrun", nullptr, false, Action::kRefuse, "--dryrun runs nothing"},
     {"verbose", "v", false, Action::kRefuse, "-v prints nvcc's own sub-commands"},
     {"time", nullptr, true, Action::kRefuse, "--time writes nvcc's own step timings"},
-    {"forward-unknown-to-host-compiler", nullptr, false, Action::kRefuse,
-     "--forward-unknown-to-host-compiler hides which options reach the device compile"},
-    {"forward-unknown-to-host-linker", nullptr, false, Action::kRefuse,
-     "--forward-unknown-to-host-linker"},
+    // CMake passes these on every call. They cannot hide an option from us: an option this
+    // table does not know makes the call not decomposable whether or not nvcc forwards it.
+    {"forward-unknown-to-host-compiler", nullptr, false, Action::kPass},
+    {"forward-unknown-to-host-linker", nullptr, false, Action::kPass},
     {"extensible-whole-program", "ewp", false, Action::kRefuse, "-ewp"},
 };
 
 // Short options nvcc also accepts with the value glued on: -I/usr/include, -DNDEBUG, -O3.
+// The options of -MD/-MMD that only shape the dependency file written beside the object.
+bool IsDependencyOutputOption(Action action) {
+  return action == Action::kDepsWithCompile || action == Action::kDepsWithCompileNonsystem ||
+         action == Action::kDepFile || action == Action::kDepTarget || action == Action::kDepPhony;
+}
+
 constexpr const char* kAttachedValueShortNames[] = {"I", "D", "U", "L", "l", "O", "m"};
 
 const OptionSpec* FindOption(absl::string_view name) {
@@ -447,8 +453,10 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
     const std::string& arg = words[i];
     if (arg.size() < 2 || arg[0] != '-') {
       cmd.inputs.push_back(arg);
+      cmd.args_without_dependencies.push_back(arg);
       continue;
     }
+    const size_t first = i;
     OptionWord word = SplitOptionWord(arg);
     const OptionSpec* spec = FindOption(word.name);
     std::string value;
@@ -462,6 +470,7 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
       }
       if (spec != nullptr) {
         if (absl::Status s = ApplyOption(*spec, arg, value, cmd, mode_set); !s.ok()) return s;
+        cmd.args_without_dependencies.push_back(arg);
         continue;
       }
     }
@@ -478,8 +487,46 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
       return NotDecomposable(absl::StrCat("nvcc option '", arg, "' takes no value"));
     }
     if (absl::Status s = ApplyOption(*spec, arg, value, cmd, mode_set); !s.ok()) return s;
+    if (!IsDependencyOutputOption(spec->action)) {
+      cmd.args_without_dependencies.insert(cmd.args_without_dependencies.end(),
+                                           words.begin() + first, words.begin() + i + 1);
+    }
   }
   return cmd;
+}
+
+std::vector<std::string> DependencyOnlyArgs(const NvccCommandLine& command) {
+  std::vector<std::string> out;
+  const std::vector<std::string>& words = command.args_without_dependencies;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& arg = words[i];
+    const OptionSpec* spec = nullptr;
+    OptionWord word;
+    if (arg.size() >= 2 && arg[0] == '-') {
+      word = SplitOptionWord(arg);
+      spec = FindOption(word.name);
+    }
+    const bool separate_value = spec != nullptr && spec->takes_value && !word.value;
+    if (spec != nullptr && (spec->action == Action::kOutput || spec->action == Action::kCompile)) {
+      if (separate_value) ++i;
+      continue;
+    }
+    if (spec != nullptr && spec->action == Action::kDeviceCompile) {
+      out.push_back("-rdc=true");  // what -dc means for the preprocessor (__CUDACC_RDC__)
+      continue;
+    }
+    out.push_back(arg);
+    if (separate_value && i + 1 < words.size()) out.push_back(words[++i]);
+  }
+  out.push_back(command.dependencies.nonsystem ? "-MM" : "-M");
+  out.push_back("-MF");
+  out.push_back(command.dependencies.file);
+  for (const auto& target : command.dependencies.targets) {
+    out.push_back("-MT");
+    out.push_back(target);
+  }
+  if (command.dependencies.phony_targets) out.push_back("-MP");
+  return out;
 }
 
 absl::Status CheckDecomposable(const NvccCommandLine& command) {
@@ -504,6 +551,11 @@ absl::Status CheckDecomposable(const NvccCommandLine& command) {
   if (command.inputs.size() != 1) {
     return NotDecomposable(
         absl::StrCat(command.inputs.size(), " input files (one .cu per call is split)"));
+  }
+  if (command.dependencies.with_compile &&
+      (command.dependencies.file.empty() || command.dependencies.targets.empty())) {
+    // nvcc derives the file and target names itself; only named ones are reproduced exactly.
+    return NotDecomposable("-MD/-MMD without both -MF and -MT");
   }
   const std::string& input = command.inputs.front();
   if (command.language.empty() ? !absl::EndsWith(input, ".cu") : command.language != "cu") {

@@ -45,6 +45,8 @@ struct DependencyOptions {
 struct NvccCommandLine {
   // The arguments after options files were inlined: what nvcc effectively sees.
   std::vector<std::string> args;
+  // `args` less -MD/-MMD/-MF/-MT/-MP: the compile itself, its dependency file left out.
+  std::vector<std::string> args_without_dependencies;
   std::vector<std::string> inputs;
   std::string output;  // -o; empty means nvcc's default name
   NvccMode mode = NvccMode::kLink;
@@ -77,6 +79,10 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
 // OK when the call is a single-source device compile that farm-nvcc can split per arch;
 // otherwise kUnimplemented "not decomposable: <reason>".
 absl::Status CheckDecomposable(const NvccCommandLine& command);
+
+// For a compile with -MD/-MMD -MF F -MT T: the nvcc arguments that write the same
+// dependency file on their own (-M/-MM), without compiling.
+std::vector<std::string> DependencyOnlyArgs(const NvccCommandLine& command);
 
 // Parses a -gencode value: "arch=compute_90,code=[compute_90,sm_90]", "code=sm_90",
 // "code=\"sm_80,sm_86\"".

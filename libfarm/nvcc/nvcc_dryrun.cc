@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -41,8 +42,9 @@ bool Has(const std::vector<std::string>& argv, absl::string_view word) {
   return std::find(argv.begin(), argv.end(), word) != argv.end();
 }
 
-// The value of `flag` given as "flag value" or "flag=value"; empty when absent.
-std::string FlagValue(const std::vector<std::string>& argv, absl::string_view flag) {
+}  // namespace
+
+std::string DryrunFlagValue(const std::vector<std::string>& argv, absl::string_view flag) {
   for (size_t i = 1; i < argv.size(); ++i) {
     if (argv[i] == flag && i + 1 < argv.size()) return argv[i + 1];
     if (absl::StartsWith(argv[i], flag) && argv[i].size() > flag.size() &&
@@ -52,6 +54,8 @@ std::string FlagValue(const std::vector<std::string>& argv, absl::string_view fl
   }
   return "";
 }
+
+namespace {
 
 // Moves "> F", ">F", "2> F", "2>F" out of the words into the step.
 void TakeRedirections(DryrunStep& step) {
@@ -144,17 +148,17 @@ absl::StatusOr<DryrunStep> ParseStep(absl::string_view line) {
   step.argv = *std::move(words);
   TakeRedirections(step);
   step.tool = BaseName(step.argv.front());
-  step.output = FlagValue(step.argv, "-o");
+  step.output = DryrunFlagValue(step.argv, "-o");
   step.cuda_arch = CudaArchDefine(step.argv);
   const std::string& tool = step.tool;
   if (tool == "cudafe++") {
     step.kind = DryrunStepKind::kCudafe;
   } else if (tool == "cicc") {
     step.kind = DryrunStepKind::kCicc;
-    step.arch = FlagValue(step.argv, "-arch");
+    step.arch = DryrunFlagValue(step.argv, "-arch");
   } else if (tool == "ptxas") {
     step.kind = DryrunStepKind::kPtxas;
-    step.arch = FlagValue(step.argv, "-arch");
+    step.arch = DryrunFlagValue(step.argv, "-arch");
   } else if (tool == "fatbinary") {
     step.kind = DryrunStepKind::kFatbinary;
     auto images = ParseImages(step.argv);
@@ -311,7 +315,7 @@ absl::StatusOr<NvccDryrun> ParseNvccDryrun(absl::string_view stderr_text) {
       dryrun.fatbinary = dryrun.steps.size();
     }
     if (step->kind == DryrunStepKind::kCudafe) {
-      dryrun.module_id_file = FlagValue(step->argv, "--module_id_file_name");
+      dryrun.module_id_file = DryrunFlagValue(step->argv, "--module_id_file_name");
     }
     dryrun.steps.push_back(*std::move(step));
   }
@@ -321,7 +325,8 @@ absl::StatusOr<NvccDryrun> ParseNvccDryrun(absl::string_view stderr_text) {
 
 absl::StatusOr<NvccDryrun> RunNvccDryrun(const std::string& nvcc,
                                          const std::vector<std::string>& args,
-                                         const std::string& working_dir, absl::Duration timeout) {
+                                         const std::string& working_dir, absl::Duration timeout,
+                                         const std::string& private_temp_dir) {
   std::vector<std::string> argv;
   if (!working_dir.empty()) {
     // RunCommand has no working-directory option; coreutils env changes it for the child.
@@ -330,13 +335,45 @@ absl::StatusOr<NvccDryrun> RunNvccDryrun(const std::string& nvcc,
   argv.push_back(nvcc);
   argv.push_back("--dryrun");
   argv.insert(argv.end(), args.begin(), args.end());
-  auto run = RunCommand(argv, timeout);
+  std::vector<std::string> env;
+  if (!private_temp_dir.empty()) env.push_back("TMPDIR=" + private_temp_dir);
+  auto run = RunCommand(argv, timeout, env);
   if (!run.ok()) return run.status();
   if (run->exit_code != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("nvcc --dryrun exited with ", run->exit_code, ": ", run->stderr_text));
   }
-  return ParseNvccDryrun(run->stderr_text);
+  if (private_temp_dir.empty()) return ParseNvccDryrun(run->stderr_text);
+  return ParseNvccDryrun(StableTempNames(run->stderr_text));
+}
+
+std::string StableTempNames(absl::string_view dryrun_text) {
+  static constexpr absl::string_view kPrefix = "tmpxft_";
+  // tmpxft_ + 8 hex + _ + 8 hex + '-'
+  static constexpr size_t kTagLength = 7 + 8 + 1 + 8 + 1;
+  auto is_hex = [](char c) { return absl::ascii_isxdigit(static_cast<unsigned char>(c)); };
+  std::string out;
+  out.reserve(dryrun_text.size());
+  size_t i = 0;
+  while (i < dryrun_text.size()) {
+    const size_t hit = dryrun_text.find(kPrefix, i);
+    if (hit == absl::string_view::npos) break;
+    absl::StrAppend(&out, dryrun_text.substr(i, hit - i));
+    absl::string_view tag = dryrun_text.substr(hit, kTagLength);
+    bool matches = tag.size() == kTagLength && tag[15] == '_' && tag[24] == '-';
+    for (size_t k = 7; matches && k < 24; ++k) {
+      if (k != 15 && !is_hex(tag[k])) matches = false;
+    }
+    if (matches) {
+      out += "farm-";
+      i = hit + kTagLength;
+    } else {
+      absl::StrAppend(&out, kPrefix);
+      i = hit + kPrefix.size();
+    }
+  }
+  absl::StrAppend(&out, dryrun_text.substr(i));
+  return out;
 }
 
 std::vector<std::string> ExpandedArgv(const NvccDryrun& dryrun, const DryrunStep& step) {

@@ -88,11 +88,22 @@ struct NvccDryrun {
 absl::StatusOr<NvccDryrun> ParseNvccDryrun(absl::string_view stderr_text);
 
 // Runs `nvcc --dryrun ARGS` in `working_dir` (empty: here) and parses its steps. A
-// non-zero exit is kFailedPrecondition carrying nvcc's stderr.
+// non-zero exit is kFailedPrecondition carrying nvcc's stderr. With `private_temp_dir`,
+// nvcc's temporaries are planned inside it (TMPDIR) under stable names (StableTempNames).
 absl::StatusOr<NvccDryrun> RunNvccDryrun(const std::string& nvcc,
                                          const std::vector<std::string>& args,
                                          const std::string& working_dir = "",
-                                         absl::Duration timeout = absl::Seconds(60));
+                                         absl::Duration timeout = absl::Seconds(60),
+                                         const std::string& private_temp_dir = "");
+
+// Renames nvcc's per-process temporaries ("tmpxft_0000a1b2_00000000-6_k.ptx") to stable
+// names ("farm-6_k.ptx") in dryrun text. Only safe when the dryrun ran with TMPDIR set to a
+// directory of the caller's own: two calls would otherwise share the names. Stable names
+// keep device actions identical between builds, so the action cache can answer them.
+std::string StableTempNames(absl::string_view dryrun_text);
+
+// The value of `flag` in a step's words ("-o F", "--flag F" or "--flag=F"); empty if absent.
+std::string DryrunFlagValue(const std::vector<std::string>& argv, absl::string_view flag);
 
 // `step.argv` with $VARS expanded from the dryrun's environment, ready to execute.
 std::vector<std::string> ExpandedArgv(const NvccDryrun& dryrun, const DryrunStep& step);

@@ -104,4 +104,17 @@ std::string ExpandShellVariables(absl::string_view word,
   return out;
 }
 
+std::string ShellQuote(absl::string_view word) {
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += "'";
+  return out;
+}
+
 }  // namespace farm

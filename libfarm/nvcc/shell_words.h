@@ -21,4 +21,7 @@ absl::StatusOr<std::vector<std::string>> SplitShellWords(absl::string_view text)
 std::string ExpandShellVariables(absl::string_view word,
                                  const std::vector<std::pair<std::string, std::string>>& vars);
 
+// `word` single-quoted for sh, so the shell passes it through unchanged.
+std::string ShellQuote(absl::string_view word);
+
 }  // namespace farm

@@ -1,0 +1,38 @@
+#include "cli/farm_nvcc/farm_nvcc_options.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "libfarm/cas/digest.h"
+
+namespace farm {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+}  // namespace
+
+std::string DefaultBuildId(const std::string& working_dir) {
+  const std::string name = std::filesystem::path(working_dir).filename().string();
+  return absl::StrCat("nvcc-", name.empty() ? "root" : name, "-",
+                      DigestOfBytes(working_dir).hash().substr(0, 8));
+}
+
+FarmNvccOptions FarmNvccOptionsFromEnvironment() {
+  FarmNvccOptions options;
+  options.coordinator = Env("FARM_COORDINATOR");
+  options.token_file = Env("FARM_TOKEN_FILE");
+  options.build_id = Env("FARM_BUILD_ID");
+  if (options.build_id.empty()) {
+    std::error_code ec;
+    options.build_id = DefaultBuildId(std::filesystem::current_path(ec).string());
+  }
+  options.disabled = Env("FARM_NVCC_DISABLE") == "1";
+  return options;
+}
+
+}  // namespace farm

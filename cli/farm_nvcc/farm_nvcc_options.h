@@ -1,0 +1,23 @@
+// farm-nvcc's settings; it takes no flags of its own (every argument is nvcc's), so they
+// come from the environment.
+#pragma once
+
+#include <string>
+
+namespace farm {
+
+struct FarmNvccOptions {
+  std::string coordinator;  // FARM_COORDINATOR; empty: the local farm, else 127.0.0.1:7420
+  std::string token_file;   // FARM_TOKEN_FILE; empty: the local farm's token
+  // FARM_BUILD_ID: groups this build's device compiles into one build with a shard per arch.
+  // Default: one id per working directory, so one CMake build tree is one build.
+  std::string build_id;
+  bool disabled = false;  // FARM_NVCC_DISABLE=1: always plain nvcc
+};
+
+FarmNvccOptions FarmNvccOptionsFromEnvironment();
+
+// "nvcc-<dir name>-<8 hex of the path's sha256>".
+std::string DefaultBuildId(const std::string& working_dir);
+
+}  // namespace farm

@@ -1,0 +1,43 @@
+// farm-nvcc: nvcc with its per-arch device compiles run on the farm. Used as CMake's
+// CUDA compiler launcher or in nvcc's place; anything it cannot split, or any farm trouble,
+// runs plain nvcc instead, so a build never fails because of the farm.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/farm_nvcc/farm_nvcc_options.h"
+#include "cli/farm_nvcc/nvcc_locator.h"
+#include "cli/farm_nvcc/split_or_fallback.h"
+#include "libfarm/logging/logger.h"
+
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+std::string SelfExe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto log = farm::ComponentLogger("farm-nvcc");
+  log->set_pattern("farm-nvcc: %v");
+  farm::SetLogLevel(Env("FARM_NVCC_LOG").empty() ? "info" : Env("FARM_NVCC_LOG"));
+  const std::vector<std::string> args(argv, argv + argc);
+  auto call = farm::LocateNvcc(args, SelfExe(), Env("CUDA_HOME"), Env("PATH"));
+  if (!call.ok()) {
+    std::cerr << call.status().message() << "\n";
+    return 2;
+  }
+  return farm::SplitOrFallback(*call, farm::FarmNvccOptionsFromEnvironment());
+}

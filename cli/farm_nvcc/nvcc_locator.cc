@@ -1,0 +1,62 @@
+#include "cli/farm_nvcc/nvcc_locator.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace farm {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsExecutableFile(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
+}
+
+bool IsSelf(const std::string& candidate, const std::string& self) {
+  std::error_code ec;
+  return !self.empty() && fs::equivalent(candidate, self, ec);
+}
+
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+}  // namespace
+
+absl::StatusOr<NvccInvocation> LocateNvcc(const std::vector<std::string>& argv,
+                                          const std::string& self, const std::string& cuda_home,
+                                          const std::string& path_env) {
+  NvccInvocation call;
+  // Launcher form: the first argument is the compiler itself.
+  if (argv.size() >= 2 && fs::path(argv[1]).filename().string().rfind("nvcc", 0) == 0 &&
+      IsExecutableFile(argv[1]) && !IsSelf(argv[1], self)) {
+    call.nvcc = Absolute(argv[1]);
+    call.args.assign(argv.begin() + 2, argv.end());
+    return call;
+  }
+  call.args.assign(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
+  std::vector<std::string> candidates;
+  if (!cuda_home.empty()) candidates.push_back(absl::StrCat(cuda_home, "/bin/nvcc"));
+  for (absl::string_view dir : absl::StrSplit(path_env, ':', absl::SkipEmpty())) {
+    candidates.push_back(absl::StrCat(dir, "/nvcc"));
+  }
+  for (const std::string& c : candidates) {
+    if (IsExecutableFile(c) && !IsSelf(c, self)) {
+      call.nvcc = Absolute(c);
+      return call;
+    }
+  }
+  return absl::NotFoundError(
+      "farm-nvcc: cannot find nvcc: set CUDA_HOME to the toolkit root or put its bin/ on "
+      "PATH, or call farm-nvcc as a launcher: farm-nvcc /path/to/nvcc ARGS...");
+}
+
+}  // namespace farm

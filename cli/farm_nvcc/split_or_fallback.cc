@@ -1,0 +1,80 @@
+#include "cli/farm_nvcc/split_or_fallback.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "cli/coordinator_target.h"
+#include "libfarm/actions/action_client.h"
+#include "libfarm/cas/cas_client.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/nvcc/farm_device_compiler.h"
+#include "libfarm/nvcc/split_compile.h"
+#include "libfarm/process/subprocess.h"
+
+namespace farm {
+namespace {
+
+int Fallback(const NvccInvocation& call, const absl::Status& why) {
+  auto log = ComponentLogger("farm-nvcc");
+  if (why.code() == absl::StatusCode::kAborted) {
+    // A compile error: plain nvcc reports it in its own words, with its own exit code.
+    log->debug("{}; running plain nvcc for its diagnostics", why.message());
+  } else {
+    log->info("running plain nvcc: {}", why.message());
+  }
+  return ExecPlainNvcc(call);
+}
+
+}  // namespace
+
+int ExecPlainNvcc(const NvccInvocation& call) {
+  std::vector<std::string> argv = {call.nvcc};
+  argv.insert(argv.end(), call.args.begin(), call.args.end());
+  std::vector<char*> pointers = NullTerminatedPointers(argv);
+  execv(call.nvcc.c_str(), pointers.data());
+  std::cerr << "farm-nvcc: cannot run " << call.nvcc << ": " << std::strerror(errno) << "\n";
+  return 127;
+}
+
+int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) {
+  if (options.disabled) return Fallback(call, absl::CancelledError("FARM_NVCC_DISABLE=1"));
+  auto command = ParseNvccCommandLine(call.args);
+  if (!command.ok()) return Fallback(call, command.status());
+  if (absl::Status s = CheckDecomposable(*command); !s.ok()) return Fallback(call, s);
+
+  cli::GlobalOptions global;
+  global.coordinator = options.coordinator;
+  global.token_file = options.token_file;
+  auto target = cli::ResolveCoordinatorTarget(global);
+  if (!target.ok()) return Fallback(call, target.status());
+
+  // A farm that is down must cost a build little: few, short retries.
+  CasClientOptions cas_options;
+  cas_options.max_attempts = 2;
+  cas_options.initial_backoff = absl::Milliseconds(100);
+  auto cas = CasClient::Connect(target->address, target->token, cas_options);
+  auto actions = ActionClient::Connect(target->address, target->token);
+  FarmDeviceCompiler device_compiler(actions.get(), cas.get());
+
+  SplitCompileRequest request;
+  request.nvcc = call.nvcc;
+  request.command = *std::move(command);
+  request.build_id = options.build_id;
+  auto result = SplitCompile(request, device_compiler);
+  if (!result.ok()) return Fallback(call, result.status());
+  std::cout << result->stdout_text << std::flush;
+  std::cerr << result->stderr_text << std::flush;
+  auto log = ComponentLogger("farm-nvcc");
+  for (size_t i = 0; i < result->jobs.size(); ++i) {
+    const DeviceJobOutcome& o = result->outcomes[i];
+    log->debug("{}: {}", result->jobs[i].shard,
+               o.cache_hit ? std::string("action cache") : absl::StrCat("ran on ", o.worker));
+  }
+  return 0;
+}
+
+}  // namespace farm

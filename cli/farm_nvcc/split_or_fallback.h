@@ -1,0 +1,16 @@
+// farm-nvcc's one decision: split this call over the farm, or run plain nvcc (exec'd, so
+// its output and exit code are nvcc's own).
+#pragma once
+
+#include "cli/farm_nvcc/farm_nvcc_options.h"
+#include "cli/farm_nvcc/nvcc_locator.h"
+
+namespace farm {
+
+// Returns the exit code, or does not return when it runs plain nvcc.
+int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options);
+
+// Replaces this process with plain nvcc. Returns only if exec fails (exit code 127).
+int ExecPlainNvcc(const NvccInvocation& call);
+
+}  // namespace farm

@@ -1,0 +1,36 @@
+// Where a translation unit's device jobs run. The farm implementation sends them to the
+// coordinator as actions; tests may run them some other way.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "libfarm/nvcc/device_job.h"
+
+namespace farm {
+
+struct DeviceJobOutcome {
+  int exit_code = 0;
+  std::string stdout_text;  // what cicc and ptxas printed (warnings, -Xptxas -v)
+  std::string stderr_text;
+  std::string worker;  // who ran it; empty when answered from the action cache
+  bool cache_hit = false;
+};
+
+struct DeviceCompileContext {
+  std::string cuda_version;  // "13.0": the worker's toolkit must be exactly this one
+  std::string build_id;      // groups the actions into one build (and its shards)
+};
+
+class DeviceCompiler {
+ public:
+  virtual ~DeviceCompiler() = default;
+  // Runs every job and, for those that exit 0, writes their outputs to each file's
+  // local_path. Outcomes are in the order of `jobs`. An error status means the jobs could
+  // not be run at all (coordinator unreachable, store failure): the caller runs plain nvcc.
+  virtual absl::StatusOr<std::vector<DeviceJobOutcome>> Compile(
+      const std::vector<DeviceJob>& jobs, const DeviceCompileContext& context) = 0;
+};
+
+}  // namespace farm

@@ -1,0 +1,113 @@
+#include "libfarm/nvcc/farm_device_compiler.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace farm {
+namespace {
+
+// Long device compiles exist (CUTLASS instantiations take many minutes); an hour matches the
+// coordinator's default and still ends a hung cicc.
+constexpr uint32_t kDeviceActionTimeoutSeconds = 3600;
+constexpr int64_t kMaxLogBytes = 16 << 20;
+
+// The full text of a log: the inline tail when it is all of it, else the blob.
+absl::StatusOr<std::string> FullLog(CasClient* cas, const farm::v1::Digest& digest,
+                                    const std::string& tail) {
+  if (digest.hash().empty() || digest.size_bytes() <= static_cast<int64_t>(tail.size())) {
+    return tail;
+  }
+  return cas->DownloadBytes(digest, kMaxLogBytes);
+}
+
+}  // namespace
+
+farm::v1::Action DeviceJobAction(const DeviceJob& job, const DeviceCompileContext& context,
+                                 const std::vector<farm::v1::Digest>& input_digests) {
+  farm::v1::Action action;
+  action.add_argv("/bin/sh");
+  action.add_argv("-c");
+  action.add_argv(job.script);
+  (*action.mutable_env())["PATH"] = "/usr/bin:/bin";
+  (*action.mutable_env())["LC_ALL"] = "C";
+  for (size_t i = 0; i < job.inputs.size(); ++i) {
+    auto* in = action.add_inputs();
+    in->set_path(job.inputs[i].name);
+    *in->mutable_digest() = input_digests[i];
+  }
+  for (const auto& out : job.outputs) action.add_output_paths(out.name);
+  auto* req = action.mutable_requirements();
+  req->set_os("linux");
+  req->set_cuda_version(context.cuda_version);
+  for (const auto& sm : job.sms) req->add_sms(sm);
+  action.set_timeout_seconds(kDeviceActionTimeoutSeconds);
+  action.set_build_id(context.build_id);
+  action.set_shard(job.shard);
+  return action;
+}
+
+absl::StatusOr<std::vector<DeviceJobOutcome>> FarmDeviceCompiler::Compile(
+    const std::vector<DeviceJob>& jobs, const DeviceCompileContext& context) {
+  std::map<std::string, farm::v1::Digest> uploaded;  // local path -> digest
+  std::vector<farm::v1::Action> actions;
+  for (const DeviceJob& job : jobs) {
+    std::vector<farm::v1::Digest> digests;
+    for (const auto& in : job.inputs) {
+      auto it = uploaded.find(in.local_path);
+      if (it == uploaded.end()) {
+        auto digest = cas_->UploadFile(in.local_path);
+        if (!digest.ok()) return digest.status();
+        it = uploaded.emplace(in.local_path, *digest).first;
+      }
+      digests.push_back(it->second);
+    }
+    actions.push_back(DeviceJobAction(job, context, digests));
+  }
+  auto submitted = actions_->Execute(actions);
+  if (!submitted.ok()) return submitted.status();
+  std::vector<std::string> ids;
+  for (const auto& st : *submitted) ids.push_back(st.action_id());
+  auto done = actions_->WaitAll(ids, absl::Seconds(kDeviceActionTimeoutSeconds + 600));
+  if (!done.ok()) return done.status();
+  if (done->size() != jobs.size()) {
+    return absl::DeadlineExceededError("device actions did not finish in time");
+  }
+
+  std::vector<DeviceJobOutcome> outcomes;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const farm::v1::ActionStatus& st = (*done)[i];
+    if (st.state() != farm::v1::ACTION_STATE_COMPLETED) {
+      return absl::UnavailableError(
+          absl::StrCat("device action ", st.action_id(), " for ", jobs[i].shard,
+                       " did not run: ", st.error().empty() ? "cancelled" : st.error()));
+    }
+    const farm::v1::ActionResult& r = st.result();
+    DeviceJobOutcome outcome;
+    outcome.exit_code = r.exit_code();
+    outcome.worker = r.worker();
+    outcome.cache_hit = r.cache_hit();
+    auto out = FullLog(cas_, r.stdout_digest(), r.stdout_tail());
+    if (!out.ok()) return out.status();
+    auto err = FullLog(cas_, r.stderr_digest(), r.stderr_tail());
+    if (!err.ok()) return err.status();
+    outcome.stdout_text = *std::move(out);
+    outcome.stderr_text = *std::move(err);
+    if (outcome.exit_code == 0) {
+      std::map<std::string, farm::v1::Digest> by_name;
+      for (const auto& o : r.outputs()) by_name[o.path()] = o.digest();
+      for (const auto& file : jobs[i].outputs) {
+        auto it = by_name.find(file.name);
+        if (it == by_name.end()) {
+          return absl::DataLossError(
+              absl::StrCat("device action ", st.action_id(), " returned no '", file.name, "'"));
+        }
+        if (absl::Status s = cas_->DownloadToFile(it->second, file.local_path); !s.ok()) return s;
+      }
+    }
+    outcomes.push_back(std::move(outcome));
+  }
+  return outcomes;
+}
+
+}  // namespace farm

@@ -1,0 +1,28 @@
+// Runs device jobs on the farm: inputs into the CAS, one action per job (its shard named
+// after the job's arch), then the outputs back to where the host steps expect them.
+#pragma once
+
+#include "libfarm/actions/action_client.h"
+#include "libfarm/cas/cas_client.h"
+#include "libfarm/nvcc/device_compiler.h"
+
+namespace farm {
+
+class FarmDeviceCompiler final : public DeviceCompiler {
+ public:
+  FarmDeviceCompiler(ActionClient* actions, CasClient* cas) : actions_(actions), cas_(cas) {}
+
+  absl::StatusOr<std::vector<DeviceJobOutcome>> Compile(
+      const std::vector<DeviceJob>& jobs, const DeviceCompileContext& context) override;
+
+ private:
+  ActionClient* actions_;
+  CasClient* cas_;
+};
+
+// The action a job becomes: `sh -c SCRIPT` with a fixed environment, so the same device
+// compile from any checkout of the same source is the same action (and hits the cache).
+farm::v1::Action DeviceJobAction(const DeviceJob& job, const DeviceCompileContext& context,
+                                 const std::vector<farm::v1::Digest>& input_digests);
+
+}  // namespace farm

@@ -1,0 +1,36 @@
+// One nvcc -c call, split: nvcc --dryrun plans the steps; host-side steps (preprocessing,
+// cudafe++, fatbinary, the host compile) run here with nvcc's own arguments; each virtual
+// arch's cicc + ptxas runs through a DeviceCompiler (the farm). The object is what nvcc
+// would have written: the same steps on the same inputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "libfarm/nvcc/device_compiler.h"
+#include "libfarm/nvcc/nvcc_command_line.h"
+
+namespace farm {
+
+struct SplitCompileRequest {
+  std::string nvcc;         // the real nvcc
+  NvccCommandLine command;  // passed CheckDecomposable
+  std::string build_id;
+};
+
+struct SplitCompileResult {
+  // What the steps printed, in plan order: the caller passes it on as nvcc would.
+  std::string stdout_text;
+  std::string stderr_text;
+  std::vector<DeviceJob> jobs;
+  std::vector<DeviceJobOutcome> outcomes;
+};
+
+// Compiles, or returns why it could not; the caller then runs plain nvcc, which also
+// reports compile errors in nvcc's own words. kAborted: a step exited non-zero (a compile
+// error; not worth a log line). Anything else: the split itself failed.
+absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& request,
+                                                DeviceCompiler& device_compiler);
+
+}  // namespace farm
