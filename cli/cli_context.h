@@ -28,5 +28,6 @@ void AddDownCommand(CLI::App& app, CliContext& ctx);
 void AddCasCommand(CLI::App& app, CliContext& ctx);
 void AddInspectCommand(CLI::App& app, CliContext& ctx);
 void AddVerifyCommand(CLI::App& app, CliContext& ctx);
+void AddPublishCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace farm::cli

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   farm::cli::AddCasCommand(app, ctx);
   farm::cli::AddInspectCommand(app, ctx);
   farm::cli::AddVerifyCommand(app, ctx);
+  farm::cli::AddPublishCommand(app, ctx);
 
   CLI11_PARSE(app, argc, argv);
   return ctx.exit_code;

@@ -75,6 +75,11 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
                                     options.cas_quota_bytes);
   if (!blob_store.ok()) return blob_store.status();
   c->blob_store_ = std::move(*blob_store);
+  // Right after the CAS opens: the index pins every published wheel before anything that
+  // could evict runs.
+  auto package_index = PackageIndex::Open(c->store_.get(), c->blob_store_.get());
+  if (!package_index.ok()) return package_index.status();
+  c->package_index_ = std::move(*package_index);
   c->registry_ = std::make_unique<WorkerRegistry>(c->store_.get(), options.worker_timeout,
                                                   [] { return absl::Now(); });
   if (absl::Status s = c->registry_->Load(); !s.ok()) return s;
@@ -133,14 +138,19 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   if (!options.http_listen.empty()) {
     c->api_routes_ = std::make_unique<ApiRoutes>(c->farm_service_.get(), c->builds_.get(), *token);
     c->dashboard_routes_ = std::make_unique<DashboardRoutes>();
-    auto http = HttpServer::Start(options.http_listen, &c->metrics_,
-                                  {c->api_routes_.get(), c->dashboard_routes_.get()});
+    c->index_routes_ = std::make_unique<IndexRoutes>(
+        c->package_index_.get(),
+        IndexHttpOptions{.token = *token, .max_upload_bytes = options.index_max_upload_bytes});
+    auto http = HttpServer::Start(
+        options.http_listen, &c->metrics_,
+        {c->api_routes_.get(), c->dashboard_routes_.get(), c->index_routes_.get()});
     if (!http.ok()) {
       c->grpc_server_->Shutdown();
       return http.status();
     }
     c->http_server_ = std::move(*http);
     c->identity_.http_address = c->http_server_->address();
+    c->package_index_->SetBaseUrl(absl::StrCat("http://", c->identity_.http_address));
     WarnIfNotLoopback(c->identity_.http_address, "HTTP");
   }
 

@@ -21,6 +21,8 @@
 #include "coordinator/dashboard/dashboard_routes.h"
 #include "coordinator/farm_service.h"
 #include "coordinator/http_server.h"
+#include "coordinator/index/index_routes.h"
+#include "coordinator/index/package_index.h"
 #include "coordinator/scheduler/blob_store_index.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/state_store.h"
@@ -38,6 +40,8 @@ struct CoordinatorOptions {
   std::string token_file;  // empty: <data_dir>/token, created on first start
   absl::Duration worker_timeout = absl::Seconds(30);
   uint64_t cas_quota_bytes = uint64_t{20} << 30;  // --cas-quota: LRU eviction beyond this
+  // --index-max-upload: the largest file the built-in index accepts through its upload API.
+  uint64_t index_max_upload_bytes = uint64_t{2} << 30;
 };
 
 class Coordinator {
@@ -52,6 +56,8 @@ class Coordinator {
   BlobStore* blob_store() const { return blob_store_.get(); }
   // Build records and progress; the wheel pipeline drives wheel builds through it.
   BuildRegistry* builds() const { return builds_.get(); }
+  // The built-in package index (/simple/); the wheel pipeline publishes through it.
+  PackageIndex* package_index() const { return package_index_.get(); }
 
   // Stops accepting calls, lets running calls finish, and closes the store.
   void Shutdown();
@@ -75,6 +81,8 @@ class Coordinator {
   std::unique_ptr<BuildServiceImpl> build_service_;
   std::unique_ptr<ApiRoutes> api_routes_;
   std::unique_ptr<DashboardRoutes> dashboard_routes_;
+  std::unique_ptr<PackageIndex> package_index_;
+  std::unique_ptr<IndexRoutes> index_routes_;
   std::unique_ptr<ActionServiceImpl> action_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<FarmServiceImpl> farm_service_;

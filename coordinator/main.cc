@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   options.data_dir = DefaultDataDir();
   std::string worker_timeout = "30s";
   std::string cas_quota = "20GiB";
+  std::string index_max_upload = "2GiB";
   std::string ready_file;
   std::string log_level = "info";
 
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
   app.add_option("--cas-quota", cas_quota,
                  "most bytes the CAS keeps in <data-dir>/cas; least recently used unpinned "
                  "blobs are evicted beyond it (e.g. 512MiB, 20GiB)")
+      ->capture_default_str();
+  app.add_option("--index-max-upload", index_max_upload,
+                 "largest file the built-in package index accepts by upload (e.g. 500MiB, 4GiB)")
       ->capture_default_str();
   app.add_option("--ready-file", ready_file,
                  "write {pid, grpc, http, token_file} as JSON here once serving");
@@ -78,6 +82,12 @@ int main(int argc, char** argv) {
     return farm::kExitConfig;
   }
   options.cas_quota_bytes = *quota;
+  auto max_upload = farm::ParseByteSize(index_max_upload);
+  if (!max_upload.ok()) {
+    log->error("--index-max-upload: {}", max_upload.status().message());
+    return farm::kExitConfig;
+  }
+  options.index_max_upload_bytes = *max_upload;
 
   auto coordinator = farm::coordinator::Coordinator::Start(options);
   if (!coordinator.ok()) {

@@ -24,6 +24,7 @@ enum class Table {
   kCas,          // farm.v1.BlobRecord by blob hash (coordinator/cas/blob_store.h)
   kBuilds,       // farm.v1.Build (without shards) by build id (coordinator/builds/)
   kBuildLogs,    // google.protobuf.BytesValue log blocks (coordinator/builds/build_log_blocks.h)
+  kPackages,     // farm.v1.PackageFile by "<project>/<filename>" (coordinator/index/)
 };
 
 // Puts and deletes applied together by StateStore::Write, atomically and durably.

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "absl/strings/ascii.h"
@@ -24,8 +25,16 @@ std::string Summarize(const std::string& body) {
   std::string text;
   bool in_tag = false;
   bool space = false;
-  for (char c : body) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
     if (c == '<') {
+      // Style sheets and scripts are not part of the message.
+      for (const char* block : {"style", "script"}) {
+        if (body.compare(i + 1, std::strlen(block), block) == 0) {
+          const size_t end = body.find(absl::StrCat("</", block), i);
+          if (end != std::string::npos) i = end;
+        }
+      }
       in_tag = true;
     } else if (c == '>' && in_tag) {
       in_tag = false;

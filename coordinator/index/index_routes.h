@@ -1,0 +1,47 @@
+// The built-in index on the coordinator's HTTP port:
+//   GET  /simple/               project list (PEP 503 HTML or PEP 691 JSON, by Accept)
+//   GET  /simple/<project>/     files with #sha256=, data-requires-python, core metadata;
+//                               a non-normalized name or a missing "/" redirects (301)
+//   GET  /files/<sha256>/<file> the wheel (and <file>.metadata, PEP 658)
+//   POST / and /legacy/         the legacy upload API (upload_handler.h), token required
+// Reading is open to anyone who can reach the port, like any simple index; writing needs
+// the farm token.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "coordinator/http_server.h"
+#include "coordinator/index/package_index.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace farm::coordinator {
+
+struct IndexHttpOptions {
+  std::string token;  // the farm token: the upload password
+  uint64_t max_upload_bytes = uint64_t{2} << 30;
+};
+
+// Registers the routes; `index` must outlive `server`. Call before the server listens.
+void RegisterIndexRoutes(httplib::Server& server, PackageIndex* index,
+                         const IndexHttpOptions& options);
+
+// The index as one of the HTTP server's route sets. Listening beyond loopback changes
+// nothing here: reads are public like any simple index, uploads always need the token.
+class IndexRoutes : public HttpRoutes {
+ public:
+  IndexRoutes(PackageIndex* index, IndexHttpOptions options)
+      : index_(index), options_(std::move(options)) {}
+  void RegisterRoutes(httplib::Server& server, bool /*loopback*/) override {
+    RegisterIndexRoutes(server, index_, options_);
+  }
+
+ private:
+  PackageIndex* const index_;
+  const IndexHttpOptions options_;
+};
+
+}  // namespace farm::coordinator

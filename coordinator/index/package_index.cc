@@ -1,0 +1,237 @@
+#include "coordinator/index/package_index.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "libfarm/cas/digest.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/publish/core_metadata.h"
+
+namespace farm::coordinator {
+namespace {
+
+constexpr char kOwnerPrefix[] = "package:";
+constexpr size_t kCopyChunk = 1 << 20;
+
+std::string RecordKey(const std::string& project, const std::string& filename) {
+  return absl::StrCat(project, "/", filename);
+}
+
+farm::v1::Digest MakeDigest(const std::string& hash, int64_t size) {
+  farm::v1::Digest d;
+  d.set_hash(hash);
+  d.set_size_bytes(size);
+  return d;
+}
+
+}  // namespace
+
+std::string PercentEncode(const std::string& text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (absl::ascii_isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xf]);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<PackageIndex>> PackageIndex::Open(StateStore* state,
+                                                                 BlobStore* blobs) {
+  std::unique_ptr<PackageIndex> index(new PackageIndex(state, blobs));
+  if (absl::Status s = index->Load(); !s.ok()) return s;
+  return index;
+}
+
+absl::Status PackageIndex::Load() {
+  auto log = ComponentLogger("index");
+  size_t loaded = 0;
+  absl::MutexLock lock(&mu_);
+  absl::Status s = state_->ForEach(
+      Table::kPackages,
+      [&](const std::string& key, const std::string& value) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        farm::v1::PackageFile file;
+        if (!file.ParseFromString(value)) {
+          return absl::DataLossError(
+              absl::StrCat("package index record \"", key, "\" in ", state_->dir(),
+                           " does not parse. Fix: restore the data dir from a backup"));
+        }
+        // Pin first: nothing may evict a published wheel, even one we are about to check.
+        blobs_->Pin(kOwnerPrefix + key, {file.wheel(), file.core_metadata()});
+        if (!blobs_->Contains(file.wheel())) {
+          log->error(
+              "published wheel {} ({}) is missing from the CAS; it is not listed. Fix: "
+              "publish it again",
+              file.filename(), DigestToString(file.wheel()));
+          return absl::OkStatus();
+        }
+        files_[file.project()][file.filename()] = file;
+        ++loaded;
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
+  if (loaded > 0) log->info("package index: {} files in {} projects", loaded, files_.size());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VerifiedFileWriter> PackageIndex::BeginUpload(int64_t size_bytes) {
+  return blobs_->BeginWrite(size_bytes);
+}
+
+absl::StatusOr<PublishedFile> PackageIndex::Publish(const std::string& wheel_path) {
+  const std::string filename = std::filesystem::path(wheel_path).filename().string();
+  auto wheel = ReadWheelPackage(wheel_path, filename);
+  if (!wheel.ok()) return wheel.status();
+  auto writer = BeginUpload(static_cast<int64_t>(wheel->size_bytes));
+  if (!writer.ok()) return writer.status();
+  // Hash while copying into the CAS: one read of the wheel, whatever its size.
+  std::ifstream in(wheel_path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", wheel_path));
+  UploadHasher hasher;
+  std::string buf(kCopyChunk, '\0');
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const absl::string_view chunk(buf.data(), static_cast<size_t>(in.gcount()));
+    hasher.Update(chunk);
+    if (absl::Status s = writer->Append(chunk); !s.ok()) return s;
+  }
+  if (in.bad()) return absl::DataLossError(absl::StrCat("error while reading ", wheel_path));
+  return AddUpload(*std::move(writer), *wheel, hasher.Finish());
+}
+
+absl::StatusOr<PublishedFile> PackageIndex::AddUpload(VerifiedFileWriter writer,
+                                                      const WheelPackage& wheel,
+                                                      const UploadDigests& digests) {
+  const int64_t size = writer.bytes_written();
+  auto store = [this, &writer, &digests, size]() {
+    return blobs_->Commit(std::move(writer), MakeDigest(digests.sha256_hex, size));
+  };
+  absl::MutexLock publish_lock(&publish_mu_);
+  return Add(wheel, digests, store);
+}
+
+absl::StatusOr<PublishedFile> PackageIndex::Add(
+    const WheelPackage& wheel, const UploadDigests& digests,
+    const std::function<absl::StatusOr<farm::v1::Digest>()>& store) {
+  const std::string project = NormalizeProjectName(wheel.metadata.name());
+  if (auto existing = Lookup(project, wheel.filename)) {
+    if (existing->wheel().hash() == digests.sha256_hex) return Describe(*existing, true);
+    return absl::AlreadyExistsError(
+        absl::StrCat("File already exists: ", wheel.filename, " is published with sha256 ",
+                     existing->wheel().hash(), " and these bytes have sha256 ", digests.sha256_hex,
+                     ". A published file never changes. Fix: bump the version or add a build tag"));
+  }
+  const std::string key = RecordKey(project, wheel.filename);
+  const std::string owner = kOwnerPrefix + key;
+  const farm::v1::Digest metadata_digest = DigestOfBytes(wheel.metadata_text);
+  blobs_->Pin(owner, {MakeDigest(digests.sha256_hex, static_cast<int64_t>(wheel.size_bytes)),
+                      metadata_digest});
+  auto wheel_digest = store();
+  if (!wheel_digest.ok()) {
+    blobs_->Unpin(owner);
+    return wheel_digest.status();
+  }
+  auto stored_metadata = blobs_->PutBytes(wheel.metadata_text);
+  if (!stored_metadata.ok()) {
+    blobs_->Unpin(owner);
+    return stored_metadata.status();
+  }
+  farm::v1::PackageFile file;
+  file.set_project(project);
+  file.set_display_name(wheel.metadata.name());
+  file.set_version(wheel.metadata.version());
+  file.set_filename(wheel.filename);
+  *file.mutable_wheel() = *wheel_digest;
+  *file.mutable_core_metadata() = *stored_metadata;
+  file.set_requires_python(wheel.metadata.requires_python());
+  const absl::Duration since_epoch = absl::Now() - absl::UnixEpoch();
+  file.mutable_uploaded_at()->set_seconds(absl::ToInt64Seconds(since_epoch));
+  file.mutable_uploaded_at()->set_nanos(
+      static_cast<int32_t>(absl::ToInt64Nanoseconds(since_epoch % absl::Seconds(1))));
+  if (absl::Status s = state_->Put(Table::kPackages, key, file); !s.ok()) {
+    blobs_->Unpin(owner);
+    return s;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    files_[project][wheel.filename] = file;
+  }
+  ComponentLogger("index")->info("published {} ({}, sha256 {})", wheel.filename,
+                                 DigestToString(file.wheel()), file.wheel().hash());
+  return Describe(file, false);
+}
+
+std::optional<farm::v1::PackageFile> PackageIndex::Lookup(const std::string& project,
+                                                          const std::string& filename) {
+  absl::MutexLock lock(&mu_);
+  auto p = files_.find(project);
+  if (p == files_.end()) return std::nullopt;
+  auto f = p->second.find(filename);
+  if (f == p->second.end()) return std::nullopt;
+  return f->second;
+}
+
+PublishedFile PackageIndex::Describe(const farm::v1::PackageFile& file, bool already_present) {
+  return PublishedFile{.file = file,
+                       .url = FileUrl(file),
+                       .project_url = ProjectUrl(file.project()),
+                       .already_present = already_present};
+}
+
+std::vector<std::string> PackageIndex::Projects() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  for (const auto& [project, files] : files_) {
+    if (!files.empty()) out.push_back(project);
+  }
+  return out;
+}
+
+std::vector<farm::v1::PackageFile> PackageIndex::Files(const std::string& project) {
+  absl::MutexLock lock(&mu_);
+  std::vector<farm::v1::PackageFile> out;
+  auto p = files_.find(project);
+  if (p == files_.end()) return out;
+  for (const auto& [name, file] : p->second) out.push_back(file);
+  return out;
+}
+
+std::optional<farm::v1::PackageFile> PackageIndex::Find(const std::string& sha256,
+                                                        const std::string& filename) {
+  auto parsed = CheckWheelFilename(filename);
+  if (!parsed.ok()) return std::nullopt;
+  auto file = Lookup(NormalizeProjectName(parsed->distribution), filename);
+  if (!file || file->wheel().hash() != sha256) return std::nullopt;
+  return file;
+}
+
+absl::StatusOr<std::string> PackageIndex::BlobPath(const farm::v1::Digest& digest) {
+  return blobs_->PathOf(digest);
+}
+
+void PackageIndex::SetBaseUrl(const std::string& base_url) {
+  absl::MutexLock lock(&mu_);
+  base_url_ = base_url;
+}
+
+std::string PackageIndex::FileUrl(const farm::v1::PackageFile& file) {
+  absl::MutexLock lock(&mu_);
+  return absl::StrCat(base_url_, "/files/", file.wheel().hash(), "/",
+                      PercentEncode(file.filename()));
+}
+
+std::string PackageIndex::ProjectUrl(const std::string& project) {
+  absl::MutexLock lock(&mu_);
+  return absl::StrCat(base_url_, "/simple/", project, "/");
+}
+
+}  // namespace farm::coordinator

@@ -1,0 +1,44 @@
+// The legacy upload API endpoint (what `twine upload` speaks): an authenticated
+// multipart/form-data POST with ":action=file_upload", the wheel in the "content" part and
+// its metadata and digests as fields. The wheel streams into the CAS's temp space while it
+// is hashed, so a 2 GiB upload never sits in memory; nothing is listed until every check
+// has passed:
+//   401  no or wrong credentials (HTTP Basic; any user name, password = the farm token)
+//   413  larger than the upload limit
+//   400  not multipart, wrong :action, no content, a bad file name (path separators, "..",
+//        not a wheel), a sha256_digest/md5_digest that does not match the bytes (both
+//        digests named), METADATA name/version not matching the form or the file name
+//   409  "File already exists" with different bytes (twine --skip-existing skips it)
+//   200  listed, or the identical file was already listed (uploads are idempotent)
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "coordinator/index/package_index.h"
+
+namespace httplib {
+struct Request;
+struct Response;
+class ContentReader;
+}  // namespace httplib
+
+namespace farm::coordinator {
+
+class LegacyUploadHandler {
+ public:
+  LegacyUploadHandler(PackageIndex* index, std::string token, uint64_t max_upload_bytes)
+      : index_(index), token_(std::move(token)), max_upload_bytes_(max_upload_bytes) {}
+
+  void Handle(const httplib::Request& req, httplib::Response& res,
+              const httplib::ContentReader& reader) const;
+
+ private:
+  bool Authorized(const httplib::Request& req) const;
+
+  PackageIndex* const index_;
+  const std::string token_;
+  const uint64_t max_upload_bytes_;
+};
+
+}  // namespace farm::coordinator
