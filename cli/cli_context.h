@@ -29,5 +29,6 @@ void AddCasCommand(CLI::App& app, CliContext& ctx);
 void AddInspectCommand(CLI::App& app, CliContext& ctx);
 void AddVerifyCommand(CLI::App& app, CliContext& ctx);
 void AddPublishCommand(CLI::App& app, CliContext& ctx);
+void AddRecipesCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace farm::cli

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   farm::cli::AddInspectCommand(app, ctx);
   farm::cli::AddVerifyCommand(app, ctx);
   farm::cli::AddPublishCommand(app, ctx);
+  farm::cli::AddRecipesCommand(app, ctx);
 
   CLI11_PARSE(app, argc, argv);
   return ctx.exit_code;

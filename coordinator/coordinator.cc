@@ -114,6 +114,10 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
       std::make_unique<CasServiceImpl>(c->auth_.get(), c->blob_store_.get(), &c->metrics_);
   c->build_service_ =
       std::make_unique<BuildServiceImpl>(c->auth_.get(), c->builds_.get(), &c->metrics_);
+  // A bad recipe is logged and skipped; the coordinator serves the others.
+  const std::string recipes_dir = ResolveRecipesDir(options.recipes_dir, options.data_dir);
+  c->recipe_service_ = std::make_unique<RecipeServiceImpl>(
+      c->auth_.get(), &c->metrics_, recipes_dir, LoadRecipesLogged(recipes_dir));
   grpc::ServerBuilder builder;
   // CAS blobs stream in 1 MiB chunks; this bounds what one message may cost us.
   builder.SetMaxReceiveMessageSize(kCasMaxMessageBytes);
@@ -126,6 +130,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   builder.RegisterService(c->action_service_.get());
   builder.RegisterService(c->cas_service_.get());
   builder.RegisterService(c->build_service_.get());
+  builder.RegisterService(c->recipe_service_.get());
   c->grpc_server_ = builder.BuildAndStart();
   if (!c->grpc_server_ || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat(

@@ -23,6 +23,7 @@
 #include "coordinator/http_server.h"
 #include "coordinator/index/index_routes.h"
 #include "coordinator/index/package_index.h"
+#include "coordinator/recipes/recipe_service.h"
 #include "coordinator/scheduler/blob_store_index.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/state_store.h"
@@ -40,6 +41,8 @@ struct CoordinatorOptions {
   std::string token_file;  // empty: <data_dir>/token, created on first start
   absl::Duration worker_timeout = absl::Seconds(30);
   uint64_t cas_quota_bytes = uint64_t{20} << 30;  // --cas-quota: LRU eviction beyond this
+  // --recipes-dir; empty: <data_dir>/recipes if present, else the source tree's recipes/.
+  std::string recipes_dir;
   // --index-max-upload: the largest file the built-in index accepts through its upload API.
   uint64_t index_max_upload_bytes = uint64_t{2} << 30;
 };
@@ -58,6 +61,8 @@ class Coordinator {
   BuildRegistry* builds() const { return builds_.get(); }
   // The built-in package index (/simple/); the wheel pipeline publishes through it.
   PackageIndex* package_index() const { return package_index_.get(); }
+  // The recipes loaded at start (read-only).
+  const RecipeServiceImpl* recipes() const { return recipe_service_.get(); }
 
   // Stops accepting calls, lets running calls finish, and closes the store.
   void Shutdown();
@@ -86,6 +91,7 @@ class Coordinator {
   std::unique_ptr<ActionServiceImpl> action_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<FarmServiceImpl> farm_service_;
+  std::unique_ptr<RecipeServiceImpl> recipe_service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<HttpServer> http_server_;
   absl::Notification stopping_;

@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
                  "most bytes the CAS keeps in <data-dir>/cas; least recently used unpinned "
                  "blobs are evicted beyond it (e.g. 512MiB, 20GiB)")
       ->capture_default_str();
+  app.add_option("--recipes-dir", options.recipes_dir,
+                 "folder of build recipes (*.toml); default: <data-dir>/recipes if it exists, "
+                 "else the recipes/ folder of the source tree this binary was built from");
   app.add_option("--index-max-upload", index_max_upload,
                  "largest file the built-in package index accepts by upload (e.g. 500MiB, 4GiB)")
       ->capture_default_str();

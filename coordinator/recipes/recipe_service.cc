@@ -1,0 +1,82 @@
+#include "coordinator/recipes/recipe_service.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "coordinator/rpc_outcome.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/recipes/recipe_proto.h"
+
+namespace farm::coordinator {
+
+std::string ResolveRecipesDir(const std::string& flag, const std::string& data_dir) {
+  if (!flag.empty()) return flag;
+  const std::filesystem::path in_data = std::filesystem::path(data_dir) / "recipes";
+  std::error_code ec;
+  if (std::filesystem::is_directory(in_data, ec)) return in_data.string();
+  return FARM_SOURCE_RECIPES_DIR;
+}
+
+RecipeDirectory LoadRecipesLogged(const std::string& dir) {
+  auto log = ComponentLogger("recipes");
+  auto loaded = LoadRecipeDirectory(dir);
+  if (!loaded.ok()) {
+    log->error("{}", loaded.status().message());
+    RecipeDirectory empty;
+    empty.errors.push_back(loaded.status());
+    return empty;
+  }
+  for (const absl::Status& e : loaded->errors) {
+    log->error("recipe not loaded: {}", e.message());
+  }
+  std::vector<std::string> names;
+  for (const Recipe& r : loaded->recipes) names.push_back(r.name);
+  log->info("loaded {} recipe(s) from {}: {}", names.size(), dir, absl::StrJoin(names, ", "));
+  return std::move(*loaded);
+}
+
+RecipeServiceImpl::RecipeServiceImpl(const TokenVerifier* auth, MetricsRegistry* metrics,
+                                     std::string dir, RecipeDirectory recipes)
+    : auth_(auth), metrics_(metrics), dir_(std::move(dir)), recipes_(std::move(recipes)) {}
+
+const Recipe* RecipeServiceImpl::Find(const std::string& name) const {
+  for (const Recipe& r : recipes_.recipes) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+grpc::Status RecipeServiceImpl::ListRecipes(grpc::ServerContext* context,
+                                            const farm::v1::ListRecipesRequest*,
+                                            farm::v1::ListRecipesResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "ListRecipes", s);
+  }
+  for (const Recipe& r : recipes_.recipes) *response->add_recipes() = RecipeToProto(r);
+  for (const absl::Status& e : recipes_.errors) response->add_load_errors(std::string(e.message()));
+  response->set_recipes_dir(dir_);
+  return FinishRpc(*metrics_, "ListRecipes", absl::OkStatus());
+}
+
+grpc::Status RecipeServiceImpl::GetRecipe(grpc::ServerContext* context,
+                                          const farm::v1::GetRecipeRequest* request,
+                                          farm::v1::GetRecipeResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "GetRecipe", s);
+  }
+  const Recipe* recipe = Find(request->name());
+  if (recipe == nullptr) {
+    std::vector<std::string> names;
+    for (const Recipe& r : recipes_.recipes) names.push_back(r.name);
+    return FinishRpc(
+        *metrics_, "GetRecipe",
+        absl::NotFoundError(absl::StrCat(
+            "no recipe named \"", request->name(), "\" in ", dir_, ": known are ",
+            names.empty() ? "none" : absl::StrJoin(names, ", "), " (farmctl recipes lists them)")));
+  }
+  *response->mutable_recipe() = RecipeToProto(*recipe);
+  return FinishRpc(*metrics_, "GetRecipe", absl::OkStatus());
+}
+
+}  // namespace farm::coordinator

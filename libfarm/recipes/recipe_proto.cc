@@ -1,0 +1,56 @@
+#include "libfarm/recipes/recipe_proto.h"
+
+namespace farm {
+namespace {
+
+void CommandToProto(const RecipeCommand& command, farm::v1::RecipeCommand* out) {
+  for (const std::string& arg : command.argv) out->add_argv(arg);
+  out->set_shell(command.shell);
+}
+
+}  // namespace
+
+farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
+  farm::v1::Recipe out;
+  out.set_name(recipe.name);
+  out.set_package(recipe.package);
+  out.set_description(recipe.description);
+  out.set_file(recipe.file);
+  for (const RecipeVersion& v : recipe.versions) {
+    farm::v1::RecipeVersion* pv = out.add_versions();
+    pv->set_version(v.version);
+    farm::v1::RecipeSource* s = pv->mutable_source();
+    s->set_kind(v.source.KindName());
+    s->set_git_url(v.source.git_url);
+    s->set_tag_pattern(v.source.tag_pattern);
+    s->set_submodules(v.source.submodules);
+    s->set_default_dir(v.source.default_dir);
+  }
+  for (const std::string& cpu : recipe.platform.cpu_archs) out.add_cpu_archs(cpu);
+  out.set_glibc_max(recipe.platform.glibc_max.ToString());
+  out.set_cuda_min(recipe.platform.cuda.min.ToString());
+  out.set_cuda_max(recipe.platform.cuda.max.ToString());
+  out.set_python(recipe.python);
+  for (const std::string& r : recipe.python_requirements) out.add_python_requirements(r);
+  for (const RecipeCommand& step : recipe.build.prepare) CommandToProto(step, out.add_prepare());
+  CommandToProto(recipe.build.command, out.mutable_command());
+  for (const auto& [name, value] : recipe.build.env) (*out.mutable_env())[name] = value;
+  out.set_wheel_glob(recipe.build.wheel_glob);
+  out.set_job_memory_gib(recipe.build.job_memory_gib);
+  for (const PublishTarget& t : recipe.publish) {
+    farm::v1::RecipePublishTarget* p = out.add_publish();
+    p->set_kind(t.KindName());
+    p->set_url(t.url);
+    if (t.kind == PublishTarget::Kind::kRepository) p->set_username(t.username);
+    p->set_password_env(t.password_env);
+    if (t.kind == PublishTarget::Kind::kCommand) CommandToProto(t.command, p->mutable_command());
+  }
+  if (recipe.size.per_arch_mib) {
+    out.set_has_size_estimate(true);
+    out.set_size_base_mib(recipe.size.base_mib.value_or(0.0));
+    out.set_size_per_arch_mib(*recipe.size.per_arch_mib);
+  }
+  return out;
+}
+
+}  // namespace farm

@@ -1,0 +1,103 @@
+// The coordinator loads recipes at start: a bad file is logged by name and skipped, the rest
+// are served (token required) and `farmctl recipes` lists them.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kTiny = R"(name = "tiny"
+package = "tiny-pkg"
+versions = ["1.0", "1.1"]
+[source]
+kind = "upload"
+[python]
+version = "3.11"
+[platform]
+cpu_archs = ["x86_64", "aarch64"]
+glibc_max = "2.36"
+cuda_min = "12.9"
+cuda_max = "13.0"
+[build]
+command = ["python{python}", "-m", "pip", "wheel", "."]
+)";
+
+TEST(RecipesServiceTest, BadRecipeIsLoggedAndTheOthersAreServed) {
+  TempDir dir("recipes");
+  const fs::path recipes = dir.path() / "recipes";
+  fs::create_directories(recipes);
+  fs::copy_file(fs::path(FARM_SOURCE_TREE) / "recipes" / "pytorch.toml", recipes / "pytorch.toml");
+  std::ofstream(recipes / "tiny.toml") << kTiny;
+  std::ofstream(recipes / "broken.toml") << "name = \"broken\"\npackage = \"b\"\nverions = []\n";
+
+  auto c = CoordinatorProcess::Start(dir / "data", {"--recipes-dir", recipes.string()});
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::vector<std::string> target = {"--coordinator", c->grpc_address(), "--token-file",
+                                           c->token_file()};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), target.begin(), target.end());
+    return args;
+  };
+
+  CommandResult json = RunFarmctl(with({"--json", "recipes"}));
+  ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
+  const nlohmann::json listed = nlohmann::json::parse(json.stdout_text);
+  ASSERT_EQ(listed["recipes"].size(), 2u) << listed.dump(2);
+  EXPECT_EQ(listed["recipes"][0]["name"], "pytorch");
+  EXPECT_EQ(listed["recipes"][0]["package"], "torch");
+  EXPECT_EQ(listed["recipes"][0]["versions"][0]["version"], "2.9.1");
+  EXPECT_EQ(listed["recipes"][0]["versions"][0]["source"]["kind"], "git");
+  EXPECT_EQ(listed["recipes"][0]["versions"][0]["source"]["tag"], "v{version}");
+  EXPECT_EQ(listed["recipes"][0]["glibc_max"], "2.35");
+  EXPECT_EQ(listed["recipes"][0]["cuda_min"], "12.6");
+  EXPECT_EQ(listed["recipes"][0]["size_estimate_mib"]["per_arch"], 150.0);
+  EXPECT_EQ(listed["recipes"][1]["name"], "tiny");
+  ASSERT_EQ(listed["load_errors"].size(), 1u);
+  const std::string error = listed["load_errors"][0];
+  EXPECT_NE(error.find("broken.toml:3:1: verions: unknown key"), std::string::npos) << error;
+  EXPECT_NE(
+      ReadFile(c->log_path()).find("recipe not loaded: " + (recipes / "broken.toml").string()),
+      std::string::npos)
+      << ReadFile(c->log_path());
+
+  CommandResult text = RunFarmctl(with({"recipes"}));
+  ASSERT_EQ(text.exit_code, 0) << text.stderr_text;
+  for (const char* expected : {"NAME", "pytorch", "torch", "2.9.1", "git", "12.6–13.0", "2.35",
+                               "aarch64", "tiny", "1.0, 1.1", "upload", "12.9–13.0"}) {
+    EXPECT_NE(text.stdout_text.find(expected), std::string::npos) << expected << " missing from:\n"
+                                                                  << text.stdout_text;
+  }
+  EXPECT_NE(text.stderr_text.find("not loaded:"), std::string::npos) << text.stderr_text;
+
+  // Wrong token: refused with exit 3, and the coordinator keeps serving.
+  const std::string bad_token = dir / "bad-token";
+  std::ofstream(bad_token) << "not-the-farm-token-0123456789abcdef\n";
+  CommandResult refused =
+      RunFarmctl({"--coordinator", c->grpc_address(), "--token-file", bad_token, "recipes"});
+  EXPECT_EQ(refused.exit_code, 3) << refused.stderr_text;
+  EXPECT_EQ(RunFarmctl(with({"status"})).exit_code, 0);
+}
+
+TEST(RecipesServiceTest, DefaultsToTheSourceTreeRecipes) {
+  TempDir dir("recipes_default");
+  auto c = CoordinatorProcess::Start(dir / "data");
+  ASSERT_TRUE(c.ok()) << c.status();
+  CommandResult json = RunFarmctl(
+      {"--coordinator", c->grpc_address(), "--token-file", c->token_file(), "--json", "recipes"});
+  ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
+  const nlohmann::json listed = nlohmann::json::parse(json.stdout_text);
+  EXPECT_EQ(listed["recipes_dir"], std::string(FARM_SOURCE_TREE) + "/recipes");
+  ASSERT_EQ(listed["recipes"].size(), 2u) << listed.dump(2);
+  EXPECT_EQ(listed["recipes"][0]["name"], "demo");
+  EXPECT_EQ(listed["recipes"][1]["name"], "pytorch");
+  EXPECT_TRUE(listed["load_errors"].empty());
+}
+
+}  // namespace
+}  // namespace farm::testing
