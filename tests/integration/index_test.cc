@@ -292,7 +292,7 @@ TEST(IndexTest, TwineUploadsPipInstallsBadUploadsAreRefusedAndRestartKeepsIt) {
   EXPECT_THAT(conflict->body, HasSubstr("File already exists"));
   // The same through twine and farmctl. (twine >= 6 refuses --skip-existing for any
   // repository but PyPI, so only farmctl can show that it skips the 409.)
-  const std::string renamed = dir / "other" / kWheelName;
+  const std::string renamed = dir / absl::StrCat("other/", kWheelName);
   fs::create_directories(dir / "other");
   fs::copy_file(other, renamed);
   CommandResult twine_conflict =
