@@ -30,5 +30,9 @@ void AddInspectCommand(CLI::App& app, CliContext& ctx);
 void AddVerifyCommand(CLI::App& app, CliContext& ctx);
 void AddPublishCommand(CLI::App& app, CliContext& ctx);
 void AddRecipesCommand(CLI::App& app, CliContext& ctx);
+void AddBuildsCommand(CLI::App& app, CliContext& ctx);
+void AddBuildCommand(CLI::App& app, CliContext& ctx);
+void AddLogsCommand(CLI::App& app, CliContext& ctx);
+void AddWatchCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace farm::cli

@@ -40,6 +40,10 @@ int main(int argc, char** argv) {
   farm::cli::AddVerifyCommand(app, ctx);
   farm::cli::AddPublishCommand(app, ctx);
   farm::cli::AddRecipesCommand(app, ctx);
+  farm::cli::AddBuildsCommand(app, ctx);
+  farm::cli::AddBuildCommand(app, ctx);
+  farm::cli::AddLogsCommand(app, ctx);
+  farm::cli::AddWatchCommand(app, ctx);
 
   CLI11_PARSE(app, argc, argv);
   return ctx.exit_code;

@@ -41,7 +41,37 @@ std::string HumanBytes(uint64_t bytes) {
   return u == 0 ? absl::StrCat(bytes, " B") : absl::StrFormat("%.1f %s", v, units[u]);
 }
 
-nlohmann::json WorkerToJson(const farm::v1::Worker& w) {
+RunningByWorker GroupByWorker(const farm::v1::ListActionsResponse& running) {
+  RunningByWorker out;
+  for (const auto& a : running.actions()) out[a.worker()].push_back(a);
+  return out;
+}
+
+namespace {
+
+double Load(const farm::v1::Worker& w) {
+  const uint32_t slots = w.capabilities().slots();
+  return slots == 0 ? 0.0 : static_cast<double>(w.slots_in_use()) / slots;
+}
+
+// "b1/sm_90, b1/sm_80 +3"
+std::string CurrentActions(const std::vector<farm::v1::ActionEntry>& running) {
+  if (running.empty()) return "-";
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < running.size() && i < 3; ++i) {
+    const auto& a = running[i];
+    parts.push_back(absl::StrCat(a.build_id().empty() ? "(no build)" : a.build_id(),
+                                 a.shard().empty() ? "" : "/", a.shard()));
+  }
+  std::string out = absl::StrJoin(parts, ", ");
+  if (running.size() > 3) absl::StrAppend(&out, " +", running.size() - 3);
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json WorkerToJson(const farm::v1::Worker& w,
+                            const std::vector<farm::v1::ActionEntry>& running) {
   const auto& c = w.capabilities();
   nlohmann::json cuda = nlohmann::json::array();
   for (const auto& t : c.cuda()) {
@@ -52,6 +82,13 @@ nlohmann::json WorkerToJson(const farm::v1::Worker& w) {
   }
   nlohmann::json labels = nlohmann::json::object();
   for (const auto& [k, v] : c.labels()) labels[k] = v;
+  nlohmann::json current = nlohmann::json::array();
+  for (const auto& a : running) {
+    current.push_back({{"action_id", a.action_id()},
+                       {"build_id", a.build_id()},
+                       {"shard", a.shard()},
+                       {"started_at", Rfc3339(a.started_at())}});
+  }
   return {{"name", w.name()},
           {"state", WorkerStateName(w.state())},
           {"os", c.os()},
@@ -63,6 +100,8 @@ nlohmann::json WorkerToJson(const farm::v1::Worker& w) {
           {"cuda", cuda},
           {"slots", c.slots()},
           {"slots_in_use", w.slots_in_use()},
+          {"load", Load(w)},
+          {"current_actions", current},
           {"labels", labels},
           {"hostname", c.hostname()},
           {"version", c.worker_version()},
@@ -72,12 +111,14 @@ nlohmann::json WorkerToJson(const farm::v1::Worker& w) {
           {"state_since", Rfc3339(w.state_since())}};
 }
 
-std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Time now) {
+std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Time now,
+                         const RunningByWorker& running) {
   if (workers.workers().empty()) {
     return "no workers registered. Start one with 'farm-worker --coordinator ADDR --token-file "
            "F', or a local farm with 'farmctl up'\n";
   }
-  TextTable table({"NAME", "STATE", "PLATFORM", "GLIBC", "CUDA", "SMS", "SLOTS", "LAST SEEN"});
+  TextTable table({"NAME", "STATE", "PLATFORM", "GLIBC", "CUDA", "SMS", "SLOTS", "LOAD", "RUNNING",
+                   "LAST SEEN"});
   for (const auto& w : workers.workers()) {
     const auto& c = w.capabilities();
     std::vector<std::string> versions, sms;
@@ -92,6 +133,9 @@ std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Tim
                   c.glibc(), versions.empty() ? "-" : absl::StrJoin(versions, ","),
                   sms.empty() ? "-" : absl::StrCat("sm_", absl::StrJoin(sms, ",")),
                   absl::StrCat(w.slots_in_use(), "/", c.slots()),
+                  absl::StrFormat("%.0f%%", 100 * Load(w)),
+                  CurrentActions(running.count(w.name()) ? running.at(w.name())
+                                                         : std::vector<farm::v1::ActionEntry>()),
                   Ago(FromProtoTime(w.last_seen()), now)});
   }
   return table.Render();

@@ -27,8 +27,9 @@ void QueueMetrics::OnActionsChanged(const std::vector<ActionUpdate>& updates) {
     auto it = live_.find(u.status.action_id());
     if (it != live_.end() && it->second.sequence >= u.sequence) continue;
     if (state == farm::v1::ACTION_STATE_QUEUED || state == farm::v1::ACTION_STATE_RUNNING) {
-      live_[u.status.action_id()] = {u.sequence, state == farm::v1::ACTION_STATE_RUNNING,
-                                     ClassLabels(u.requirements)};
+      Live& l = live_[u.status.action_id()];
+      l = {u.sequence, state == farm::v1::ACTION_STATE_RUNNING, ClassLabels(u.requirements)};
+      seen_.insert(l.labels);
     } else if (it != live_.end()) {
       live_.erase(it);
     }

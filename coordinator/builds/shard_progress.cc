@@ -1,5 +1,7 @@
 #include "coordinator/builds/shard_progress.h"
 
+#include <cmath>
+
 #include "libfarm/actions/action_client.h"
 #include "libfarm/time/proto_time.h"
 
@@ -70,7 +72,12 @@ void ShardProgress::Add(const ActionFacts& a) {
   }
   // A cache hit never ran here; its "worker" is whoever ran it first.
   if (!a.worker.empty() && !a.cache_hit) ++workers_[a.worker];
-  const absl::Time start = a.started != absl::InfinitePast() ? a.started : a.submitted;
+  // Work starts when an action is leased; one that never ran (a cache hit, or refused) marks
+  // its shard started when it finished. Queued actions say nothing, so progress watched live
+  // and progress replayed from final records agree.
+  const absl::Time start = a.started != absl::InfinitePast() ? a.started
+                           : a.terminal()                    ? a.finished
+                                                             : absl::InfinitePast();
   if (start != absl::InfinitePast() && start < first_started_) first_started_ = start;
   if (a.failed() && (!first_failure_ || a.finished < first_failure_->finished)) {
     first_failure_ = a;
@@ -118,8 +125,9 @@ farm::v1::Shard ShardProgress::ToProto(const std::string& name) const {
   s.set_failed(failed_);
   s.set_cached(cached_);
   s.set_cancelled(cancelled_);
-  s.set_cpu_seconds(cpu_seconds_);
-  s.set_wall_seconds(wall_seconds_);
+  // Milliseconds: sums taken in a different order (live vs. replayed on start) then agree.
+  s.set_cpu_seconds(std::round(cpu_seconds_ * 1000) / 1000);
+  s.set_wall_seconds(std::round(wall_seconds_ * 1000) / 1000);
   for (const auto& [w, n] : workers_) s.add_workers(w);
   if (first_started_ != absl::InfiniteFuture())
     *s.mutable_started_at() = ToProtoTime(first_started_);

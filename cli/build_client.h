@@ -1,0 +1,39 @@
+// farmctl's view of farm.v1.BuildService: token attached, deadlines set, errors readable.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cli/cli_context.h"
+#include "farm/v1/builds.grpc.pb.h"
+
+namespace farm::cli {
+
+class BuildClient {
+ public:
+  BuildClient(std::unique_ptr<farm::v1::BuildService::StubInterface> stub, std::string address,
+              std::string token, absl::Duration timeout = absl::Seconds(10));
+
+  // Finds the coordinator and token the way every farmctl command does.
+  static absl::StatusOr<std::unique_ptr<BuildClient>> Connect(const GlobalOptions& global);
+
+  absl::StatusOr<farm::v1::ListBuildsResponse> ListBuilds(uint32_t limit);
+  absl::StatusOr<farm::v1::Build> GetBuild(const std::string& id);
+  absl::StatusOr<farm::v1::GetBuildLogsResponse> GetBuildLogs(const std::string& id,
+                                                              uint64_t offset);
+  absl::StatusOr<farm::v1::ListActionsResponse> ListActions(const std::string& build_id,
+                                                            farm::v1::ActionState state);
+
+ private:
+  void Prepare(grpc::ClientContext& ctx) const;
+  absl::Status Explain(const grpc::Status& status) const;
+
+  std::unique_ptr<farm::v1::BuildService::StubInterface> stub_;
+  std::string address_;
+  std::string token_;
+  absl::Duration timeout_;
+};
+
+}  // namespace farm::cli

@@ -1,0 +1,242 @@
+#include "cli/build_view.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cli/text_table.h"
+#include "cli/worker_view.h"
+#include "libfarm/time/proto_time.h"
+
+namespace farm::cli {
+namespace {
+
+bool IsSet(const google::protobuf::Timestamp& ts) { return ts.seconds() != 0 || ts.nanos() != 0; }
+
+// From `from` to `to`, or to `now` while it runs; "" when it never started.
+std::string Took(const google::protobuf::Timestamp& from, const google::protobuf::Timestamp& to,
+                 absl::Time now) {
+  if (!IsSet(from)) return "";
+  return ShortDuration((IsSet(to) ? FromProtoTime(to) : now) - FromProtoTime(from));
+}
+
+struct Totals {
+  uint32_t total = 0, done = 0, failed = 0, running = 0, queued = 0, cached = 0;
+};
+
+Totals Sum(const farm::v1::Build& b) {
+  Totals t;
+  for (const auto& s : b.shards()) {
+    t.total += s.total();
+    t.done += s.done();
+    t.failed += s.failed();
+    t.running += s.running();
+    t.queued += s.queued();
+    t.cached += s.cached();
+  }
+  return t;
+}
+
+std::string ShardName(const std::string& name) { return name.empty() ? "(none)" : name; }
+
+std::string Indent(const std::string& text, const std::string& prefix) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::StrAppend(&out, prefix, line, "\n");
+  }
+  while (absl::EndsWith(out, prefix + "\n")) out.resize(out.size() - prefix.size() - 1);
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json ProtoToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions o;
+  o.preserve_proto_field_names = true;
+  o.always_print_primitive_fields = true;
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(message, &json, o).ok()) {
+    return nlohmann::json::object();
+  }
+  return nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+}
+
+std::string BuildStateText(farm::v1::BuildState state) {
+  switch (state) {
+    case farm::v1::BUILD_STATE_QUEUED:
+      return "queued";
+    case farm::v1::BUILD_STATE_BUILDING:
+      return "building";
+    case farm::v1::BUILD_STATE_VERIFYING:
+      return "verifying";
+    case farm::v1::BUILD_STATE_PUBLISHING:
+      return "publishing";
+    case farm::v1::BUILD_STATE_SUCCEEDED:
+      return "succeeded";
+    case farm::v1::BUILD_STATE_FAILED:
+      return "failed";
+    case farm::v1::BUILD_STATE_CANCELLED:
+      return "cancelled";
+    default:
+      return "unknown";
+  }
+}
+
+std::string BuildKindText(farm::v1::BuildKind kind) {
+  return kind == farm::v1::BUILD_KIND_WHEEL ? "wheel" : "compile";
+}
+
+bool BuildIsTerminal(farm::v1::BuildState state) {
+  return state == farm::v1::BUILD_STATE_SUCCEEDED || state == farm::v1::BUILD_STATE_FAILED ||
+         state == farm::v1::BUILD_STATE_CANCELLED;
+}
+
+std::string ShortDuration(absl::Duration d) {
+  const int64_t s = std::max<int64_t>(0, absl::ToInt64Seconds(d));
+  if (s < 60) return absl::StrCat(s, "s");
+  if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
+  return absl::StrFormat("%dh%02dm", s / 3600, s % 3600 / 60);
+}
+
+std::string ProgressBar(const farm::v1::Shard& shard, int width) {
+  const uint32_t total = std::max<uint32_t>(1, shard.total());
+  auto cells = [&](uint32_t n) {
+    return static_cast<int>(static_cast<uint64_t>(n) * width / total);
+  };
+  const int done = cells(shard.done());
+  const int failed = std::max(shard.failed() > 0 ? 1 : 0, cells(shard.failed()));
+  const int running = std::max(shard.running() > 0 ? 1 : 0, cells(shard.running()));
+  std::string bar(std::min(width, done), '#');
+  bar += std::string(std::max(0, std::min(width - static_cast<int>(bar.size()), failed)), '!');
+  bar += std::string(std::max(0, std::min(width - static_cast<int>(bar.size()), running)), '>');
+  bar += std::string(width - bar.size(), '.');
+  return absl::StrCat("[", bar, "]");
+}
+
+std::string BuildsTable(const farm::v1::ListBuildsResponse& builds, absl::Time now) {
+  if (builds.builds().empty()) {
+    return "no builds yet. farm-nvcc creates one per FARM_BUILD_ID; 'farmctl submit' a wheel "
+           "build\n";
+  }
+  TextTable table(
+      {"BUILD", "KIND", "PACKAGE", "STATE", "DONE", "FAILED", "ARCHS", "SUBMITTED", "TOOK"});
+  for (const auto& b : builds.builds()) {
+    const Totals t = Sum(b);
+    table.AddRow({b.id(), BuildKindText(b.kind()),
+                  b.package().empty() ? "-" : absl::StrCat(b.package(), " ", b.version()),
+                  BuildStateText(b.state()), absl::StrCat(t.done, "/", t.total),
+                  absl::StrCat(t.failed), b.archs().empty() ? "-" : absl::StrJoin(b.archs(), ","),
+                  IsSet(b.submitted_at()) ? Ago(FromProtoTime(b.submitted_at()), now) : "",
+                  Took(b.started_at(), b.finished_at(), now)});
+  }
+  return table.Render();
+}
+
+std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
+  std::string out;
+  const Totals t = Sum(b);
+  absl::StrAppend(&out, "build      ", b.id(), " (", BuildKindText(b.kind()), ")\n");
+  if (!b.package().empty())
+    absl::StrAppend(&out, "package    ", b.package(), " ", b.version(), "\n");
+  absl::StrAppend(&out, "state      ", BuildStateText(b.state()));
+  if (!b.reason().empty()) absl::StrAppend(&out, ": ", b.reason());
+  absl::StrAppend(&out, "\n");
+  if (!b.archs().empty()) absl::StrAppend(&out, "archs      ", absl::StrJoin(b.archs(), " "), "\n");
+  absl::StrAppend(&out, "actions    ", t.done, "/", t.total, " done, ", t.running, " running, ",
+                  t.queued, " queued, ", t.failed, " failed, ", t.cached, " from cache\n");
+  if (IsSet(b.submitted_at())) {
+    absl::StrAppend(&out, "submitted  ", Ago(FromProtoTime(b.submitted_at()), now), "\n");
+  }
+  if (IsSet(b.started_at())) {
+    absl::StrAppend(&out, IsSet(b.finished_at()) ? "took       " : "running    ",
+                    Took(b.started_at(), b.finished_at(), now), "\n");
+  }
+  if (!b.build_host().empty()) absl::StrAppend(&out, "build host ", b.build_host(), "\n");
+  for (const auto& p : b.published_to()) absl::StrAppend(&out, "published  ", p, "\n");
+
+  if (!b.shards().empty()) {
+    absl::StrAppend(&out, "\n");
+    TextTable shards({"SHARD", "PROGRESS", "DONE", "RUNNING", "QUEUED", "FAILED", "CACHED", "WALL",
+                      "CPU", "WORKERS"});
+    for (const auto& s : b.shards()) {
+      shards.AddRow({ShardName(s.name()), ProgressBar(s, 20),
+                     absl::StrCat(s.done(), "/", s.total()), absl::StrCat(s.running()),
+                     absl::StrCat(s.queued()), absl::StrCat(s.failed()), absl::StrCat(s.cached()),
+                     Took(s.started_at(), s.finished_at(), now),
+                     ShortDuration(absl::Seconds(s.cpu_seconds())),
+                     s.workers().empty() ? "-" : absl::StrJoin(s.workers(), ",")});
+    }
+    absl::StrAppend(&out, shards.Render());
+  }
+
+  if (!b.wheel().filename().empty()) {
+    absl::StrAppend(&out, "\nwheel      ", b.wheel().filename(), " (",
+                    HumanBytes(b.wheel().size_bytes()), ")\n");
+    if (!b.wheel().device_code_bytes().empty()) {
+      std::map<std::string, uint64_t> sizes(b.wheel().device_code_bytes().begin(),
+                                            b.wheel().device_code_bytes().end());
+      TextTable table({"ARCH", "DEVICE CODE"});
+      for (const auto& [arch, n] : sizes) table.AddRow({arch, HumanBytes(n)});
+      absl::StrAppend(&out, table.Render());
+    }
+  }
+
+  const auto& v = b.verification();
+  if (!v.rows().empty() || !v.message().empty()) {
+    absl::StrAppend(&out, "\nverification ", v.ok() ? "passed" : "FAILED");
+    if (!v.message().empty()) absl::StrAppend(&out, ": ", v.message());
+    absl::StrAppend(&out, "\n");
+    if (!v.rows().empty()) {
+      TextTable table({"ARCH", "PRESENT", "SIZE", "NOTE"});
+      for (const auto& r : v.rows()) {
+        table.AddRow({r.arch(), r.present() ? "yes" : "NO", HumanBytes(r.size_bytes()), r.note()});
+      }
+      absl::StrAppend(&out, table.Render());
+    }
+  }
+
+  for (const auto& s : b.shards()) {
+    if (s.failed_action_id().empty()) continue;
+    absl::StrAppend(&out, "\nfailed in ", ShardName(s.name()), ": action ", s.failed_action_id());
+    if (s.failed_exit_code() != 0) absl::StrAppend(&out, " exited ", s.failed_exit_code());
+    absl::StrAppend(&out, "\n",
+                    s.error().empty() ? "  (no error text)\n" : Indent(s.error(), "  | "));
+    if (!absl::EndsWith(out, "\n")) out += "\n";
+  }
+  return out;
+}
+
+std::string WatchFrame(const farm::v1::Build& b, absl::Time now) {
+  std::string out = absl::StrCat(b.id(), "  ", BuildStateText(b.state()));
+  if (IsSet(b.started_at()))
+    absl::StrAppend(&out, "  ", Took(b.started_at(), b.finished_at(), now));
+  absl::StrAppend(&out, "\n");
+  size_t width = 6;
+  for (const auto& s : b.shards()) width = std::max(width, ShardName(s.name()).size());
+  for (const auto& s : b.shards()) {
+    absl::StrAppend(
+        &out, absl::StrFormat("  %-*s %s %5d/%-5d", static_cast<int>(width), ShardName(s.name()),
+                              ProgressBar(s, 30), s.done(), s.total()));
+    if (s.running() > 0) absl::StrAppend(&out, " ", s.running(), " running");
+    if (s.failed() > 0) absl::StrAppend(&out, " ", s.failed(), " FAILED");
+    absl::StrAppend(&out, "\n");
+  }
+  if (!b.reason().empty()) absl::StrAppend(&out, "  ", b.reason(), "\n");
+  return out;
+}
+
+std::string WatchLine(const farm::v1::Build& b) {
+  std::vector<std::string> parts;
+  for (const auto& s : b.shards()) {
+    parts.push_back(absl::StrCat(ShardName(s.name()), " ", s.done(), "/", s.total(),
+                                 s.failed() > 0 ? absl::StrCat(" (", s.failed(), " failed)") : ""));
+  }
+  std::string line = absl::StrCat(b.id(), " ", BuildStateText(b.state()));
+  if (!parts.empty()) absl::StrAppend(&line, ": ", absl::StrJoin(parts, ", "));
+  if (BuildIsTerminal(b.state()) && !b.reason().empty()) absl::StrAppend(&line, " - ", b.reason());
+  return line;
+}
+
+}  // namespace farm::cli

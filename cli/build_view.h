@@ -1,0 +1,35 @@
+// How farmctl shows builds: tables, the build report, progress bars, and JSON (the same
+// protobuf JSON mapping as the coordinator's /api/v1/).
+#pragma once
+
+#include <string>
+
+#include <google/protobuf/message.h>
+#include <nlohmann/json.hpp>
+
+#include "absl/time/time.h"
+#include "farm/v1/builds.pb.h"
+
+namespace farm::cli {
+
+nlohmann::json ProtoToJson(const google::protobuf::Message& message);
+
+// "queued", "building", ... / "compile", "wheel"
+std::string BuildStateText(farm::v1::BuildState state);
+std::string BuildKindText(farm::v1::BuildKind kind);
+bool BuildIsTerminal(farm::v1::BuildState state);
+
+// "1m05s", "2h03m"
+std::string ShortDuration(absl::Duration d);
+// "[#######.......]" `width` cells wide, '!' for failed actions.
+std::string ProgressBar(const farm::v1::Shard& shard, int width);
+
+std::string BuildsTable(const farm::v1::ListBuildsResponse& builds, absl::Time now);
+// `farmctl build ID`: summary, shards, wheel, verification, failures.
+std::string BuildReport(const farm::v1::Build& build, absl::Time now);
+// `farmctl watch ID` on a terminal: one line per shard with a bar, then the state.
+std::string WatchFrame(const farm::v1::Build& build, absl::Time now);
+// `farmctl watch ID` elsewhere: one line for the whole build.
+std::string WatchLine(const farm::v1::Build& build);
+
+}  // namespace farm::cli

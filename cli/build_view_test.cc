@@ -1,0 +1,73 @@
+#include "cli/build_view.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace farm::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+farm::v1::Build FailedBuild() {
+  farm::v1::Build b;
+  b.set_id("b1");
+  b.set_kind(farm::v1::BUILD_KIND_WHEEL);
+  b.set_package("torch");
+  b.set_version("2.9.1");
+  b.set_state(farm::v1::BUILD_STATE_FAILED);
+  b.set_reason("1 of 4 actions failed");
+  auto* s = b.add_shards();
+  s->set_name("sm_90");
+  s->set_total(4);
+  s->set_done(3);
+  s->set_failed(1);
+  s->add_workers("w1");
+  s->set_failed_action_id("a7");
+  s->set_failed_exit_code(2);
+  s->set_error("kernel.cu(3): error: identifier \"x\" is undefined\n");
+  b.mutable_wheel()->set_filename("torch-2.9.1-cp312-cp312-manylinux_2_35_aarch64.whl");
+  b.mutable_wheel()->set_size_bytes(3 << 20);
+  (*b.mutable_wheel()->mutable_device_code_bytes())["sm_90"] = 2 << 20;
+  auto* row = b.mutable_verification()->add_rows();
+  row->set_arch("sm_90");
+  row->set_present(false);
+  row->set_note("no SASS in libtorch_cuda.so");
+  return b;
+}
+
+TEST(BuildViewTest, ReportShowsShardsWheelVerificationAndTheFailure) {
+  const std::string text = BuildReport(FailedBuild(), absl::FromUnixSeconds(100));
+  EXPECT_THAT(text, HasSubstr("failed: 1 of 4 actions failed"));
+  EXPECT_THAT(text, HasSubstr("sm_90"));
+  EXPECT_THAT(text, HasSubstr("3/4"));
+  EXPECT_THAT(text, HasSubstr("2.0 MiB"));
+  EXPECT_THAT(text, HasSubstr("verification FAILED"));
+  EXPECT_THAT(text, HasSubstr("no SASS in libtorch_cuda.so"));
+  EXPECT_THAT(text, HasSubstr("action a7 exited 2"));
+  EXPECT_THAT(text, HasSubstr("  | kernel.cu(3): error: identifier \"x\" is undefined"));
+}
+
+TEST(BuildViewTest, ProgressBarMarksFailuresAndRunning) {
+  farm::v1::Shard s;
+  s.set_total(10);
+  s.set_done(5);
+  s.set_failed(1);
+  s.set_running(2);
+  EXPECT_EQ(ProgressBar(s, 10), "[#####!>>..]");
+  s.Clear();
+  EXPECT_EQ(ProgressBar(s, 4), "[....]");
+}
+
+TEST(BuildViewTest, WatchLineAndJson) {
+  const auto b = FailedBuild();
+  EXPECT_EQ(WatchLine(b), "b1 failed: sm_90 3/4 (1 failed) - 1 of 4 actions failed");
+  const nlohmann::json j = ProtoToJson(b);
+  EXPECT_EQ(j["state"], "BUILD_STATE_FAILED");
+  EXPECT_EQ(j["shards"][0]["done"], 3);
+  EXPECT_EQ(j["wheel"]["size_bytes"], "3145728");  // 64-bit integers are strings in JSON
+  EXPECT_THAT(WatchFrame(b, absl::FromUnixSeconds(0)), Not(HasSubstr("running")));
+}
+
+}  // namespace
+}  // namespace farm::cli

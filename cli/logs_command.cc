@@ -1,0 +1,57 @@
+// farmctl logs ID [--follow]: a build's log (the last 8 MiB the coordinator keeps); with
+// --follow, keeps printing until the build is finished.
+#include <iostream>
+#include <thread>
+
+#include "cli/build_client.h"
+#include "cli/build_view.h"
+#include "cli/command_support.h"
+
+namespace farm::cli {
+
+void AddLogsCommand(CLI::App& app, CliContext& ctx) {
+  auto* cmd = app.add_subcommand("logs", "print a build's log");
+  auto id = std::make_shared<std::string>();
+  auto follow = std::make_shared<bool>(false);
+  cmd->add_option("ID", *id, "build id (see 'farmctl builds')")->required();
+  cmd->add_flag("-f,--follow", *follow, "keep printing new output until the build finishes");
+  cmd->callback([&ctx, id, follow] {
+    auto client = BuildClient::Connect(ctx.global);
+    if (!client.ok()) {
+      ctx.exit_code = Fail(client.status());
+      return;
+    }
+    uint64_t offset = 0;
+    bool first = true;
+    while (true) {
+      auto chunk = (*client)->GetBuildLogs(*id, offset);
+      if (!chunk.ok()) {
+        ctx.exit_code = Fail(chunk.status());
+        return;
+      }
+      if (first && chunk->offset() > offset) {
+        std::cerr << "farmctl: the log starts at byte " << chunk->offset()
+                  << "; earlier output was dropped (the coordinator keeps the last 8 MiB)\n";
+      }
+      first = false;
+      if (ctx.global.json) {
+        // One object per chunk, so a reader can follow offsets.
+        nlohmann::json j = ProtoToJson(*chunk);
+        // `data` is base64 in the JSON mapping; `text` is the same bytes as readable text.
+        j["text"] = nlohmann::json::parse(
+            nlohmann::json(chunk->data())
+                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        std::cout << j.dump() << std::endl;
+      } else {
+        std::cout << chunk->data() << std::flush;
+      }
+      offset = chunk->next_offset();
+      const bool more = !chunk->data().empty();
+      if (more) continue;  // drain what is there before waiting
+      if (!*follow || chunk->build_finished()) break;
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  });
+}
+
+}  // namespace farm::cli

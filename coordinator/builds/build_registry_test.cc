@@ -1,0 +1,215 @@
+#include "coordinator/builds/build_registry.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "coordinator/builds/build_log_blocks.h"
+#include "coordinator/scheduler/scheduler.h"
+
+namespace farm::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class NoBlobs : public BlobIndex {
+ public:
+  bool Contains(const farm::v1::Digest&) override { return true; }
+  void Pin(const std::string&, const std::vector<farm::v1::Digest>&) override {}
+  void Unpin(const std::string&) override {}
+};
+
+class BuildRegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("build_registry_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    worker_.set_name("w1");
+    worker_.set_state(farm::v1::WORKER_STATE_ONLINE);
+    worker_.mutable_capabilities()->set_os("linux");
+    worker_.mutable_capabilities()->set_slots(8);
+    Reopen();
+  }
+  void TearDown() override {
+    scheduler_.reset();
+    builds_.reset();
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+  // A coordinator restart: everything rebuilt from the store.
+  void Reopen() {
+    scheduler_.reset();
+    builds_.reset();
+    store_.reset();
+    metrics_ = std::make_unique<MetricsRegistry>();
+    auto store = StateStore::Open(dir_.string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    scheduler_ = std::make_unique<Scheduler>(
+        store_.get(), &blobs_, [this] { return std::vector<farm::v1::Worker>{worker_}; },
+        metrics_.get(), SchedulerOptions{}, [this] { return now_; });
+    ASSERT_TRUE(scheduler_->Load().ok());
+    builds_ =
+        std::make_unique<BuildRegistry>(store_.get(), metrics_.get(), [this] { return now_; });
+    ASSERT_TRUE(builds_->Load().ok());
+    scheduler_->AddObserver(builds_.get());
+  }
+  farm::v1::Action Shell(const std::string& script, const std::string& shard) {
+    farm::v1::Action a;
+    a.add_argv("sh");
+    a.add_argv("-c");
+    a.add_argv(script);
+    a.set_build_id("b1");
+    a.set_shard(shard);
+    return a;
+  }
+  // Leases everything queued and completes it with `exit_code` per script.
+  void RunAll(const std::map<std::string, int>& exit_by_script) {
+    auto leases = scheduler_->Lease("w1", "s1", worker_.capabilities(), 8, absl::ZeroDuration());
+    ASSERT_TRUE(leases.ok());
+    now_ += absl::Seconds(3);
+    std::vector<farm::v1::Completion> done;
+    for (const auto& l : *leases) {
+      farm::v1::Completion c;
+      c.set_lease_id(l.lease_id());
+      c.set_action_id(l.action_id());
+      c.mutable_result()->set_exit_code(exit_by_script.at(l.action().argv(2)));
+      c.mutable_result()->set_wall_seconds(3);
+      if (c.result().exit_code() != 0) c.mutable_result()->set_stderr_tail("k.cu: error: boom\n");
+      done.push_back(c);
+    }
+    ASSERT_TRUE(scheduler_->Complete("w1", done).ok());
+  }
+
+  fs::path dir_;
+  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
+  farm::v1::Worker worker_;
+  NoBlobs blobs_;
+  std::unique_ptr<MetricsRegistry> metrics_;
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<BuildRegistry> builds_;
+};
+
+TEST_F(BuildRegistryTest, ShardsFollowActionsAndSurviveARestart) {
+  ASSERT_TRUE(
+      scheduler_->Execute({Shell("a", "sm_90"), Shell("b", "sm_90"), Shell("c", "sm_80")}).ok());
+  auto queued = builds_->Get("b1");
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(queued->kind(), farm::v1::BUILD_KIND_COMPILE);
+  EXPECT_EQ(queued->state(), farm::v1::BUILD_STATE_QUEUED);
+  ASSERT_EQ(queued->shards_size(), 2);
+  EXPECT_EQ(queued->shards(1).name(), "sm_90");
+  EXPECT_EQ(queued->shards(1).queued(), 2u);
+
+  RunAll({{"a", 0}, {"b", 2}, {"c", 0}});
+  auto check = [](const farm::v1::Build& b) {
+    EXPECT_EQ(b.state(), farm::v1::BUILD_STATE_FAILED);
+    EXPECT_THAT(b.reason(), HasSubstr("1 of 3 actions failed; first in sm_90 with exit code 2"));
+    const auto& sm90 = b.shards(1);
+    EXPECT_EQ(sm90.total(), 2u);
+    EXPECT_EQ(sm90.done(), 1u);
+    EXPECT_EQ(sm90.failed(), 1u);
+    EXPECT_EQ(sm90.error(), "k.cu: error: boom\n");
+    EXPECT_EQ(sm90.failed_exit_code(), 2);
+    EXPECT_EQ(sm90.workers_size(), 1);
+    EXPECT_DOUBLE_EQ(sm90.wall_seconds(), 6);
+    EXPECT_EQ(b.shards(0).done(), 1u);
+    EXPECT_TRUE(b.has_finished_at());
+  };
+  auto finished = builds_->Get("b1");
+  ASSERT_TRUE(finished.ok());
+  check(*finished);
+  EXPECT_THAT(metrics_->Render(),
+              HasSubstr("farm_builds_finished_total{kind=\"compile\",state=\"failed\"} 1\n"));
+  EXPECT_THAT(metrics_->Render(), HasSubstr("farm_shard_duration_seconds_count 2\n"));
+
+  Reopen();
+  auto again = builds_->Get("b1");
+  ASSERT_TRUE(again.ok());
+  check(*again);
+  // History is not counted again after a restart.
+  EXPECT_THAT(metrics_->Render(), Not(HasSubstr("farm_builds_finished_total")));
+  auto actions = builds_->Actions("b1", farm::v1::ACTION_STATE_UNSPECIFIED, 0);
+  ASSERT_TRUE(actions.ok());
+  EXPECT_EQ(actions->size(), 3u);
+}
+
+TEST_F(BuildRegistryTest, WheelBuildsAreDrivenThroughTheApi) {
+  auto b = builds_->CreateWheelBuild({.package = "torch", .version = "2.9.1", .archs = {"sm_90"}});
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_THAT(b->id(), HasSubstr("torch-2.9.1-"));
+  EXPECT_EQ(
+      builds_->CreateWheelBuild({.package = "x", .version = "1", .id = b->id()}).status().code(),
+      absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(
+      builds_->CreateWheelBuild({.package = "x", .version = "1", .id = "../etc"}).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(builds_->SetState(b->id(), farm::v1::BUILD_STATE_BUILDING, "").ok());
+  farm::v1::WheelInfo wheel;
+  wheel.set_filename("torch.whl");
+  (*wheel.mutable_device_code_bytes())["sm_90"] = 1234;
+  ASSERT_TRUE(builds_->SetWheel(b->id(), wheel).ok());
+  ASSERT_TRUE(builds_->AddPublished(b->id(), "https://pypi.example/simple/").ok());
+  ASSERT_TRUE(builds_->SetBuildHost(b->id(), "w1").ok());
+  ASSERT_TRUE(builds_->SetState(b->id(), farm::v1::BUILD_STATE_SUCCEEDED, "").ok());
+  EXPECT_EQ(builds_->SetState(b->id(), farm::v1::BUILD_STATE_FAILED, "late").code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(builds_->SetState("nope", farm::v1::BUILD_STATE_FAILED, "").code(),
+            absl::StatusCode::kNotFound);
+
+  Reopen();
+  auto got = builds_->Get(b->id());
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->state(), farm::v1::BUILD_STATE_SUCCEEDED);
+  EXPECT_EQ(got->wheel().device_code_bytes().at("sm_90"), 1234u);
+  EXPECT_EQ(got->published_to(0), "https://pypi.example/simple/");
+  EXPECT_EQ(got->build_host(), "w1");
+  EXPECT_TRUE(got->has_started_at());
+  EXPECT_TRUE(got->has_finished_at());
+}
+
+TEST_F(BuildRegistryTest, LogsKeepTheirTailAcrossBlocksAndRestarts) {
+  auto b = builds_->CreateWheelBuild({.package = "p", .version = "1", .id = "logs"});
+  ASSERT_TRUE(b.ok());
+  std::string all;
+  const std::string chunk(700 * 1024 + 13, 'x');
+  for (int i = 0; i < 14; ++i) {
+    std::string piece = chunk;
+    piece[0] = static_cast<char>('a' + i);
+    auto end = builds_->AppendLog("logs", piece);
+    ASSERT_TRUE(end.ok()) << end.status();
+    all += piece;
+    EXPECT_EQ(*end, all.size());
+  }
+  Reopen();
+  ASSERT_TRUE(builds_->AppendLog("logs", "tail\n").ok());
+  all += "tail\n";
+  const uint64_t first = BuildLogBlocks::FirstKeptOffset(all.size());
+  EXPECT_GT(first, 0u);
+  EXPECT_LE(all.size() - first, BuildLogBlocks::kKeepBytes + BuildLogBlocks::kBlockBytes);
+  std::string read;
+  uint64_t offset = 0;
+  while (true) {
+    auto c = builds_->ReadLog("logs", offset, 1 << 20);
+    ASSERT_TRUE(c.ok()) << c.status();
+    if (read.empty()) {
+      EXPECT_EQ(c->offset(), first);
+    }
+    if (c->data().empty()) break;
+    read += c->data();
+    offset = c->next_offset();
+  }
+  EXPECT_EQ(read, all.substr(first));
+}
+
+}  // namespace
+}  // namespace farm::coordinator

@@ -1,0 +1,126 @@
+// The dashboard in a real headless Chromium against a live farm running a build: the build
+// is listed, its page shows per-arch progress, the timeline picture has bars, the failing
+// action's error text is on the page, and a screenshot is kept as a test artifact.
+#include <signal.h>
+
+#include <filesystem>
+
+#include <httplib.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "libfarm/actions/action_client.h"
+#include "libfarm/auth/token.h"
+#include "libfarm/net/address.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kBuild[] = "dash-b1";
+
+TEST(DashboardTest, ChromiumShowsABuildInProgress) {
+  for (const char* tool : {FARM_TOOLS_PYTHON, "/usr/bin/chromium", "/usr/bin/chromedriver"}) {
+    ASSERT_TRUE(std::filesystem::exists(tool))
+        << tool << " is missing. Fix: run scripts/install-deps.sh";
+  }
+  TempDir dir("dashboard");
+  auto c = CoordinatorProcess::Start(dir / "data");
+  ASSERT_TRUE(c.ok()) << c.status();
+  std::vector<WorkerProcess> workers;
+  for (const char* name : {"w1", "w2"}) {
+    auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), name, dir.path().string(),
+                                  {"--slots", "2", "--cuda-path", "none"});
+    ASSERT_TRUE(w.ok()) << w.status();
+    workers.push_back(*w);
+  }
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto w = ListWorkersJson(c->grpc_address(), c->token_file());
+        return StateOf(w, "w1") == "online" && StateOf(w, "w2") == "online";
+      },
+      absl::Seconds(30)));
+
+  auto actions = ActionClient::Connect(c->grpc_address(), *ReadTokenFile(c->token_file()));
+  const std::string salt = std::to_string(absl::ToUnixNanos(absl::Now()));
+  std::vector<farm::v1::Action> batch;
+  auto shell = [&](const std::string& script, const std::string& shard) {
+    farm::v1::Action a;
+    a.add_argv("/bin/sh");
+    a.add_argv("-c");
+    a.add_argv(absl::StrCat(script, " # ", salt));
+    (*a.mutable_env())["PATH"] = "/usr/bin:/bin";
+    a.set_build_id(kBuild);
+    a.set_shard(shard);
+    batch.push_back(a);
+  };
+  // Quick actions first so the page has finished bars, then slow ones it sees running.
+  for (int i = 0; i < 3; ++i) shell(absl::StrCat("echo quick ", i), i % 2 ? "sm_80" : "sm_90");
+  shell("echo 'nvlink error: undefined reference to cuLaunch' >&2; exit 2", "sm_80");
+  for (int i = 0; i < 6; ++i)
+    shell(absl::StrCat("sleep 3; echo slow ", i), i % 2 ? "sm_80" : "sm_90");
+  auto submitted = actions->Execute(batch);
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+
+  const std::string artifacts = absl::StrCat(FARM_BUILD_DIR, "/test-artifacts");
+  std::filesystem::create_directories(artifacts);
+  const std::string screenshot = artifacts + "/dashboard.png";
+  std::filesystem::remove(screenshot);
+  auto r =
+      RunCommand({FARM_TOOLS_PYTHON, absl::StrCat(FARM_TEST_SCRIPTS_DIR, "/dashboard_driver.py"),
+                  absl::StrCat("http://", c->http_address()), kBuild, screenshot},
+                 absl::Seconds(60));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->exit_code, 0) << r->stderr_text << r->stdout_text;
+  const nlohmann::json seen = nlohmann::json::parse(r->stdout_text, nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << r->stdout_text;
+
+  // Per-arch progress: one row and bar per shard, with done/total.
+  ASSERT_TRUE(seen["shards"].contains("sm_80")) << seen.dump();
+  ASSERT_TRUE(seen["shards"].contains("sm_90")) << seen.dump();
+  EXPECT_THAT(seen["shards"]["sm_80"].get<std::string>(), HasSubstr("/5"));
+  EXPECT_THAT(seen["shards"]["sm_90"].get<std::string>(), HasSubstr("/5"));
+  EXPECT_EQ(seen["progress_bars"], 2);
+  // The timeline is a picture with bars for actions that ran, in both shards' colours.
+  EXPECT_GE(seen["timeline_bars"].get<int>(), 4);
+  EXPECT_THAT(seen["timeline_shards"], Contains("sm_80"));
+  EXPECT_THAT(seen["timeline_shards"], Contains("sm_90"));
+  EXPECT_EQ(seen["timeline_lanes"], 2) << "one lane per worker";
+  ASSERT_EQ(seen["failures"].size(), 1u) << seen.dump();
+  EXPECT_THAT(seen["failures"][0].get<std::string>(),
+              HasSubstr("nvlink error: undefined reference"));
+  EXPECT_THAT(seen["title"].get<std::string>(), HasSubstr(kBuild));
+  EXPECT_EQ(seen["problem"], "");
+  EXPECT_THAT(seen["facts"].get<std::string>(), HasSubstr("sm_80 sm_90"));
+  EXPECT_THAT(seen["page_text"].get<std::string>(), Not(HasSubstr("[object")));
+  EXPECT_EQ(seen["console_errors"].size(), 0u) << seen["console_errors"].dump();
+  EXPECT_GT(std::filesystem::file_size(screenshot), 10000u) << "the screenshot is missing or empty";
+
+  // The page works offline: every asset it loads is served by the coordinator itself.
+  auto hp = ParseHostPort(c->http_address());
+  ASSERT_TRUE(hp.ok());
+  httplib::Client http(hp->host, hp->port);
+  auto page = http.Get(absl::StrCat("/builds/", kBuild).c_str());
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_THAT(page->body, Not(HasSubstr("http")));
+  for (const char* asset : {"/assets/app.js", "/assets/style.css"}) {
+    auto a = http.Get(asset);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->status, 200) << asset;
+  }
+
+  for (auto& w : workers) w.process().Signal(SIGKILL);
+  c->process().Signal(SIGKILL);
+  for (auto& w : workers) w.process().Wait(absl::Seconds(5));
+  c->process().Wait(absl::Seconds(5));
+}
+
+}  // namespace
+}  // namespace farm::testing
