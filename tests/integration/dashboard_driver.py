@@ -19,6 +19,26 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
+SNAPSHOT = """
+const q = s => [...document.querySelectorAll(s)];
+const bars = q('svg#timeline rect.action-bar');
+const shards = {};
+for (const r of q('tr.shard-row')) shards[r.dataset.shard] = r.querySelectorAll('td')[2].textContent;
+return {
+  shards,
+  progress_bars: q('tr.shard-row .progress').length,
+  timeline_bars: bars.length,
+  timeline_shards: [...new Set(bars.map(b => b.dataset.shard))].sort(),
+  timeline_lanes: q('svg#timeline > text').length - 6,
+  failures: q('#failures pre.error').map(e => e.textContent),
+  title: (document.getElementById('build-title') || {}).textContent || '',
+  problem: document.getElementById('problem').hidden ? '' : document.getElementById('problem').textContent,
+  facts: (document.querySelector('dl.kv') || {}).innerText || '',
+  page_text: document.getElementById('main').innerText,
+};
+"""
+
+
 def wait_for(predicate, timeout, what):
     deadline = time.time() + timeout
     last_error = None
@@ -54,19 +74,9 @@ def main():
                  "bars in the timeline")
         # Let a build in progress move on a little, so the picture shows running and done work.
         time.sleep(1.5)
-        rows = driver.find_elements(By.CSS_SELECTOR, "tr.shard-row")
-        seen["shards"] = {r.get_attribute("data-shard"): r.find_elements(By.TAG_NAME, "td")[2].text
-                          for r in rows}
-        seen["progress_bars"] = len(driver.find_elements(By.CSS_SELECTOR, "tr.shard-row .progress"))
-        bars = driver.find_elements(By.CSS_SELECTOR, "svg#timeline rect.action-bar")
-        seen["timeline_bars"] = len(bars)
-        seen["timeline_shards"] = sorted({b.get_attribute("data-shard") for b in bars})
-        seen["timeline_lanes"] = len(driver.find_elements(By.CSS_SELECTOR, "svg#timeline > text")) - 6
-        seen["failures"] = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "#failures pre.error")]
-        seen["title"] = driver.find_element(By.ID, "build-title").text
-        seen["problem"] = driver.find_element(By.ID, "problem").text
-        seen["facts"] = driver.find_element(By.CSS_SELECTOR, "dl.kv").text
-        seen["page_text"] = driver.find_element(By.TAG_NAME, "main").text
+        # One snapshot taken inside the page: it redraws every 2 s, which would leave element
+        # handles taken one by one stale.
+        seen.update(driver.execute_script(SNAPSHOT))
         driver.save_screenshot(screenshot)
         seen["console_errors"] = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     finally:
