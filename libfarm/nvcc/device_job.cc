@@ -3,6 +3,7 @@
 #include <map>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -38,7 +39,7 @@ class WordRewriter {
   }
 
   absl::StatusOr<std::string> Rewrite(const std::string& word) const {
-    std::string out = absl::StrReplaceAll(word, {{temp_prefix_, ""}});
+    std::string out = StripTempPrefixes(word);
     for (const auto& [from, to] : roots_) out = absl::StrReplaceAll(out, {{from, to}});
     return out;
   }
@@ -49,7 +50,7 @@ class WordRewriter {
       return absl::UnimplementedError(absl::StrCat("not decomposable: device step file '",
                                                    local_path, "' is not an nvcc temporary"));
     }
-    std::string name = local_path.substr(temp_prefix_.size());
+    std::string name = StripTempPrefixes(local_path);
     if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
       return absl::UnimplementedError(
           absl::StrCat("not decomposable: unexpected temporary '", local_path, "'"));
@@ -58,6 +59,28 @@ class WordRewriter {
   }
 
  private:
+  // "<temp>/farm-8_k.compute_75.ptx" -> "k.compute_75.ptx". nvcc numbers its temporaries in
+  // plan order, so the number of an arch's files changes when archs are added; without it the
+  // names are unique within a job and the same whatever else the build compiles.
+  std::string StripTempPrefixes(const std::string& word) const {
+    std::string out;
+    size_t at = 0;
+    while (true) {
+      const size_t hit = word.find(temp_prefix_, at);
+      out += word.substr(at, hit == std::string::npos ? hit : hit - at);
+      if (hit == std::string::npos) break;
+      at = hit + temp_prefix_.size();
+      size_t digits = at + 5;
+      if (word.compare(at, 5, "farm-") == 0) {
+        while (digits < word.size() &&
+               absl::ascii_isdigit(static_cast<unsigned char>(word[digits])))
+          ++digits;
+        if (digits > at + 5 && digits < word.size() && word[digits] == '_') at = digits + 1;
+      }
+    }
+    return out;
+  }
+
   std::string temp_prefix_;
   std::vector<std::pair<std::string, std::string>> roots_;
 };

@@ -169,9 +169,11 @@ constexpr OptionSpec kOptions[] = {
 
 // Short options nvcc also accepts with the value glued on: -I/usr/include, -DNDEBUG, -O3.
 // The options of -MD/-MMD that only shape the dependency file written beside the object.
-bool IsDependencyOutputOption(Action action) {
+// --threads only schedules nvcc's own steps (and makes it redirect their output to files).
+bool IsLeftOutOfSplit(Action action) {
   return action == Action::kDepsWithCompile || action == Action::kDepsWithCompileNonsystem ||
-         action == Action::kDepFile || action == Action::kDepTarget || action == Action::kDepPhony;
+         action == Action::kDepFile || action == Action::kDepTarget ||
+         action == Action::kDepPhony || action == Action::kThreads;
 }
 
 constexpr const char* kAttachedValueShortNames[] = {"I", "D", "U", "L", "l", "O", "m"};
@@ -487,7 +489,7 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
       return NotDecomposable(absl::StrCat("nvcc option '", arg, "' takes no value"));
     }
     if (absl::Status s = ApplyOption(*spec, arg, value, cmd, mode_set); !s.ok()) return s;
-    if (!IsDependencyOutputOption(spec->action)) {
+    if (!IsLeftOutOfSplit(spec->action)) {
       cmd.args_without_dependencies.insert(cmd.args_without_dependencies.end(),
                                            words.begin() + first, words.begin() + i + 1);
     }
@@ -558,6 +560,14 @@ absl::Status CheckDecomposable(const NvccCommandLine& command) {
     return NotDecomposable("-MD/-MMD without both -MF and -MT");
   }
   const std::string& input = command.inputs.front();
+  if (command.device_debug) {
+    // -G's DWARF records the directory cicc ran in: the worker's scratch dir, not the user's.
+    return NotDecomposable("-G device debug info records the compiling directory");
+  }
+  if (command.line_info && !absl::StartsWith(input, "/")) {
+    // Device debug info names the source as cicc finds it: relative to the worker's directory.
+    return NotDecomposable("-lineinfo with a relative source path (CMake passes absolute ones)");
+  }
   if (command.language.empty() ? !absl::EndsWith(input, ".cu") : command.language != "cu") {
     return NotDecomposable(absl::StrCat("'", input, "' is not a .cu file: no device code"));
   }

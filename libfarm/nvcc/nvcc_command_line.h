@@ -45,7 +45,8 @@ struct DependencyOptions {
 struct NvccCommandLine {
   // The arguments after options files were inlined: what nvcc effectively sees.
   std::vector<std::string> args;
-  // `args` less -MD/-MMD/-MF/-MT/-MP: the compile itself, its dependency file left out.
+  // `args` less -MD/-MMD/-MF/-MT/-MP and --threads: the compile itself, without its
+  // dependency file and nvcc's own step scheduling.
   std::vector<std::string> args_without_dependencies;
   std::vector<std::string> inputs;
   std::string output;  // -o; empty means nvcc's default name

@@ -1,0 +1,383 @@
+// farm-nvcc against a real local farm (coordinator + 2 workers) and plain nvcc: for every
+// arch, the cubin and PTX bytes inside the fat binaries must be identical; compile errors,
+// dependency files and the action cache must behave as a user of nvcc expects.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "libfarm/elf/elf_file.h"
+#include "libfarm/elf/mapped_file.h"
+#include "libfarm/fatbin/device_code.h"
+#include "libfarm/process/subprocess.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const char* const kNvcc = "/usr/local/cuda/bin/nvcc";
+
+std::string SourceDir() { return std::string(FARM_SOURCE_DIR) + "/tests/data/cuda"; }
+
+// Device code payloads by "section/container/entry kind arch", for byte comparison.
+std::map<std::string, std::string> DevicePayloads(const std::string& object) {
+  std::map<std::string, std::string> out;
+  auto file = MappedFile::Open(object);
+  EXPECT_TRUE(file.ok()) << object << ": " << file.status();
+  if (!file.ok()) return out;
+  auto elf = ElfFile::Parse(file->bytes());
+  EXPECT_TRUE(elf.ok()) << object << ": " << elf.status();
+  if (!elf.ok()) return out;
+  auto containers = ReadElfDeviceCode(*elf);
+  EXPECT_TRUE(containers.ok()) << object << ": " << containers.status();
+  if (!containers.ok()) return out;
+  for (size_t c = 0; c < containers->size(); ++c) {
+    const DeviceCodeContainer& dc = (*containers)[c];
+    for (const FatbinEntry& e : dc.container.entries) {
+      const std::string key = absl::StrCat(ContainerSectionName(dc.section), "/", c, " ",
+                                           FatbinEntryKindName(e.kind), " ", e.ArchName());
+      out[key] = std::string(reinterpret_cast<const char*>(e.payload.data()), e.payload.size());
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Keys(const std::map<std::string, std::string>& m) {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : m) keys.push_back(k);
+  return keys;
+}
+
+class FarmNvccTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("farm-nvcc-test");
+    auto c = CoordinatorProcess::Start(*dir_ / "data");
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = new CoordinatorProcess(*c);
+    for (const char* name : {"w1", "w2"}) {
+      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
+                                    dir_->path().string(), {"--slots", "1"});
+      ASSERT_TRUE(w.ok()) << w.status();
+      workers_.push_back(new WorkerProcess(*w));
+    }
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          auto w = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+          return StateOf(w, "w1") == "online" && StateOf(w, "w2") == "online";
+        },
+        absl::Seconds(30)));
+  }
+  static void TearDownTestSuite() {
+    for (WorkerProcess* w : workers_) {
+      w->process().Signal(SIGKILL);
+      w->process().Wait(absl::Seconds(5));
+      delete w;
+    }
+    workers_.clear();
+    if (coordinator_ != nullptr) {
+      coordinator_->process().Signal(SIGKILL);
+      coordinator_->process().Wait(absl::Seconds(5));
+      delete coordinator_;
+      coordinator_ = nullptr;
+    }
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  // Runs `argv` in `cwd` with farm-nvcc's environment (debug log: one line per shard).
+  CommandResult Run(const std::vector<std::string>& argv, const std::string& cwd,
+                    std::vector<std::string> env = {}) {
+    std::vector<std::string> full = {"env", "-C", cwd};
+    full.insert(full.end(), argv.begin(), argv.end());
+    env.push_back("FARM_COORDINATOR=" + coordinator_->grpc_address());
+    env.push_back("FARM_TOKEN_FILE=" + coordinator_->token_file());
+    env.push_back("FARM_NVCC_LOG=debug");
+    env.push_back("FARM_BUILD_ID=farm-nvcc-test");
+    auto r = RunCommand(full, absl::Minutes(5), env);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  }
+
+  // A fresh work dir holding copies of the test sources.
+  std::string WorkDir(const std::string& label) {
+    const std::string d = *dir_ / label;
+    fs::create_directories(d);
+    for (const auto& entry : fs::directory_iterator(SourceDir())) {
+      fs::copy_file(entry.path(), d + "/" + entry.path().filename().string(),
+                    fs::copy_options::overwrite_existing);
+    }
+    return d;
+  }
+
+  // Compiles `source` with plain nvcc and with farm-nvcc (launcher form) in the same
+  // directory (nvcc's device code depends on the source's path) and checks that every device
+  // payload is byte-identical and that each shard ran on the farm.
+  void ExpectSameDeviceCode(const std::string& label, const std::string& source,
+                            const std::vector<std::string>& flags,
+                            const std::vector<std::string>& shards) {
+    SCOPED_TRACE(label);
+    const std::string d = WorkDir(label);
+    std::vector<std::string> plain = {kNvcc, "-c", source, "-o", "plain.o"};
+    plain.insert(plain.end(), flags.begin(), flags.end());
+    CommandResult p = Run(plain, d);
+    ASSERT_EQ(p.exit_code, 0) << p.stderr_text;
+    std::vector<std::string> farm = {FarmBinary("farm-nvcc"), kNvcc, "-c", source, "-o", "farm.o"};
+    farm.insert(farm.end(), flags.begin(), flags.end());
+    CommandResult f = Run(farm, d);
+    ASSERT_EQ(f.exit_code, 0) << f.stderr_text;
+    EXPECT_THAT(f.stderr_text, Not(HasSubstr("running plain nvcc"))) << f.stderr_text;
+    for (const std::string& shard : shards) {
+      EXPECT_THAT(f.stderr_text, HasSubstr("farm-nvcc: " + shard + ": ")) << f.stderr_text;
+    }
+    ExpectSamePayloads(d + "/plain.o", d + "/farm.o");
+  }
+
+  static void ExpectSamePayloads(const std::string& plain, const std::string& farm) {
+    auto want = DevicePayloads(plain);
+    auto got = DevicePayloads(farm);
+    ASSERT_FALSE(want.empty());
+    ASSERT_EQ(Keys(got), Keys(want));
+    for (const auto& [key, bytes] : want) {
+      EXPECT_TRUE(got[key] == bytes)
+          << key << " differs (" << got[key].size() << " vs " << bytes.size() << " bytes)";
+    }
+  }
+
+  static TempDir* dir_;
+  static CoordinatorProcess* coordinator_;
+  static std::vector<WorkerProcess*> workers_;
+};
+
+TempDir* FarmNvccTest::dir_ = nullptr;
+CoordinatorProcess* FarmNvccTest::coordinator_ = nullptr;
+std::vector<WorkerProcess*> FarmNvccTest::workers_;
+
+TEST_F(FarmNvccTest, CubTemplatesOnThreeArchsMatchPlainNvcc) {
+  ExpectSameDeviceCode("cub", "reduce_cub.cu",
+                       {"-O2", "-std=c++17", "-gencode", "arch=compute_75,code=sm_75", "-gencode",
+                        "arch=compute_90,code=sm_90", "-gencode", "arch=compute_121,code=sm_121"},
+                       {"sm_75", "sm_90", "sm_121"});
+}
+
+TEST_F(FarmNvccTest, ArchDependentCodeWithPtxAndCubinMatchesPlainNvcc) {
+  // Debug info names the source: absolute, as CMake passes it.
+  ExpectSameDeviceCode(
+      "arch", *dir_ / "arch/arch_dependent.cu",
+      {"-arch=sm_75", "-gencode", "arch=compute_90,code=[compute_90,sm_90]", "-lineinfo"},
+      {"sm_75", "sm_90"});
+}
+
+TEST_F(FarmNvccTest, PtxOnlyArchSpecificAndFamilyTargetsMatchPlainNvcc) {
+  ExpectSameDeviceCode(
+      "targets", "saxpy.cu",
+      {"-gencode", "arch=compute_80,code=compute_80", "-gencode", "arch=compute_90a,code=sm_90a",
+       "-gencode", "arch=compute_100f,code=sm_100f"},
+      {"compute_80", "sm_90a", "sm_100f"});
+}
+
+TEST_F(FarmNvccTest, CompressedThreadedAndOptionsFileMatchPlainNvcc) {
+  const std::string options = *dir_ / "saxpy.options";
+  std::ofstream(options) << "--compress-mode=size -Xptxas -O1\n"
+                            "-gencode arch=compute_75,code=sm_75\n";
+  ExpectSameDeviceCode("options", "saxpy.cu",
+                       {"--options-file", options, "-Xfatbin", "-compress-all", "--threads", "2",
+                        "-gencode", "arch=compute_90,code=sm_90"},
+                       {"sm_75", "sm_90"});
+}
+
+TEST_F(FarmNvccTest, RelocatableDeviceCodeLinksToTheSameDeviceCode) {
+  const std::string d = WorkDir("rdc");
+  const std::vector<std::string> arch = {"-gencode", "arch=compute_75,code=sm_75", "-gencode",
+                                         "arch=compute_90,code=sm_90"};
+  for (const std::string way : {"plain", "farm"}) {
+    const bool farm = way == "farm";
+    for (const char* src : {"rdc_caller", "rdc_callee"}) {
+      std::vector<std::string> argv;
+      if (farm) argv.push_back(FarmBinary("farm-nvcc"));
+      argv.insert(argv.end(), {kNvcc, "-dc", absl::StrCat(src, ".cu"), "-o",
+                               absl::StrCat(way, "_", src, ".o")});
+      argv.insert(argv.end(), arch.begin(), arch.end());
+      CommandResult r = Run(argv, d);
+      ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+      if (farm) {
+        EXPECT_THAT(r.stderr_text, HasSubstr("farm-nvcc: sm_90: "));
+      }
+    }
+    // The device link stays local: farm-nvcc hands -dlink to nvcc and says so.
+    std::vector<std::string> link;
+    if (farm) link.push_back(FarmBinary("farm-nvcc"));
+    link.insert(link.end(), {kNvcc, "-dlink", way + "_rdc_caller.o", way + "_rdc_callee.o", "-o",
+                             way + "_dlink.o"});
+    link.insert(link.end(), arch.begin(), arch.end());
+    CommandResult r = Run(link, d);
+    ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+    if (farm) {
+      EXPECT_THAT(r.stderr_text, HasSubstr("running plain nvcc: not decomposable: -dlink"));
+    }
+  }
+  for (const char* object : {"rdc_caller.o", "rdc_callee.o", "dlink.o"}) {
+    SCOPED_TRACE(object);
+    ExpectSamePayloads(absl::StrCat(d, "/plain_", object), absl::StrCat(d, "/farm_", object));
+  }
+}
+
+TEST_F(FarmNvccTest, DependencyFilesAreNvccsOwn) {
+  const std::string d = WorkDir("deps");
+  auto args = [](const std::string& way) {
+    return std::vector<std::string>{kNvcc, "-MD",      "-MT",        "obj/saxpy.o",
+                                    "-MF", way + ".d", "-c",         "saxpy.cu",
+                                    "-o",  way + ".o", "-arch=sm_90"};
+  };
+  CommandResult p = Run(args("plain"), d);
+  ASSERT_EQ(p.exit_code, 0) << p.stderr_text;
+  std::vector<std::string> farm = {FarmBinary("farm-nvcc")};
+  for (auto& a : args("farm")) farm.push_back(a);
+  CommandResult f = Run(farm, d);
+  ASSERT_EQ(f.exit_code, 0) << f.stderr_text;
+  EXPECT_THAT(f.stderr_text, HasSubstr("farm-nvcc: sm_90: "));
+  const std::string want = ReadFile(d + "/plain.d");
+  ASSERT_THAT(want, HasSubstr("obj/saxpy.o : saxpy.cu"));
+  EXPECT_EQ(ReadFile(d + "/farm.d"), want);
+}
+
+TEST_F(FarmNvccTest, CompileErrorInARemoteShardReadsExactlyAsNvccs) {
+  const std::string plain_dir = WorkDir("error-plain");
+  const std::string farm_dir = WorkDir("error-farm");
+  const std::vector<std::string> args = {kNvcc,
+                                         "-c",
+                                         "compile_error.cu",
+                                         "-o",
+                                         "e.o",
+                                         "-gencode",
+                                         "arch=compute_75,code=sm_75",
+                                         "-gencode",
+                                         "arch=compute_90,code=sm_90"};
+  CommandResult p = Run(args, plain_dir);
+  ASSERT_NE(p.exit_code, 0);
+  ASSERT_THAT(p.stderr_text, HasSubstr("undeclared_on_hopper"));
+  std::vector<std::string> farm = {FarmBinary("farm-nvcc")};
+  farm.insert(farm.end(), args.begin(), args.end());
+  // At the default log level farm-nvcc adds nothing to nvcc's diagnostics.
+  std::vector<std::string> cmd = {"env", "-C", farm_dir, "FARM_NVCC_LOG=info"};
+  cmd.insert(cmd.end(), farm.begin(), farm.end());
+  auto f = RunCommand(cmd, absl::Minutes(5),
+                      {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                       "FARM_TOKEN_FILE=" + coordinator_->token_file()});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->exit_code, p.exit_code);
+  EXPECT_EQ(f->stderr_text, p.stderr_text);
+  EXPECT_EQ(f->stdout_text, p.stdout_text);
+  EXPECT_FALSE(fs::exists(farm_dir + "/e.o"));
+}
+
+TEST_F(FarmNvccTest, RebuildIsAnsweredFromTheCacheAndANewArchCompilesAlone) {
+  const std::string d = WorkDir("cache");
+  auto compile = [&](const std::string& archs) {
+    // saxpy.cu does not read __CUDA_ARCH_LIST__: a new arch leaves the others' input alone.
+    std::vector<std::string> argv = {FarmBinary("farm-nvcc"), kNvcc, "-c", "saxpy.cu", "-o", "a.o"};
+    for (absl::string_view a : absl::StrSplit(archs, ',')) {
+      argv.push_back("-gencode");
+      argv.push_back(absl::StrCat("arch=compute_", a, ",code=sm_", a));
+    }
+    CommandResult r = Run(argv, d);
+    EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+    return r.stderr_text;
+  };
+  compile("75,90");
+  const std::string again = compile("75,90");
+  EXPECT_THAT(again, HasSubstr("farm-nvcc: sm_75: action cache"));
+  EXPECT_THAT(again, HasSubstr("farm-nvcc: sm_90: action cache"));
+  const std::string wider = compile("75,90,121");
+  EXPECT_THAT(wider, HasSubstr("farm-nvcc: sm_75: action cache"));
+  EXPECT_THAT(wider, HasSubstr("farm-nvcc: sm_90: action cache"));
+  EXPECT_THAT(wider, HasSubstr("farm-nvcc: sm_121: ran on w"));
+}
+
+TEST_F(FarmNvccTest, UnreachableCoordinatorFallsBackToPlainNvccWithOneLine) {
+  const std::string d = WorkDir("down");
+  std::vector<std::string> cmd = {
+      "env", "-C", d, FarmBinary("farm-nvcc"), kNvcc, "-c", "saxpy.cu", "-o", "s.o", "-arch=sm_75"};
+  auto r =
+      RunCommand(cmd, absl::Minutes(2),
+                 {"FARM_COORDINATOR=127.0.0.1:1", "FARM_TOKEN_FILE=" + coordinator_->token_file()});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0) << r->stderr_text;
+  EXPECT_THAT(r->stderr_text, HasSubstr("farm-nvcc: running plain nvcc: "));
+  EXPECT_EQ(std::count(r->stderr_text.begin(), r->stderr_text.end(), '\n'), 1) << r->stderr_text;
+  EXPECT_THAT(Keys(DevicePayloads(d + "/s.o")), ::testing::Contains(HasSubstr("sm_75")));
+}
+
+TEST_F(FarmNvccTest, DeviceDebugRunsPlainNvccAndSaysWhy) {
+  const std::string d = WorkDir("device-debug");
+  CommandResult r = Run(
+      {FarmBinary("farm-nvcc"), kNvcc, "-G", "-c", d + "/saxpy.cu", "-o", "s.o", "-arch=sm_90"}, d);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, HasSubstr("running plain nvcc: not decomposable: -G"));
+  EXPECT_THAT(Keys(DevicePayloads(d + "/s.o")), ::testing::Contains(HasSubstr("sm_90")));
+}
+
+TEST_F(FarmNvccTest, DropInFormFindsNvccThroughCudaHome) {
+  const std::string d = WorkDir("dropin");
+  CommandResult r = Run({FarmBinary("farm-nvcc"), "-c", "saxpy.cu", "-o", "s.o", "-arch=sm_90"}, d,
+                        {"CUDA_HOME=/usr/local/cuda"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, HasSubstr("farm-nvcc: sm_90: "));
+  EXPECT_THAT(Keys(DevicePayloads(d + "/s.o")), ::testing::Contains(HasSubstr("sm_90")));
+}
+
+}  // namespace
+}  // namespace farm::testing
+
+namespace farm::testing {
+namespace {
+
+int CountOf(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(FarmNvccTest, CMakeProjectBuildsThroughTheLauncherAndRebuildsOneFile) {
+  const std::string src = *dir_ / "cuda-kernels";
+  fs::copy(std::string(FARM_SOURCE_DIR) + "/examples/cuda-kernels", src,
+           fs::copy_options::recursive);
+  const std::string tree = *dir_ / "cuda-kernels-build";
+  CommandResult configure = Run({"cmake", "-S", src, "-B", tree, "-G", "Ninja",
+                                 "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CUDA_ARCHITECTURES=75;90",
+                                 "-DCMAKE_CUDA_COMPILER_LAUNCHER=" + FarmBinary("farm-nvcc")},
+                                src);
+  ASSERT_EQ(configure.exit_code, 0) << configure.stdout_text << configure.stderr_text;
+  CommandResult first = Run({"ninja", "-C", tree, "-j2"}, src);
+  ASSERT_EQ(first.exit_code, 0) << first.stdout_text << first.stderr_text;
+  const std::string log = first.stdout_text + first.stderr_text;
+  EXPECT_EQ(CountOf(log, "farm-nvcc: sm_75: "), 6) << log;
+  EXPECT_EQ(CountOf(log, "farm-nvcc: sm_90: "), 6) << log;
+  EXPECT_EQ(CountOf(log, "running plain nvcc"), 0) << log;
+  auto payloads = DevicePayloads(tree + "/libcuda_kernels.so");
+  EXPECT_THAT(Keys(payloads), ::testing::Contains(HasSubstr("cubin sm_75")));
+  EXPECT_THAT(Keys(payloads), ::testing::Contains(HasSubstr("cubin sm_90")));
+
+  // Touch one file: only it is compiled again, and its unchanged device code is cached.
+  const fs::path saxpy = src + "/src/saxpy.cu";
+  fs::last_write_time(saxpy, fs::file_time_type::clock::now() + std::chrono::seconds(2));
+  CommandResult second = Run({"ninja", "-C", tree, "-j2"}, src);
+  ASSERT_EQ(second.exit_code, 0) << second.stdout_text << second.stderr_text;
+  const std::string log2 = second.stdout_text + second.stderr_text;
+  EXPECT_EQ(CountOf(log2, "farm-nvcc: sm_"), 2) << log2;
+  EXPECT_EQ(CountOf(log2, ": action cache"), 2) << log2;
+  EXPECT_THAT(log2, HasSubstr("saxpy.cu"));
+}
+
+}  // namespace
+}  // namespace farm::testing
