@@ -25,9 +25,10 @@ absl::StatusOr<std::unique_ptr<BuildClient>> BuildClient::Connect(const GlobalOp
       target->token);
 }
 
-void BuildClient::Prepare(grpc::ClientContext& ctx) const {
+void BuildClient::Prepare(grpc::ClientContext& ctx, absl::Duration timeout) const {
   AttachToken(ctx, token_);
-  ctx.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout_));
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   absl::ToChronoMilliseconds(std::max(timeout, timeout_)));
 }
 
 absl::Status BuildClient::Explain(const grpc::Status& status) const {
@@ -87,6 +88,25 @@ absl::StatusOr<farm::v1::ListActionsResponse> BuildClient::ListActions(
   req.set_state(state);
   farm::v1::ListActionsResponse resp;
   if (grpc::Status s = stub_->ListActions(&ctx, req, &resp); !s.ok()) return Explain(s);
+  return resp;
+}
+
+absl::StatusOr<farm::v1::SubmitBuildResponse> BuildClient::SubmitBuild(
+    const farm::v1::SubmitBuildRequest& request) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, absl::Minutes(5));
+  farm::v1::SubmitBuildResponse resp;
+  if (grpc::Status s = stub_->SubmitBuild(&ctx, request, &resp); !s.ok()) return Explain(s);
+  return resp;
+}
+
+absl::StatusOr<farm::v1::Build> BuildClient::CancelBuild(const std::string& id) {
+  grpc::ClientContext ctx;
+  Prepare(ctx);
+  farm::v1::CancelBuildRequest req;
+  req.set_build_id(id);
+  farm::v1::Build resp;
+  if (grpc::Status s = stub_->CancelBuild(&ctx, req, &resp); !s.ok()) return Explain(s);
   return resp;
 }
 

@@ -25,9 +25,13 @@ class BuildClient {
                                                               uint64_t offset);
   absl::StatusOr<farm::v1::ListActionsResponse> ListActions(const std::string& build_id,
                                                             farm::v1::ActionState state);
+  // Planning reads the recipe's tree on the coordinator: allowed more time than a read.
+  absl::StatusOr<farm::v1::SubmitBuildResponse> SubmitBuild(
+      const farm::v1::SubmitBuildRequest& request);
+  absl::StatusOr<farm::v1::Build> CancelBuild(const std::string& id);
 
  private:
-  void Prepare(grpc::ClientContext& ctx) const;
+  void Prepare(grpc::ClientContext& ctx, absl::Duration timeout = absl::ZeroDuration()) const;
   absl::Status Explain(const grpc::Status& status) const;
 
   std::unique_ptr<farm::v1::BuildService::StubInterface> stub_;

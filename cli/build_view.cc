@@ -50,6 +50,12 @@ std::string Indent(const std::string& text, const std::string& prefix) {
   return out;
 }
 
+// "demo_cuda_ext-0.1.0+cu130-py3-none-manylinux_2_17_x86_64.whl" -> "0.1.0+cu130".
+std::string WheelVersion(const std::string& filename) {
+  std::vector<std::string> parts = absl::StrSplit(filename, '-');
+  return parts.size() >= 2 ? parts[1] : "";
+}
+
 }  // namespace
 
 nlohmann::json ProtoToJson(const google::protobuf::Message& message) {
@@ -237,6 +243,45 @@ std::string WatchLine(const farm::v1::Build& b) {
   if (!parts.empty()) absl::StrAppend(&line, ": ", absl::StrJoin(parts, ", "));
   if (BuildIsTerminal(b.state()) && !b.reason().empty()) absl::StrAppend(&line, " - ", b.reason());
   return line;
+}
+
+std::string PlanReport(const farm::v1::BuildPlan& p) {
+  std::string out;
+  absl::StrAppend(&out, "package    ", p.package(), " ", p.version(), " (recipe ", p.recipe(),
+                  ")\n");
+  absl::StrAppend(&out, "archs      ", p.archs(), "\n");
+  absl::StrAppend(&out, "CUDA       ", p.cuda_version(),
+                  " (the newest the fleet offers that builds every arch)\n");
+  absl::StrAppend(&out, "build host linux ", p.cpu_arch(), ", glibc <= ", p.glibc_max(), ": ",
+                  absl::StrJoin(p.build_hosts(), ", "), "\n");
+  absl::StrAppend(&out, "source     ", p.source(), "\n");
+  if (p.has_size_estimate()) {
+    absl::StrAppend(&out, "wheel size ~", absl::StrFormat("%.1f", p.estimated_wheel_mib()),
+                    " MiB (the recipe's estimate)\n");
+  }
+  std::vector<std::string> targets;
+  for (const auto& t : p.publish()) {
+    targets.push_back(t.kind() == "repository" ? t.url() : t.kind());
+  }
+  absl::StrAppend(&out, "publish    ", targets.empty() ? "nowhere" : absl::StrJoin(targets, ", "),
+                  "\n\n");
+  TextTable shards({"SHARD", "ELIGIBLE WORKERS"});
+  for (const auto& s : p.shards()) shards.AddRow({s.name(), absl::StrJoin(s.workers(), ", ")});
+  absl::StrAppend(&out, shards.Render());
+  return out;
+}
+
+std::string PipInstallHint(const farm::v1::Build& b) {
+  const std::string version =
+      b.wheel().filename().empty() ? b.version() : WheelVersion(b.wheel().filename());
+  for (const auto& where : b.published_to()) {
+    // The built-in index serves files under /files/ beside /simple/.
+    const size_t files = where.find("/files/");
+    if (files == std::string::npos) continue;
+    return absl::StrCat("pip install --index-url ", where.substr(0, files), "/simple/ ",
+                        b.package(), "==", version);
+  }
+  return "";
 }
 
 }  // namespace farm::cli

@@ -31,5 +31,10 @@ std::string BuildReport(const farm::v1::Build& build, absl::Time now);
 std::string WatchFrame(const farm::v1::Build& build, absl::Time now);
 // `farmctl watch ID` elsewhere: one line for the whole build.
 std::string WatchLine(const farm::v1::Build& build);
+// `farmctl submit --dry-run`: host, toolkit, source, estimate, eligible workers per shard.
+std::string PlanReport(const farm::v1::BuildPlan& plan);
+// "pip install --index-url http://HOST/simple/ pkg==1.0+cu130" for a build published to the
+// built-in index; empty otherwise.
+std::string PipInstallHint(const farm::v1::Build& build);
 
 }  // namespace farm::cli

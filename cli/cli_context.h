@@ -34,5 +34,7 @@ void AddBuildsCommand(CLI::App& app, CliContext& ctx);
 void AddBuildCommand(CLI::App& app, CliContext& ctx);
 void AddLogsCommand(CLI::App& app, CliContext& ctx);
 void AddWatchCommand(CLI::App& app, CliContext& ctx);
+void AddSubmitCommand(CLI::App& app, CliContext& ctx);
+void AddCancelCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace farm::cli

@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   app.add_flag("--json", ctx.global.json, "machine-readable output");
   app.fallthrough();
 
+  farm::cli::AddSubmitCommand(app, ctx);
+  farm::cli::AddCancelCommand(app, ctx);
   farm::cli::AddStatusCommand(app, ctx);
   farm::cli::AddWorkersCommand(app, ctx);
   farm::cli::AddUpCommand(app, ctx);

@@ -25,6 +25,15 @@ grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
         absl::InvalidArgumentError(absl::StrCat(
             request->actions_size(), " actions in one call; send at most ", kMaxActionsPerCall)));
   }
+  for (int i = 0; i < request->actions_size(); ++i) {
+    if (request->actions(i).has_wheel_build()) {
+      return FinishRpc(*metrics_, "Execute",
+                       absl::InvalidArgumentError(
+                           absl::StrCat("action ", i,
+                                        ": wheel builds are queued by the coordinator. Fix: "
+                                        "use 'farmctl submit'")));
+    }
+  }
   std::vector<farm::v1::Action> actions(request->actions().begin(), request->actions().end());
   auto statuses = scheduler_->Execute(actions);
   if (!statuses.ok()) return FinishRpc(*metrics_, "Execute", statuses.status());

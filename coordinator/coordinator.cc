@@ -112,12 +112,17 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
                                                        &c->metrics_, &c->identity_);
   c->cas_service_ =
       std::make_unique<CasServiceImpl>(c->auth_.get(), c->blob_store_.get(), &c->metrics_);
-  c->build_service_ =
-      std::make_unique<BuildServiceImpl>(c->auth_.get(), c->builds_.get(), &c->metrics_);
   // A bad recipe is logged and skipped; the coordinator serves the others.
   const std::string recipes_dir = ResolveRecipesDir(options.recipes_dir, options.data_dir);
   c->recipe_service_ = std::make_unique<RecipeServiceImpl>(
       c->auth_.get(), &c->metrics_, recipes_dir, LoadRecipesLogged(recipes_dir));
+  c->wheel_finisher_ = std::make_unique<WheelFinisher>(
+      c->builds_.get(), c->package_index_.get(), (fs::path(options.data_dir) / "wheels").string());
+  c->wheel_pipeline_ = std::make_unique<WheelPipeline>(
+      c->builds_.get(), c->scheduler_.get(), c->registry_.get(), c->blob_store_.get(),
+      c->recipe_service_.get(), c->wheel_finisher_.get());
+  c->build_service_ = std::make_unique<BuildServiceImpl>(c->auth_.get(), c->builds_.get(),
+                                                         &c->metrics_, c->wheel_pipeline_.get());
   grpc::ServerBuilder builder;
   // CAS blobs stream in 1 MiB chunks; this bounds what one message may cost us.
   builder.SetMaxReceiveMessageSize(kCasMaxMessageBytes);
@@ -185,6 +190,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   });
 
   c->sweeper_ = std::thread([raw = c.get()] { raw->SweepLoop(); });
+  c->wheel_pipeline_->Start();
   log->info("farm-coordinator {} serving gRPC on {}{}; data dir {}", FARM_VERSION,
             c->identity_.grpc_address,
             c->identity_.http_address.empty()
@@ -209,6 +215,7 @@ void Coordinator::Shutdown() {
   shut_down_ = true;
   if (!stopping_.HasBeenNotified()) stopping_.Notify();
   if (sweeper_.joinable()) sweeper_.join();
+  if (wheel_pipeline_) wheel_pipeline_->Stop();
   if (http_server_) http_server_->Stop();
   if (grpc_server_)
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

@@ -27,6 +27,8 @@
 #include "coordinator/scheduler/blob_store_index.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/state_store.h"
+#include "coordinator/wheels/wheel_finisher.h"
+#include "coordinator/wheels/wheel_pipeline.h"
 #include "coordinator/worker_registry.h"
 #include "coordinator/worker_service.h"
 #include "libfarm/metrics/registry.h"
@@ -92,6 +94,8 @@ class Coordinator {
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<FarmServiceImpl> farm_service_;
   std::unique_ptr<RecipeServiceImpl> recipe_service_;
+  std::unique_ptr<WheelFinisher> wheel_finisher_;
+  std::unique_ptr<WheelPipeline> wheel_pipeline_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<HttpServer> http_server_;
   absl::Notification stopping_;

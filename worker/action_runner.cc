@@ -65,11 +65,26 @@ ActionRunner::ActionRunner(std::string scratch_root, BlobCache* cache, CasClient
 
 farm::v1::Completion ActionRunner::Execute(const farm::v1::Lease& lease,
                                            const std::atomic<bool>& cancel) {
+  const fs::path base = fs::path(scratch_root_) / lease.lease_id();
+  struct RemoveScratch {
+    fs::path dir;
+    ~RemoveScratch() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{base};
+  return RunIn(lease, lease.action(), base.string(), cancel);
+}
+
+farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
+                                         const farm::v1::Action& action,
+                                         const std::string& base_dir,
+                                         const std::atomic<bool>& cancel,
+                                         OutputFollower* follower) {
   auto log = ComponentLogger("worker");
   farm::v1::Completion completion;
   completion.set_lease_id(lease.lease_id());
   completion.set_action_id(lease.action_id());
-  const farm::v1::Action& action = lease.action();
   auto* result = completion.mutable_result();
 
   // The coordinator checked the paths too; a worker trusts no one with its filesystem.
@@ -78,7 +93,7 @@ farm::v1::Completion ActionRunner::Execute(const farm::v1::Lease& lease,
     result->set_stderr_tail(absl::StrCat("wheelfarm: refused to run: ", s.message(), "\n"));
     return completion;
   }
-  const fs::path base = fs::path(scratch_root_) / lease.lease_id();
+  const fs::path base(base_dir);
   const fs::path scratch = base / "root";
   std::error_code ec;
   fs::remove_all(base, ec);
@@ -88,14 +103,6 @@ farm::v1::Completion ActionRunner::Execute(const farm::v1::Lease& lease,
         absl::StrCat("cannot create ", scratch.string(), ": ", ec.message()));
     return completion;
   }
-  struct RemoveScratch {
-    fs::path dir;
-    ~RemoveScratch() {
-      std::error_code ignored;
-      fs::remove_all(dir, ignored);
-    }
-  } cleanup{base};
-
   for (const auto& in : action.inputs()) {
     const fs::path dest = scratch / in.path();
     fs::create_directories(dest.parent_path(), ec);
@@ -120,7 +127,9 @@ farm::v1::Completion ActionRunner::Execute(const farm::v1::Lease& lease,
   spec.stdout_path = (base / "stdout").string();
   spec.stderr_path = (base / "stderr").string();
   spec.timeout = absl::Seconds(action.timeout_seconds() > 0 ? action.timeout_seconds() : 3600);
+  if (follower != nullptr) follower->Start(spec.stdout_path);
   auto outcome = RunCommandInDirectory(spec, cancel);
+  if (follower != nullptr) follower->Stop();
   if (!outcome.ok()) {
     // The program is missing here: the whole point of requirements is that it should not be.
     result->set_exit_code(127);

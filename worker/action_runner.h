@@ -12,6 +12,15 @@
 
 namespace farm::worker {
 
+// Follows a running command's stdout file as it grows (wheel builds stream it to the build
+// log). Start is called once the command runs; Stop after it exited, before the file goes.
+class OutputFollower {
+ public:
+  virtual ~OutputFollower() = default;
+  virtual void Start(const std::string& stdout_path) = 0;
+  virtual void Stop() = 0;
+};
+
 class ActionRunner final : public ActionExecutor {
  public:
   // `cuda_roots`: toolkit root by version ("13.0"). An action that requires an exact
@@ -20,8 +29,15 @@ class ActionRunner final : public ActionExecutor {
   ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas,
                std::map<std::string, std::string> cuda_roots = {});
 
+  // Runs the lease's action in <scratch root>/<lease id>, removed afterwards.
   farm::v1::Completion Execute(const farm::v1::Lease& lease,
                                const std::atomic<bool>& cancel) override;
+
+  // Runs `action` for `lease` with `base`/root as its working directory (emptied first) and
+  // its stdout and stderr files beside it. The caller owns `base` and removes it.
+  farm::v1::Completion RunIn(const farm::v1::Lease& lease, const farm::v1::Action& action,
+                             const std::string& base, const std::atomic<bool>& cancel,
+                             OutputFollower* follower = nullptr);
 
  private:
   std::string scratch_root_;

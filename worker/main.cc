@@ -24,6 +24,7 @@
 #include "worker/action_runner.h"
 #include "worker/blob_cache.h"
 #include "worker/capabilities.h"
+#include "worker/wheel_build_runner.h"
 #include "worker/worker_daemon.h"
 
 namespace {
@@ -38,6 +39,13 @@ std::string DefaultWorkDir(const std::string& name) {
   return absl::StrCat(cache, "/wheelfarm/worker-", name);
 }
 
+// A binary installed beside this one (bin/farm-nvcc next to bin/farm-worker).
+std::string SiblingBinary(const std::string& name) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? name : (self.parent_path() / name).string();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,6 +57,8 @@ int main(int argc, char** argv) {
   std::string labels_text;
   std::string log_level = "info";
   std::string cache_size = "10GiB";
+  farm::worker::WheelBuildOptions build_options;
+  build_options.farm_nvcc = SiblingBinary("farm-nvcc");
   farm::worker::CapabilityOptions caps_options;
 
   CLI::App app{"farm-worker: a Wheelfarm build host; dials out to the coordinator"};
@@ -65,6 +75,13 @@ int main(int argc, char** argv) {
   app.add_option("--cuda-path", caps_options.cuda_paths,
                  "CUDA toolkit root(s) to offer (default: discover; 'none': offer none)");
   app.add_option("--cache-size", cache_size, "bound of the local blob cache (e.g. 10GiB)")
+      ->capture_default_str();
+  app.add_option("--builds-dir", build_options.builds_root,
+                 "where wheel builds run; the same path on every host keeps the action cache "
+                 "warm across hosts")
+      ->capture_default_str();
+  app.add_option("--farm-nvcc", build_options.farm_nvcc,
+                 "farm-nvcc, the CUDA compiler launcher of wheel builds")
       ->capture_default_str();
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -137,9 +154,19 @@ int main(int argc, char** argv) {
   for (const auto& t : caps->cuda()) cuda_roots.emplace(t.version(), t.path());
   farm::worker::ActionRunner runner(caps_options.work_dir + "/scratch", &cache, cas.get(),
                                     std::move(cuda_roots));
-  farm::worker::WorkerDaemon daemon(
-      farm::v1::WorkerService::NewStub(farm::DialCoordinator(coordinator)),
-      {.name = name, .token = *token, .coordinator = coordinator}, *caps, &runner);
+  build_options.coordinator = coordinator;
+  build_options.token_file = std::filesystem::absolute(token_file).string();
+  build_options.cores = caps->cores();
+  build_options.ram_bytes = caps->ram_bytes();
+  for (const auto& t : caps->cuda()) build_options.cuda_roots.emplace(t.version(), t.path());
+  auto channel = farm::DialCoordinator(coordinator);
+  auto build_stub = farm::v1::BuildService::NewStub(channel);
+  farm::worker::WheelBuildRunner wheel_builds(build_options, &runner, cas.get(), build_stub.get(),
+                                              *token);
+  farm::worker::LeaseDispatcher dispatcher(&runner, &wheel_builds);
+  farm::worker::WorkerDaemon daemon(farm::v1::WorkerService::NewStub(channel),
+                                    {.name = name, .token = *token, .coordinator = coordinator},
+                                    *caps, &dispatcher);
   absl::Status result = daemon.Run(stop);
   if (!result.ok()) {
     log->error("{}", result.message());

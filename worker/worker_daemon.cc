@@ -124,7 +124,7 @@ void WorkerDaemon::Leave() {
 
 uint32_t WorkerDaemon::FreeSlots() const {
   absl::MutexLock lock(&mu_);
-  const uint32_t used = static_cast<uint32_t>(running_.size());
+  const uint32_t used = CompileSlotsInUse();
   return capabilities_.slots() > used ? capabilities_.slots() - used : 0;
 }
 
@@ -136,11 +136,11 @@ void WorkerDaemon::LeaseLoop() {
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return draining_ || running_.size() < capabilities_.slots();
+        return draining_ || CompileSlotsInUse() < capabilities_.slots();
       };
       mu_.Await(absl::Condition(&ready));
       if (draining_) return;
-      free = capabilities_.slots() - static_cast<uint32_t>(running_.size());
+      free = capabilities_.slots() - CompileSlotsInUse();
     }
     grpc::ClientContext ctx;
     PrepareContext(ctx, options_.lease_poll + options_.rpc_timeout);
@@ -176,6 +176,7 @@ void WorkerDaemon::LeaseLoop() {
       {
         absl::MutexLock lock(&mu_);
         running_[lease.lease_id()] = cancel;
+        if (lease.action().has_wheel_build()) wheel_builds_.insert(lease.lease_id());
       }
       log->info("running action {} (lease {}, build '{}', shard '{}')", lease.action_id(),
                 lease.lease_id(), lease.action().build_id(), lease.action().shard());
@@ -191,6 +192,11 @@ void WorkerDaemon::RunLease(farm::v1::Lease lease, std::shared_ptr<std::atomic<b
   if (!cancel->load()) Report(completion);
   absl::MutexLock lock(&mu_);
   running_.erase(lease.lease_id());
+  wheel_builds_.erase(lease.lease_id());
+}
+
+uint32_t WorkerDaemon::CompileSlotsInUse() const {
+  return static_cast<uint32_t>(running_.size() - wheel_builds_.size());
 }
 
 void WorkerDaemon::Report(const farm::v1::Completion& completion) {

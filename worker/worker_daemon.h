@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -51,6 +52,9 @@ class WorkerDaemon {
   void RunLease(farm::v1::Lease lease, std::shared_ptr<std::atomic<bool>> cancel);
   void Report(const farm::v1::Completion& completion);
   uint32_t FreeSlots() const;
+  // A wheel build mostly waits for its device compiles on the farm, so it takes no compile
+  // slot: a one-slot host can host a build and still compile for it.
+  uint32_t CompileSlotsInUse() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::unique_ptr<farm::v1::WorkerService::StubInterface> stub_;
   const DaemonOptions options_;
@@ -64,6 +68,7 @@ class WorkerDaemon {
   grpc::ClientContext* lease_call_ ABSL_GUARDED_BY(mu_) = nullptr;  // to cut a long poll short
   // Running leases and their cancel flags.
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> running_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> wheel_builds_ ABSL_GUARDED_BY(mu_);  // lease ids among running_
 };
 
 }  // namespace farm::worker

@@ -330,6 +330,7 @@ absl::StatusOr<Build> BuildRegistry::CreateWheelBuild(const WheelBuildSpec& spec
   b.set_package(spec.package);
   b.set_version(spec.version);
   for (const auto& a : spec.archs) b.add_archs(a);
+  *b.mutable_plan() = spec.plan;
   b.set_state(farm::v1::BUILD_STATE_QUEUED);
   *b.mutable_submitted_at() = ToProtoTime(clock_());
   absl::MutexLock write(&write_mu_);
@@ -405,6 +406,13 @@ absl::Status BuildRegistry::AddPublished(const std::string& id, const std::strin
 absl::Status BuildRegistry::SetBuildHost(const std::string& id, const std::string& worker) {
   return Mutate(id, [&](Build& b, StateBatch&) {
     b.set_build_host(worker);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status BuildRegistry::SetBuildAction(const std::string& id, const std::string& action_id) {
+  return Mutate(id, [&](Build& b, StateBatch&) {
+    b.set_build_action_id(action_id);
     return absl::OkStatus();
   });
 }

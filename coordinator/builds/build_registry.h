@@ -18,6 +18,7 @@
 //   SetVerification(id, Verification{ok, message, rows[{arch, present, size_bytes, note}]})
 //   AddPublished(id, "https://pypi.example/simple/torch/")
 //   SetBuildHost(id, worker_name)
+//   SetBuildAction(id, action_id)   the action that runs the recipe on the build host
 //   AppendLog(id, bytes) -> the log's new length (also the AppendBuildLog RPC)
 #pragma once
 
@@ -45,6 +46,7 @@ struct WheelBuildSpec {
   std::string version;
   std::vector<std::string> archs;  // "sm_90", ...
   std::string id;                  // empty: "<package>-<version>-<random>"
+  farm::v1::BuildPlan plan;        // what `farmctl submit` planned
 };
 
 bool IsTerminalBuildState(farm::v1::BuildState state);
@@ -67,6 +69,7 @@ class BuildRegistry final : public ActionObserver {
   absl::Status SetVerification(const std::string& id, const farm::v1::Verification& verification);
   absl::Status AddPublished(const std::string& id, const std::string& where);
   absl::Status SetBuildHost(const std::string& id, const std::string& worker);
+  absl::Status SetBuildAction(const std::string& id, const std::string& action_id);
   absl::StatusOr<uint64_t> AppendLog(const std::string& id, absl::string_view data);
 
   // Reads.

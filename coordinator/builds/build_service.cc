@@ -38,8 +38,8 @@ absl::StatusOr<farm::v1::ListActionsResponse> AnswerListActions(
 }
 
 BuildServiceImpl::BuildServiceImpl(const TokenVerifier* auth, BuildRegistry* builds,
-                                   MetricsRegistry* metrics)
-    : auth_(auth), builds_(builds), metrics_(metrics) {}
+                                   MetricsRegistry* metrics, WheelSubmitter* submitter)
+    : auth_(auth), builds_(builds), metrics_(metrics), submitter_(submitter) {}
 
 grpc::Status BuildServiceImpl::ListBuilds(grpc::ServerContext* context,
                                           const farm::v1::ListBuildsRequest* request,
@@ -103,6 +103,30 @@ grpc::Status BuildServiceImpl::AppendBuildLog(grpc::ServerContext* context,
   if (!end.ok()) return FinishRpc(*metrics_, "AppendBuildLog", end.status());
   response->set_next_offset(*end);
   return FinishRpc(*metrics_, "AppendBuildLog", absl::OkStatus());
+}
+
+grpc::Status BuildServiceImpl::SubmitBuild(grpc::ServerContext* context,
+                                           const farm::v1::SubmitBuildRequest* request,
+                                           farm::v1::SubmitBuildResponse* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "SubmitBuild", s);
+  }
+  auto answer = submitter_->Submit(*request);
+  if (!answer.ok()) return FinishRpc(*metrics_, "SubmitBuild", answer.status());
+  *response = std::move(*answer);
+  return FinishRpc(*metrics_, "SubmitBuild", absl::OkStatus());
+}
+
+grpc::Status BuildServiceImpl::CancelBuild(grpc::ServerContext* context,
+                                           const farm::v1::CancelBuildRequest* request,
+                                           farm::v1::Build* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "CancelBuild", s);
+  }
+  auto answer = submitter_->Cancel(request->build_id());
+  if (!answer.ok()) return FinishRpc(*metrics_, "CancelBuild", answer.status());
+  *response = std::move(*answer);
+  return FinishRpc(*metrics_, "CancelBuild", absl::OkStatus());
 }
 
 }  // namespace farm::coordinator

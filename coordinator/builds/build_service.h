@@ -9,9 +9,20 @@
 
 namespace farm::coordinator {
 
+// Where SubmitBuild and CancelBuild go (the wheel pipeline); an interface so this service
+// does not depend on it.
+class WheelSubmitter {
+ public:
+  virtual ~WheelSubmitter() = default;
+  virtual absl::StatusOr<farm::v1::SubmitBuildResponse> Submit(
+      const farm::v1::SubmitBuildRequest& request) = 0;
+  virtual absl::StatusOr<farm::v1::Build> Cancel(const std::string& build_id) = 0;
+};
+
 class BuildServiceImpl final : public farm::v1::BuildService::Service {
  public:
-  BuildServiceImpl(const TokenVerifier* auth, BuildRegistry* builds, MetricsRegistry* metrics);
+  BuildServiceImpl(const TokenVerifier* auth, BuildRegistry* builds, MetricsRegistry* metrics,
+                   WheelSubmitter* submitter);
 
   grpc::Status ListBuilds(grpc::ServerContext* context, const farm::v1::ListBuildsRequest* request,
                           farm::v1::ListBuildsResponse* response) override;
@@ -26,11 +37,18 @@ class BuildServiceImpl final : public farm::v1::BuildService::Service {
   grpc::Status AppendBuildLog(grpc::ServerContext* context,
                               const farm::v1::AppendBuildLogRequest* request,
                               farm::v1::AppendBuildLogResponse* response) override;
+  grpc::Status SubmitBuild(grpc::ServerContext* context,
+                           const farm::v1::SubmitBuildRequest* request,
+                           farm::v1::SubmitBuildResponse* response) override;
+  grpc::Status CancelBuild(grpc::ServerContext* context,
+                           const farm::v1::CancelBuildRequest* request,
+                           farm::v1::Build* response) override;
 
  private:
   const TokenVerifier* auth_;
   BuildRegistry* builds_;
   MetricsRegistry* metrics_;
+  WheelSubmitter* submitter_;
 };
 
 // The answers, shared by the gRPC service and the JSON API so both say the same.

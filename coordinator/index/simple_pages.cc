@@ -108,8 +108,9 @@ std::string RenderProjectJson(const std::string& project,
                            {"upload-time", UploadTime(f.uploaded_at())}};
     if (!f.requires_python().empty()) file["requires-python"] = f.requires_python();
     if (!f.core_metadata().hash().empty()) {
+      // PEP 714 name only: pip 22.3-23.0 (Debian 12's pip) crashes on the PEP 691 dict form
+      // of the old "dist-info-metadata" key, which is why PEP 714 renamed it.
       file["core-metadata"] = {{"sha256", f.core_metadata().hash()}};
-      file["dist-info-metadata"] = {{"sha256", f.core_metadata().hash()}};
     }
     j["files"].push_back(std::move(file));
     versions.insert(f.version());

@@ -53,7 +53,8 @@ std::string ActionKey(const farm::v1::Action& action) {
 }
 
 absl::Status ValidateAction(const farm::v1::Action& action) {
-  if (action.argv().empty() || action.argv(0).empty()) {
+  // A wheel build's command is the recipe it carries, rendered by the build host.
+  if (!action.has_wheel_build() && (action.argv().empty() || action.argv(0).empty())) {
     return absl::InvalidArgumentError("action has no command (argv is empty)");
   }
   std::set<std::string> seen;

@@ -8,6 +8,13 @@ void CommandToProto(const RecipeCommand& command, farm::v1::RecipeCommand* out) 
   out->set_shell(command.shell);
 }
 
+RecipeCommand CommandFromProto(const farm::v1::RecipeCommand& command) {
+  RecipeCommand out;
+  out.argv.assign(command.argv().begin(), command.argv().end());
+  out.shell = command.shell();
+  return out;
+}
+
 }  // namespace
 
 farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
@@ -50,6 +57,19 @@ farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
     out.set_size_base_mib(recipe.size.base_mib.value_or(0.0));
     out.set_size_per_arch_mib(*recipe.size.per_arch_mib);
   }
+  return out;
+}
+
+Recipe BuildRecipeFromProto(const farm::v1::Recipe& proto) {
+  Recipe out;
+  out.name = proto.name();
+  out.package = proto.package();
+  out.python = proto.python();
+  for (const auto& step : proto.prepare()) out.build.prepare.push_back(CommandFromProto(step));
+  out.build.command = CommandFromProto(proto.command());
+  out.build.env.insert(proto.env().begin(), proto.env().end());
+  out.build.wheel_glob = proto.wheel_glob();
+  out.build.job_memory_gib = proto.job_memory_gib();
   return out;
 }
 

@@ -41,7 +41,7 @@ bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout) {
 
 absl::StatusOr<CoordinatorProcess> CoordinatorProcess::Start(
     const std::string& data_dir, const std::vector<std::string>& extra_args,
-    const std::string& listen) {
+    const std::string& listen, const std::string& http_listen) {
   CoordinatorProcess c;
   const std::string ready = data_dir + ".ready";
   fs::remove(ready);
@@ -52,7 +52,7 @@ absl::StatusOr<CoordinatorProcess> CoordinatorProcess::Start(
                                    "--listen",
                                    listen,
                                    "--http-listen",
-                                   "127.0.0.1:0",
+                                   http_listen,
                                    "--ready-file",
                                    ready};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());

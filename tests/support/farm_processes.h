@@ -35,10 +35,12 @@ bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout);
 
 class CoordinatorProcess {
  public:
-  // Starts farm-coordinator on 127.0.0.1:0 (or `listen`) and waits for its ready file.
+  // Starts farm-coordinator on 127.0.0.1:0 (or `listen`, `http_listen`) and waits for its
+  // ready file.
   static absl::StatusOr<CoordinatorProcess> Start(const std::string& data_dir,
                                                   const std::vector<std::string>& extra_args = {},
-                                                  const std::string& listen = "127.0.0.1:0");
+                                                  const std::string& listen = "127.0.0.1:0",
+                                                  const std::string& http_listen = "127.0.0.1:0");
   const std::string& grpc_address() const { return grpc_; }
   const std::string& http_address() const { return http_; }
   const std::string& token_file() const { return token_file_; }

@@ -1,0 +1,152 @@
+#include "coordinator/wheels/build_planner.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "coordinator/scheduler/requirements.h"
+#include "libfarm/recipes/recipe_proto.h"
+#include "libfarm/recipes/toolkit_choice.h"
+
+namespace farm::coordinator {
+namespace {
+
+const Recipe* FindRecipe(const RecipeDirectory& recipes, const std::string& name) {
+  for (const Recipe& r : recipes.recipes) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+std::string RecipeNames(const RecipeDirectory& recipes) {
+  std::vector<std::string> names;
+  for (const Recipe& r : recipes.recipes) names.push_back(r.name);
+  return names.empty() ? "(none loaded)" : absl::StrJoin(names, ", ");
+}
+
+// Names of the workers meeting `req`; `why` collects "name: reason" for the others.
+std::vector<std::string> Qualifying(const farm::v1::Requirements& req,
+                                    const std::vector<farm::v1::Worker>& online,
+                                    std::vector<std::string>* why) {
+  std::vector<std::string> names;
+  for (const auto& w : online) {
+    absl::Status s = CheckRequirements(req, w.capabilities());
+    if (s.ok()) {
+      names.push_back(w.name());
+    } else if (why != nullptr) {
+      why->push_back(absl::StrCat(w.name(), ": ", s.message()));
+    }
+  }
+  return names;
+}
+
+std::string DescribeSource(const RecipeVersion& version) {
+  const RecipeSource& s = version.source;
+  if (s.kind == RecipeSource::Kind::kGit) {
+    return absl::StrCat("git ", s.git_url, " at ", s.TagFor(version.version));
+  }
+  return s.default_dir.empty() ? "upload (--source DIR)"
+                               : absl::StrCat("the recipe's tree ", s.default_dir);
+}
+
+}  // namespace
+
+std::string ShardName(const CudaTarget& target) { return target.SmName(); }
+
+absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
+                                            const std::string& archs_text,
+                                            const RecipeDirectory& recipes,
+                                            const std::vector<farm::v1::Worker>& online) {
+  auto ref = ParseRecipeRef(recipe_ref);
+  if (!ref.ok()) return ref.status();
+  PlannedBuild out;
+  out.recipe = FindRecipe(recipes, ref->name);
+  if (out.recipe == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no recipe named '", ref->name,
+                                            "'; the coordinator has: ", RecipeNames(recipes),
+                                            ". Fix: see 'farmctl recipes'"));
+  }
+  const Recipe& recipe = *out.recipe;
+  out.version = recipe.FindVersion(ref->version);
+  if (out.version == nullptr) {
+    return absl::NotFoundError(absl::StrCat(
+        "recipe '", recipe.name, "' has no version '", ref->version, "'; it builds ",
+        absl::StrJoin(recipe.VersionNames(), ", "), ". Fix: add the version to ", recipe.file));
+  }
+  if (archs_text.empty()) {
+    return absl::InvalidArgumentError(
+        "no archs given. Fix: pass --archs, e.g. --archs \"7.5;9.0;12.1\"");
+  }
+  auto archs = ParseArchList(archs_text);
+  if (!archs.ok()) return archs.status();
+  out.archs = *archs;
+
+  if (auto feasible = FeasibleToolkits(out.archs, recipe.platform.cuda); !feasible.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("recipe '", recipe.name, "' cannot build ",
+                                                      out.archs.ToString(), ": ",
+                                                      feasible.status().message()));
+  }
+  if (online.empty()) {
+    return absl::FailedPreconditionError(
+        "no worker is online. Fix: start workers ('farmctl up' for a local farm)");
+  }
+  auto choice = ChooseToolkit(out.archs, recipe.platform.cuda, online);
+  if (!choice.ok()) return choice.status();
+  out.cuda = choice->version;
+
+  farm::v1::BuildPlan& plan = out.plan;
+  plan.set_recipe(recipe.name);
+  plan.set_package(recipe.package);
+  plan.set_version(out.version->version);
+  plan.set_archs(out.archs.ToString());
+  plan.set_cuda_version(out.cuda.ToString());
+  plan.set_glibc_max(recipe.platform.glibc_max.ToString());
+  plan.set_source(DescribeSource(*out.version));
+
+  // The build host: the first CPU arch of the policy that an online worker offers.
+  std::vector<std::string> why;
+  for (const std::string& cpu : recipe.platform.cpu_archs) {
+    farm::v1::Requirements req;
+    req.set_os("linux");
+    req.set_cpu_arch(cpu);
+    req.set_max_glibc(recipe.platform.glibc_max.ToString());
+    req.set_cuda_version(out.cuda.ToString());
+    std::vector<std::string> hosts = Qualifying(req, online, &why);
+    if (!hosts.empty()) {
+      out.host_requirements = req;
+      plan.set_cpu_arch(cpu);
+      for (const auto& h : hosts) plan.add_build_hosts(h);
+      break;
+    }
+  }
+  if (plan.build_hosts().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no online worker can host the build of ", recipe.name, "-", out.version->version,
+        " (linux ", absl::StrJoin(recipe.platform.cpu_archs, " or "),
+        ", glibc <= ", recipe.platform.glibc_max.ToString(), ", CUDA ", out.cuda.ToString(),
+        "): ", absl::StrJoin(why, "; "), ". Fix: start a worker that meets the recipe's platform"));
+  }
+
+  for (const ArchRequest& r : out.archs.requests) {
+    farm::v1::Requirements req;
+    req.set_os("linux");
+    req.set_cuda_version(out.cuda.ToString());
+    req.add_sms(CudaTarget{r.target.sm, ArchVariant::kGeneric}.SmName());
+    std::vector<std::string> shard_why;
+    std::vector<std::string> workers = Qualifying(req, online, &shard_why);
+    if (workers.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no online worker can compile ", ShardName(r.target), " with CUDA ", out.cuda.ToString(),
+          ": ", absl::StrJoin(shard_why, "; "), ". Fix: start a worker with that toolkit"));
+    }
+    farm::v1::ShardPlan* shard = plan.add_shards();
+    shard->set_name(ShardName(r.target));
+    for (const auto& w : workers) shard->add_workers(w);
+  }
+  if (auto mib = recipe.size.EstimateMib(out.archs.requests.size())) {
+    plan.set_has_size_estimate(true);
+    plan.set_estimated_wheel_mib(*mib);
+  }
+  *plan.mutable_publish() = RecipeToProto(recipe).publish();
+  return out;
+}
+
+}  // namespace farm::coordinator

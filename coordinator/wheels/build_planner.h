@@ -1,0 +1,40 @@
+// Plans a wheel build from `farmctl submit RECIPE-VERSION --archs ...`: which recipe and
+// version, which CUDA toolkit, which hosts may run the build and which workers may compile
+// each arch shard. A pure function of the recipes and the online fleet, so a refusal comes
+// before anything is queued, naming what to change.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "farm/v1/builds.pb.h"
+#include "farm/v1/types.pb.h"
+#include "libfarm/cuda/arch_list.h"
+#include "libfarm/recipes/recipe.h"
+#include "libfarm/recipes/recipe_loader.h"
+
+namespace farm::coordinator {
+
+struct PlannedBuild {
+  farm::v1::BuildPlan plan;
+  const Recipe* recipe = nullptr;  // points into the RecipeDirectory planned against
+  const RecipeVersion* version = nullptr;
+  ArchList archs;
+  ToolkitVersion cuda;
+  farm::v1::Requirements host_requirements;  // what the build host must offer
+};
+
+// NOT_FOUND: unknown recipe or version (listing the known ones). INVALID_ARGUMENT: a
+// malformed reference or arch list. FAILED_PRECONDITION: no toolkit the recipe allows builds
+// every arch, or no online worker can host the build or compile an arch shard (saying why
+// for each worker).
+absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
+                                            const std::string& archs_text,
+                                            const RecipeDirectory& recipes,
+                                            const std::vector<farm::v1::Worker>& online);
+
+// The shard farm-nvcc files a target's device compiles under ("sm_90a").
+std::string ShardName(const CudaTarget& target);
+
+}  // namespace farm::coordinator

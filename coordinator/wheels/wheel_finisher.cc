@@ -1,0 +1,216 @@
+#include "coordinator/wheels/wheel_finisher.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "coordinator/index/index_publisher.h"
+#include "libfarm/cas/digest.h"
+#include "libfarm/coverage/wheel_verifier.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/publish/command_hook_publisher.h"
+#include "libfarm/publish/legacy_upload_client.h"
+#include "libfarm/wheel/wheel_retag.h"
+
+namespace farm::coordinator {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::StatusOr<DottedVersion> ParseDotted(const std::string& text) {
+  DottedVersion v;
+  for (absl::string_view part : absl::StrSplit(text, '.')) {
+    int n = 0;
+    if (!absl::SimpleAtoi(part, &n)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad version '", text, "'"));
+    }
+    v.parts.push_back(n);
+  }
+  return v;
+}
+
+farm::v1::Verification VerificationOf(const VerifyReport& report, const ArchList& archs) {
+  farm::v1::Verification out;
+  out.set_ok(report.Passed());
+  const auto totals = report.inspection.ArchTotals();
+  for (const ArchRequest& r : archs.requests) {
+    const std::string sm = r.target.SmName();
+    auto* row = out.add_rows();
+    row->set_arch(sm);
+    auto it = totals.find(sm);
+    row->set_size_bytes(it == totals.end() ? 0 : it->second);
+    bool missing = it == totals.end();
+    for (const VerifyFinding& f : report.failures) {
+      if (f.check == "arch" && absl::StrContains(f.message, sm)) {
+        missing = true;
+        row->set_note(f.message);
+      }
+    }
+    if (r.ptx) {
+      const std::string ptx = r.target.ComputeName();
+      if (auto p = totals.find(ptx); p != totals.end()) {
+        row->set_size_bytes(row->size_bytes() + p->second);
+      }
+    }
+    row->set_present(!missing);
+  }
+  std::vector<std::string> problems;
+  for (const VerifyFinding& f : report.failures) {
+    problems.push_back(
+        absl::StrCat(f.check, f.path.empty() ? "" : absl::StrCat(" ", f.path), ": ", f.message));
+  }
+  out.set_message(problems.empty()
+                      ? absl::StrCat("every requested arch is present: ", archs.ToString())
+                      : absl::StrJoin(problems, "; "));
+  return out;
+}
+
+}  // namespace
+
+WheelFinisher::WheelFinisher(BuildRegistry* builds, PackageIndex* index, std::string work_dir)
+    : builds_(builds), index_(index), work_dir_(std::move(work_dir)) {}
+
+absl::Status WheelFinisher::Fail(const std::string& id, const std::string& reason) {
+  builds_->AppendLog(id, absl::StrCat("wheelfarm: ", reason, "\n")).IgnoreError();
+  if (absl::Status s = builds_->SetState(id, farm::v1::BUILD_STATE_FAILED, reason); !s.ok()) {
+    return s;
+  }
+  return absl::FailedPreconditionError(reason);
+}
+
+absl::StatusOr<std::unique_ptr<Publisher>> WheelFinisher::PublisherFor(
+    const farm::v1::RecipePublishTarget& target) const {
+  if (target.kind() == "builtin") {
+    return std::unique_ptr<Publisher>(std::make_unique<BuiltinIndexPublisher>(index_));
+  }
+  if (target.kind() == "repository") {
+    LegacyUploadOptions options{.url = target.url(), .username = target.username()};
+    if (!target.password_env().empty()) {
+      const char* password = std::getenv(target.password_env().c_str());
+      if (password == nullptr) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the coordinator's environment has no ", target.password_env(), " (the password for ",
+            target.url(), "). Fix: set it where the coordinator runs"));
+      }
+      options.password = password;
+    }
+    auto client = LegacyUploadClient::Create(options);
+    if (!client.ok()) return client.status();
+    return std::unique_ptr<Publisher>(std::move(*client));
+  }
+  if (target.kind() == "command") {
+    std::vector<std::string> argv(target.command().argv().begin(), target.command().argv().end());
+    if (argv.empty()) argv = {"/bin/sh", "-c", target.command().shell()};
+    auto hook = CommandHookPublisher::Create(std::move(argv));
+    if (!hook.ok()) return hook.status();
+    return std::unique_ptr<Publisher>(std::move(*hook));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown publish kind '", target.kind(), "'"));
+}
+
+absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildPlan& plan,
+                                   const std::string& blob_path, const std::string& filename) {
+  auto log = ComponentLogger("coordinator");
+  auto current = builds_->Get(id);
+  if (!current.ok()) return current.status();
+  if (current->state() != farm::v1::BUILD_STATE_PUBLISHING) {
+    if (absl::Status s = builds_->SetState(id, farm::v1::BUILD_STATE_VERIFYING,
+                                           "checking the wheel's archs, tags and glibc");
+        !s.ok()) {
+      return s;
+    }
+  }
+  auto archs = ParseArchList(plan.archs());
+  auto cuda = ParseToolkitVersion(plan.cuda_version());
+  auto ceiling = ParseDotted(plan.glibc_max());
+  if (!archs.ok() || !cuda.ok() || !ceiling.ok()) {
+    return Fail(id, "the build's plan is unreadable (archs, CUDA or glibc)");
+  }
+  const fs::path dir = fs::path(work_dir_) / id;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) return Fail(id, absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+  struct RemoveDir {
+    fs::path dir;
+    ~RemoveDir() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{dir};
+
+  // The host names the file; it must be a plain wheel name to be copied here by it.
+  if (filename.empty() || filename.find('/') != std::string::npos || filename[0] == '.' ||
+      !absl::EndsWith(filename, ".whl")) {
+    return Fail(id, absl::StrCat("the build host returned '", filename, "', not a wheel name"));
+  }
+  fs::create_directories(dir / "built", ec);
+  const fs::path wheel_path = dir / "built" / filename;
+  fs::copy_file(blob_path, wheel_path, ec);
+  if (ec) return Fail(id, absl::StrCat("cannot copy the wheel: ", ec.message()));
+  auto retagged = RetagWheel(wheel_path.string(), RetagOptions{.cuda = *cuda,
+                                                               .cpu_arch = plan.cpu_arch(),
+                                                               .glibc_ceiling = *ceiling,
+                                                               .output_dir = dir.string()});
+  if (!retagged.ok()) {
+    return Fail(id, absl::StrCat("the wheel cannot be tagged for publishing: ",
+                                 retagged.status().message()));
+  }
+  auto report = VerifyWheel(retagged->path, VerifyPolicy{*archs, *ceiling});
+  if (!report.ok()) {
+    return Fail(id, absl::StrCat("cannot verify the wheel: ", report.status().message()));
+  }
+  auto digest = DigestOfFile(retagged->path);
+  if (!digest.ok()) return Fail(id, std::string(digest.status().message()));
+  farm::v1::WheelInfo wheel;
+  wheel.set_filename(retagged->filename);
+  wheel.set_size_bytes(static_cast<uint64_t>(digest->size_bytes()));
+  wheel.set_sha256(digest->hash());
+  for (const auto& [arch, bytes] : report->inspection.ArchTotals()) {
+    (*wheel.mutable_device_code_bytes())[arch] = bytes;
+  }
+  const farm::v1::Verification verification = VerificationOf(*report, *archs);
+  if (absl::Status s = builds_->SetWheel(id, wheel); !s.ok()) return s;
+  if (absl::Status s = builds_->SetVerification(id, verification); !s.ok()) return s;
+  builds_
+      ->AppendLog(
+          id, absl::StrCat("wheelfarm: ", retagged->filename, ": ", verification.message(), "\n"))
+      .IgnoreError();
+  if (!verification.ok()) {
+    return Fail(id, absl::StrCat("verification failed, not published: ", verification.message()));
+  }
+
+  if (absl::Status s = builds_->SetState(id, farm::v1::BUILD_STATE_PUBLISHING,
+                                         absl::StrCat("publishing ", retagged->filename));
+      !s.ok() && current->state() != farm::v1::BUILD_STATE_PUBLISHING) {
+    return s;
+  }
+  std::vector<std::string> places;
+  for (const auto& target : plan.publish()) {
+    auto publisher = PublisherFor(target);
+    if (!publisher.ok()) {
+      return Fail(id, absl::StrCat("publishing: ", publisher.status().message()));
+    }
+    auto published = (*publisher)->Publish(retagged->path);
+    if (!published.ok()) {
+      return Fail(id, absl::StrCat("publishing to ", (*publisher)->Describe(), ": ",
+                                   published.status().message()));
+    }
+    if (absl::Status s = builds_->AddPublished(id, published->location); !s.ok()) return s;
+    builds_->AppendLog(id, absl::StrCat("wheelfarm: published to ", published->location, "\n"))
+        .IgnoreError();
+    places.push_back(published->location);
+  }
+  log->info("build {}: {} verified and published to {}", id, retagged->filename,
+            places.empty() ? "nowhere (the recipe names no target)" : absl::StrJoin(places, ", "));
+  return builds_->SetState(
+      id, farm::v1::BUILD_STATE_SUCCEEDED,
+      places.empty() ? absl::StrCat(retagged->filename, " verified; the recipe publishes nowhere")
+                     : absl::StrCat(retagged->filename, " verified and published"));
+}
+
+}  // namespace farm::coordinator

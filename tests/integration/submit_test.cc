@@ -1,0 +1,357 @@
+// `farmctl submit` end to end on loopback: a coordinator with its recipes, 2 workers, and the
+// demo CUDA extension built for three archs through farm-nvcc, retagged, verified, published
+// to the built-in index and pip-installed back. Then the action cache across builds, a
+// coordinator restart mid-build, cancellation, and bad input of every kind. Nothing is
+// mocked; the Python tools come from the repository's .venv (scripts/install-deps.sh).
+#include <signal.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "libfarm/process/subprocess.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kVenvBin = FARM_SOURCE_DIR "/.venv/bin";
+const std::string kDemoDir = FARM_SOURCE_DIR "/examples/demo-cuda-ext";
+
+std::string Output(const CommandResult& r) {
+  return absl::StrCat("exit ", r.exit_code, "\nstdout:\n", r.stdout_text, "\nstderr:\n",
+                      r.stderr_text);
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// The shipped demo recipe with its tree made absolute (it lives elsewhere here) and
+// `replacements` applied, e.g. a narrower CUDA range or another build command.
+std::string DemoRecipe(const std::string& name,
+                       const std::vector<std::pair<std::string, std::string>>& replacements = {}) {
+  std::string text = ReadFile(FARM_SOURCE_DIR "/recipes/demo.toml");
+  text = absl::StrReplaceAll(text, {{"name = \"demo\"", absl::StrCat("name = \"", name, "\"")}});
+  const std::string path_line = "path = \"../examples/demo-cuda-ext\"";
+  EXPECT_NE(text.find(path_line), std::string::npos) << "recipes/demo.toml changed its source";
+  text = absl::StrReplaceAll(text, {{path_line, absl::StrCat("path = \"", kDemoDir, "\"")}});
+  for (const auto& [from, to] : replacements) {
+    EXPECT_NE(text.find(from), std::string::npos) << from;
+    text = absl::StrReplaceAll(text, {{from, to}});
+  }
+  return text;
+}
+
+const std::string kBuildCommand =
+    "command = [\"python{python}\", \"-m\", \"pip\", \"wheel\", \"--no-deps\", "
+    "\"--no-build-isolation\",\n           \"--wheel-dir\", \"dist\", \".\"]";
+
+class SubmitTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // The build hosts run the recipe's python3.11, which needs the venv's setuptools.
+    ASSERT_TRUE(fs::exists(kVenvBin + "/python3.11"))
+        << "the tools venv is missing. Fix: bash scripts/install-deps.sh";
+    const char* path = std::getenv("PATH");
+    setenv("PATH", absl::StrCat(kVenvBin, ":", path == nullptr ? "/usr/bin:/bin" : path).c_str(),
+           1);
+    dir_ = new TempDir("submit-test");
+    const std::string recipes = *dir_ / "recipes";
+    WriteText(recipes + "/demo.toml", DemoRecipe("demo"));
+    WriteText(recipes + "/pytorch.toml", ReadFile(FARM_SOURCE_DIR "/recipes/pytorch.toml"));
+    WriteText(recipes + "/old-cuda.toml",
+              DemoRecipe("old-cuda", {{"cuda_max = \"13.0\"", "cuda_max = \"12.8\""}}));
+    WriteText(recipes + "/failing.toml",
+              DemoRecipe("failing",
+                         {{kBuildCommand,
+                           "command = \"echo 'saxpy.cu(12): error: identifier \\\"blockDimx\\\" is "
+                           "undefined' >&2; exit 3\""}}));
+    // Builds sm_75 whatever was asked: a wheel that must not pass verification.
+    WriteText(recipes + "/unverified.toml",
+              DemoRecipe("unverified",
+                         {{"DEMO_CUDA_ARCHS = \"{cmake_archs}\"", "DEMO_CUDA_ARCHS = \"75\""}}));
+    WriteText(recipes + "/slow.toml",
+              DemoRecipe("slow", {{kBuildCommand, "command = \"sleep 300\""}}));
+    // The same package version, published by a command hook into a directory (the built-in
+    // index keeps the first file of a name, so another build of it could not go there).
+    fs::create_directories(*dir_ / "hook-published");
+    WriteText(recipes + "/demo-hook.toml",
+              DemoRecipe("demo-hook", {{"[[publish]]\nkind = \"builtin\"\n",
+                                        absl::StrCat("[[publish]]\nkind = \"command\"\ncommand = "
+                                                     "[\"cp\", \"{wheel}\", \"",
+                                                     *dir_ / "hook-published", "/\"]\n")}}));
+    StartCoordinator();
+    for (const std::string name : {"w1", "w2"}) {
+      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
+                                    dir_->path().string(),
+                                    {"--slots", "2", "--builds-dir", *dir_ / "builds"});
+      ASSERT_TRUE(w.ok()) << w.status();
+      workers_.push_back(new WorkerProcess(std::move(*w)));
+    }
+    ASSERT_TRUE(WaitFor(
+        [] {
+          auto ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+          return StateOf(ws, "w1") == "online" && StateOf(ws, "w2") == "online";
+        },
+        absl::Seconds(30)));
+  }
+
+  static void StartCoordinator(const std::string& grpc = "127.0.0.1:0",
+                               const std::string& http = "127.0.0.1:0") {
+    auto c =
+        CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", *dir_ / "recipes"}, grpc, http);
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = new CoordinatorProcess(std::move(*c));
+  }
+
+  static void TearDownTestSuite() {
+    for (WorkerProcess* w : workers_) {
+      w->process().Signal(SIGKILL);
+      w->process().Wait(absl::Seconds(5));
+      delete w;
+    }
+    workers_.clear();
+    if (coordinator_ != nullptr) {
+      coordinator_->process().Signal(SIGKILL);
+      coordinator_->process().Wait(absl::Seconds(5));
+    }
+    delete coordinator_;
+    coordinator_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  static CommandResult Farmctl(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
+                               coordinator_->token_file()});
+    return RunFarmctl(args);
+  }
+
+  static nlohmann::json BuildJson(const std::string& id) {
+    CommandResult r = Farmctl({"--json", "build", id});
+    return nlohmann::json::parse(r.stdout_text, nullptr, false);
+  }
+
+  // Shard name -> {done, cached}.
+  static std::map<std::string, std::pair<int, int>> Shards(const nlohmann::json& build) {
+    std::map<std::string, std::pair<int, int>> out;
+    for (const auto& s : build.value("shards", nlohmann::json::array())) {
+      out[s.value("name", "")] = {s.value("done", 0), s.value("cached", 0)};
+    }
+    return out;
+  }
+
+  static std::string SubmittedId(const CommandResult& r) {
+    const std::string marker = "submitted build ";
+    const size_t at = r.stdout_text.find(marker);
+    if (at == std::string::npos) return "";
+    const size_t start = at + marker.size();
+    return r.stdout_text.substr(start, r.stdout_text.find_first_of(" \n", start) - start);
+  }
+
+  static TempDir* dir_;
+  static CoordinatorProcess* coordinator_;
+  static std::vector<WorkerProcess*> workers_;
+};
+
+TempDir* SubmitTest::dir_ = nullptr;
+CoordinatorProcess* SubmitTest::coordinator_ = nullptr;
+std::vector<WorkerProcess*> SubmitTest::workers_;
+
+TEST_F(SubmitTest, DryRunPrintsThePlanAndQueuesNothing) {
+  CommandResult r = Farmctl({"submit", "demo-0.1.0", "--archs", "7.5;9.0;12.1", "--dry-run"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  EXPECT_NE(r.stdout_text.find("dry run: nothing was queued"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("CUDA       13.0"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("w1, w2"), std::string::npos) << r.stdout_text;
+  for (const std::string shard : {"sm_75", "sm_90", "sm_121"}) {
+    EXPECT_NE(r.stdout_text.find(shard + "  "), std::string::npos) << shard << r.stdout_text;
+  }
+  // 0.1 MiB + 3 x 0.3 MiB per arch, from the recipe.
+  EXPECT_NE(r.stdout_text.find("wheel size ~1.0 MiB"), std::string::npos) << r.stdout_text;
+  CommandResult builds = Farmctl({"--json", "builds"});
+  EXPECT_EQ(builds.stdout_text.find("\"demo-cuda-ext\""), std::string::npos) << builds.stdout_text;
+}
+
+TEST_F(SubmitTest, RefusesBadInputWithAPreciseMessage) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"nosuch-1.0", "--archs", "9.0"}, "no recipe named 'nosuch'"},
+      {{"demo-9.9.9", "--archs", "9.0"}, "has no version '9.9.9'"},
+      {{"demo", "--archs", "9.0"}, "demo"},
+      {{"demo-0.1.0", "--archs", "7.5;banana"}, "banana"},
+      {{"demo-0.1.0", "--archs", "9.7"}, "9.7"},
+      // The recipe allows CUDA up to 12.8; sm_121 needs 12.9.
+      {{"old-cuda-0.1.0", "--archs", "12.1"}, "sm_121"},
+      // CUDA 13.0, the only toolkit here, has nothing below sm_75.
+      {{"demo-0.1.0", "--archs", "7.0"}, "sm_70"},
+      // PyTorch's policy wants aarch64 hosts; these workers are x86_64.
+      {{"pytorch-2.9.1", "--archs", "9.0", "--dry-run"}, "no online worker can host the build"},
+      {{"demo-0.1.0", "--archs", "9.0", "--source", *dir_ / "no-such-dir"}, "no-such-dir"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"submit"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    CommandResult r = Farmctl(args);
+    EXPECT_NE(r.exit_code, 0) << c.args[0] << "\n" << Output(r);
+    EXPECT_NE(r.stderr_text.find(c.message), std::string::npos)
+        << "expected '" << c.message << "' in:\n"
+        << Output(r);
+    EXPECT_EQ(r.stderr_text.find("Aborted"), std::string::npos) << Output(r);
+  }
+  CommandResult missing_source =
+      Farmctl({"submit", "demo-0.1.0", "--archs", "9.0", "--source", *dir_ / "no-such-dir"});
+  EXPECT_NE(missing_source.stderr_text.find("not a directory"), std::string::npos)
+      << Output(missing_source);
+  // The coordinator kept serving.
+  CommandResult status = Farmctl({"status"});
+  EXPECT_EQ(status.exit_code, 0) << Output(status);
+}
+
+TEST_F(SubmitTest, AFailingBuildCommandShowsItsErrorText) {
+  CommandResult r = Farmctl({"submit", "failing-0.1.0", "--archs", "9.0", "--wait"});
+  EXPECT_NE(r.exit_code, 0) << Output(r);
+  EXPECT_NE(r.stderr_text.find("failed with exit code 3"), std::string::npos) << Output(r);
+  EXPECT_NE(r.stderr_text.find("identifier \"blockDimx\" is undefined"), std::string::npos)
+      << Output(r);
+  const std::string id = SubmittedId(r);
+  CommandResult logs = Farmctl({"logs", id});
+  EXPECT_NE(logs.stdout_text.find("blockDimx"), std::string::npos) << Output(logs);
+}
+
+TEST_F(SubmitTest, AWheelThatFailsVerificationIsNotPublished) {
+  CommandResult r = Farmctl({"submit", "unverified-0.1.0", "--archs", "7.5;9.0", "--wait"});
+  EXPECT_NE(r.exit_code, 0) << Output(r);
+  EXPECT_NE(r.stderr_text.find("verification failed, not published"), std::string::npos)
+      << Output(r);
+  EXPECT_NE(r.stderr_text.find("sm_90"), std::string::npos) << Output(r);
+  const nlohmann::json build = BuildJson(SubmittedId(r));
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_FAILED") << build.dump(2);
+  EXPECT_FALSE(build.contains("publishedTo")) << build.dump(2);
+}
+
+TEST_F(SubmitTest, CancelStopsABuildAndCannotCancelTwice) {
+  CommandResult r = Farmctl({"submit", "slow-0.1.0", "--archs", "9.0"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  const std::string id = SubmittedId(r);
+  ASSERT_FALSE(id.empty()) << Output(r);
+  ASSERT_TRUE(WaitFor([&] { return BuildJson(id).value("state", "") == "BUILD_STATE_BUILDING"; },
+                      absl::Seconds(60)));
+  CommandResult cancel = Farmctl({"cancel", id});
+  ASSERT_EQ(cancel.exit_code, 0) << Output(cancel);
+  EXPECT_NE(cancel.stdout_text.find("cancelled"), std::string::npos) << Output(cancel);
+  CommandResult again = Farmctl({"cancel", id});
+  EXPECT_NE(again.exit_code, 0) << Output(again);
+  EXPECT_NE(again.stderr_text.find("has already cancelled"), std::string::npos) << Output(again);
+  // The host stopped the command: its action ends cancelled, not still running.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        CommandResult running = Farmctl({"--json", "workers"});
+        return running.stdout_text.find(id) == std::string::npos;
+      },
+      absl::Seconds(30)))
+      << Farmctl({"--json", "workers"}).stdout_text;
+}
+
+TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
+  // 1. The headline: three archs, through farm-nvcc on both workers.
+  CommandResult r = Farmctl({"submit", "demo-0.1.0", "--archs", "7.5;9.0;12.1", "--wait"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  const std::string id = SubmittedId(r);
+  EXPECT_NE(r.stdout_text.find("verification passed"), std::string::npos) << r.stdout_text;
+  const std::string pip_hint = "pip install --index-url http://" + coordinator_->http_address() +
+                               "/simple/ demo-cuda-ext==0.1.0+cu130";
+  EXPECT_NE(r.stdout_text.find(pip_hint), std::string::npos) << r.stdout_text;
+  nlohmann::json build = BuildJson(id);
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2);
+  auto shards = Shards(build);
+  for (const std::string sm : {"sm_75", "sm_90", "sm_121"}) {
+    EXPECT_GT(shards[sm].first, 0) << sm << " ran no device compile: " << build.dump(2);
+  }
+  const std::string filename = build["wheel"].value("filename", "");
+  EXPECT_EQ(filename.rfind("demo_cuda_ext-0.1.0+cu130-py3-none-manylinux_2_", 0), 0u) << filename;
+
+  // 2. pip installs it from the built-in index into a fresh venv; the module loads.
+  const std::string venv = *dir_ / "venv";
+  auto made = RunCommand({"/usr/bin/python3", "-m", "venv", venv}, absl::Minutes(2));
+  ASSERT_TRUE(made.ok() && made->exit_code == 0) << (made.ok() ? Output(*made) : "spawn failed");
+  auto pip = RunCommand(
+      {venv + "/bin/pip", "install", "-q", "--disable-pip-version-check", "--index-url",
+       "http://" + coordinator_->http_address() + "/simple/", "demo-cuda-ext==0.1.0+cu130"},
+      absl::Minutes(3));
+  ASSERT_TRUE(pip.ok() && pip->exit_code == 0) << (pip.ok() ? Output(*pip) : "spawn failed");
+  auto imported = RunCommand(
+      {venv + "/bin/python", "-c", "import demo_cuda_ext as d; print(d.compiled_archs())"},
+      absl::Minutes(1));
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->stdout_text, "['sm_75', 'sm_90', 'sm_121']\n") << Output(*imported);
+  std::string library;
+  for (const auto& e : fs::recursive_directory_iterator(venv)) {
+    if (e.path().filename() == "libdemo_cuda_ext.so") library = e.path().string();
+  }
+  ASSERT_FALSE(library.empty());
+  CommandResult inspect = Farmctl({"inspect", library});
+  ASSERT_EQ(inspect.exit_code, 0) << Output(inspect);
+  for (const std::string sm : {"sm_75", "sm_90", "sm_121"}) {
+    EXPECT_NE(inspect.stdout_text.find(sm), std::string::npos) << sm << inspect.stdout_text;
+  }
+
+  // 3. The same build again, with the coordinator killed and restarted while it builds: it
+  // still succeeds, and no device compile runs on the farm (every shard answered by the cache).
+  // (Published by the hook: a compile that falls back to local nvcc during the outage embeds
+  // nvcc's random temp names, so the bytes may differ, and the index keeps the first file.)
+  CommandResult again = Farmctl({"submit", "demo-hook-0.1.0", "--archs", "7.5;9.0;12.1"});
+  ASSERT_EQ(again.exit_code, 0) << Output(again);
+  const std::string again_id = SubmittedId(again);
+  ASSERT_TRUE(
+      WaitFor([&] { return BuildJson(again_id).value("state", "") == "BUILD_STATE_BUILDING"; },
+              absl::Seconds(60)));
+  const std::string grpc = coordinator_->grpc_address();
+  const std::string http = coordinator_->http_address();
+  coordinator_->process().Signal(SIGKILL);
+  coordinator_->process().Wait(absl::Seconds(5));
+  delete coordinator_;
+  coordinator_ = nullptr;
+  StartCoordinator(grpc, http);
+  CommandResult waited = Farmctl({"watch", again_id});
+  ASSERT_EQ(waited.exit_code, 0) << Output(waited) << ReadFile(coordinator_->log_path());
+  build = BuildJson(again_id);
+  shards = Shards(build);
+  for (const std::string sm : {"sm_75", "sm_90", "sm_121"}) {
+    // A compile that hit the outage ran plain nvcc locally and is not counted here.
+    EXPECT_EQ(shards[sm].second, shards[sm].first) << sm << " compiled again: " << build.dump(2);
+  }
+
+  // 4. Adding 10.0 compiles sm_100; the other archs come from the cache, except translation
+  // units whose device code names the arch list (CUB's namespace embeds __CUDA_ARCH_LIST__).
+  CommandResult more =
+      Farmctl({"submit", "demo-hook-0.1.0", "--archs", "7.5;9.0;10.0;12.1", "--wait"});
+  ASSERT_EQ(more.exit_code, 0) << Output(more);
+  build = BuildJson(SubmittedId(more));
+  shards = Shards(build);
+  EXPECT_GT(shards["sm_100"].first, 0) << build.dump(2);
+  EXPECT_EQ(shards["sm_100"].second, 0) << "sm_100 was never built before: " << build.dump(2);
+  for (const std::string sm : {"sm_75", "sm_90", "sm_121"}) {
+    EXPECT_GT(shards[sm].second, 0) << sm << " had no cache hit: " << build.dump(2);
+  }
+  // The hook got the verified, retagged wheel.
+  EXPECT_TRUE(
+      fs::exists(fs::path(*dir_ / "hook-published") / build["wheel"].value("filename", "?")))
+      << build.dump(2);
+}
+
+}  // namespace
+}  // namespace farm::testing

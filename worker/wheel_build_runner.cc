@@ -1,0 +1,274 @@
+#include "worker/wheel_build_runner.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "libfarm/cuda/arch_list.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/nvcc/shell_words.h"
+#include "libfarm/recipes/build_jobs.h"
+#include "libfarm/recipes/build_render.h"
+#include "libfarm/recipes/placeholders.h"
+#include "libfarm/recipes/recipe_proto.h"
+#include "worker/build_log_streamer.h"
+
+extern char** environ;
+
+namespace farm::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kWheelOutputDir[] = "wheel";
+
+// The build directory of one package version, held under an exclusive lock so two builds
+// of the same version on this host never share it (the second gets "-2", ...).
+class BuildDirectory {
+ public:
+  static absl::StatusOr<BuildDirectory> Acquire(const std::string& root, const std::string& name) {
+    std::error_code ec;
+    fs::create_directories(root, ec);
+    if (ec) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot create the builds directory ", root, ": ", ec.message(),
+                       ". Fix: give the worker a writable --builds-dir"));
+    }
+    for (int n = 1; n <= 64; ++n) {
+      const std::string dir = absl::StrCat(root, "/", name, n == 1 ? "" : absl::StrCat("-", n));
+      const int fd = ::open((dir + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("cannot open ", dir, ".lock: ", std::strerror(errno)));
+      }
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return BuildDirectory(dir, fd);
+      ::close(fd);
+    }
+    return absl::ResourceExhaustedError(
+        absl::StrCat("64 builds of ", name, " are running on this host"));
+  }
+  BuildDirectory(BuildDirectory&& other) noexcept
+      : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+  BuildDirectory& operator=(BuildDirectory&&) = delete;
+  ~BuildDirectory() {
+    if (fd_ < 0) return;
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+    ::close(fd_);  // releases the lock
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  BuildDirectory(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  std::string path_;
+  int fd_;
+};
+
+bool IsSafeName(const std::string& name) {
+  if (name.empty() || name[0] == '.') return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-' &&
+        c != '+') {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<std::string> HostVariable(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+std::string QuotedArgv(const std::vector<std::string>& argv) {
+  std::vector<std::string> quoted;
+  for (const auto& a : argv) quoted.push_back(ShellQuote(a));
+  return absl::StrJoin(quoted, " ");
+}
+
+// The one wheel the build left under `src` matching `pattern`.
+absl::StatusOr<std::string> FindWheel(const fs::path& src, const std::string& pattern) {
+  glob_t found{};
+  const std::string full = (src / pattern).string();
+  const int rc = ::glob(full.c_str(), 0, nullptr, &found);
+  std::vector<std::string> wheels;
+  if (rc == 0) {
+    std::error_code ec;
+    const fs::path root = fs::canonical(src, ec);
+    for (size_t i = 0; i < found.gl_pathc; ++i) {
+      const fs::path p(found.gl_pathv[i]);
+      const fs::path real = fs::canonical(p, ec);
+      // A symlink out of the tree is not the build's wheel.
+      if (ec || fs::is_symlink(p) || !fs::is_regular_file(real) ||
+          real.string().rfind(root.string() + "/", 0) != 0 || p.extension() != ".whl") {
+        continue;
+      }
+      wheels.push_back(p.string());
+    }
+  }
+  ::globfree(&found);
+  if (wheels.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("the build command succeeded but left no wheel matching '", pattern,
+                     "' in the source tree. Fix: check the recipe's build.wheel glob"));
+  }
+  if (wheels.size() > 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the build left ", wheels.size(), " wheels matching '", pattern,
+                     "': ", absl::StrJoin(wheels, ", "),
+                     ". Fix: make the recipe's build.wheel glob match exactly one"));
+  }
+  return wheels.front();
+}
+
+void FailCompletion(farm::v1::Completion& completion, const std::string& message,
+                    BuildLogStreamer* log) {
+  auto* result = completion.mutable_result();
+  if (result->exit_code() == 0) result->set_exit_code(1);
+  result->set_stderr_tail(absl::StrCat(result->stderr_tail(), "wheelfarm: ", message, "\n"));
+  if (log != nullptr) log->Note(absl::StrCat("wheelfarm: ", message, "\n"));
+}
+
+}  // namespace
+
+WheelBuildRunner::WheelBuildRunner(WheelBuildOptions options, ActionRunner* runner, CasClient* cas,
+                                   farm::v1::BuildService::StubInterface* builds, std::string token)
+    : options_(std::move(options)),
+      runner_(runner),
+      cas_(cas),
+      builds_(builds),
+      token_(std::move(token)) {}
+
+std::string WheelBuildRunner::Script(const farm::v1::WheelBuildTask& task,
+                                     const std::vector<std::vector<std::string>>& steps) {
+  std::string script = "set -e\nexec 2>&1\n";
+  if (task.source().kind() == "git") {
+    std::vector<std::string> clone = {"git", "clone", "--depth", "1"};
+    auto tag = ExpandPlaceholders(task.source().tag_pattern(), {{"version", task.version()}});
+    if (tag.ok() && !tag->empty()) {
+      clone.insert(clone.end(), {"--branch", *tag});
+    }
+    if (task.source().submodules()) {
+      clone.insert(clone.end(), {"--recurse-submodules", "--shallow-submodules"});
+    }
+    clone.insert(clone.end(), {task.source().git_url(), "src"});
+    absl::StrAppend(&script, "echo ", ShellQuote(absl::StrCat("+ ", QuotedArgv(clone))), "\n",
+                    QuotedArgv(clone), "\n");
+  }
+  absl::StrAppend(&script, "cd src\n");
+  for (const auto& argv : steps) {
+    absl::StrAppend(&script, "echo ", ShellQuote(absl::StrCat("+ ", QuotedArgv(argv))), "\n",
+                    QuotedArgv(argv), "\n");
+  }
+  return script;
+}
+
+absl::StatusOr<farm::v1::Action> WheelBuildRunner::PlanAction(const farm::v1::Lease& lease) const {
+  const farm::v1::WheelBuildTask& task = lease.action().wheel_build();
+  const Recipe recipe = BuildRecipeFromProto(task.recipe());
+  auto archs = ParseArchList(task.archs());
+  if (!archs.ok()) return archs.status();
+  auto cuda = ParseToolkitVersion(task.cuda_version());
+  if (!cuda.ok()) return cuda.status();
+  auto root = options_.cuda_roots.find(task.cuda_version());
+  if (root == options_.cuda_roots.end()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this worker has no CUDA ", task.cuda_version(), " toolkit"));
+  }
+  BuildValues values{
+      .archs = *archs,
+      .cuda = *cuda,
+      .cuda_home = root->second,
+      .jobs = BuildJobs(options_.cores, options_.ram_bytes, recipe.build.job_memory_gib),
+      .version = task.version()};
+  auto rendered = RenderBuild(recipe, values, HostVariable);
+  if (!rendered.ok()) return rendered.status();
+
+  farm::v1::Action action;
+  std::vector<std::vector<std::string>> steps = rendered->prepare;
+  steps.push_back(rendered->command);
+  action.add_argv("/bin/sh");
+  action.add_argv("-c");
+  action.add_argv(Script(task, steps));
+  auto& env = *action.mutable_env();
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (const std::string& entry : rendered->env) {
+    const size_t eq = entry.find('=');
+    env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  // farm-nvcc fans the device compiles out under this build's id.
+  env["CMAKE_CUDA_COMPILER_LAUNCHER"] = options_.farm_nvcc;
+  env["FARM_COORDINATOR"] = options_.coordinator;
+  env["FARM_TOKEN_FILE"] = options_.token_file;
+  env["FARM_BUILD_ID"] = lease.action().build_id();
+  *action.mutable_inputs() = lease.action().inputs();
+  *action.mutable_requirements() = lease.action().requirements();
+  action.set_timeout_seconds(lease.action().timeout_seconds());
+  action.set_build_id(lease.action().build_id());
+  return action;
+}
+
+farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
+                                               const std::atomic<bool>& cancel) {
+  auto log = ComponentLogger("worker");
+  const farm::v1::WheelBuildTask& task = lease.action().wheel_build();
+  BuildLogStreamer streamer(builds_, token_, lease.action().build_id());
+  farm::v1::Completion completion;
+  completion.set_lease_id(lease.lease_id());
+  completion.set_action_id(lease.action_id());
+
+  const std::string name = absl::StrCat(task.recipe().package(), "-", task.version());
+  if (!IsSafeName(name)) {
+    FailCompletion(completion, absl::StrCat("refused to build '", name, "': not a plain name"),
+                   &streamer);
+    return completion;
+  }
+  auto action = PlanAction(lease);
+  if (!action.ok()) {
+    FailCompletion(completion, std::string(action.status().message()), &streamer);
+    return completion;
+  }
+  auto dir = BuildDirectory::Acquire(options_.builds_root, name);
+  if (!dir.ok()) {
+    completion.set_infra_error(std::string(dir.status().message()));
+    return completion;
+  }
+  log->info("build {}: building {} for {} with CUDA {} in {}", lease.action().build_id(), name,
+            task.archs(), task.cuda_version(), dir->path());
+  streamer.Note(absl::StrCat("wheelfarm: building ", name, " for ", task.archs(), " with CUDA ",
+                             task.cuda_version(), " in ", dir->path(), "/root\n"));
+  completion = runner_->RunIn(lease, *action, dir->path(), cancel, &streamer);
+  if (!completion.infra_error().empty() || completion.result().exit_code() != 0 || cancel.load()) {
+    return completion;
+  }
+  auto wheel = FindWheel(fs::path(dir->path()) / "root" / "src", task.recipe().wheel_glob());
+  if (!wheel.ok()) {
+    FailCompletion(completion, std::string(wheel.status().message()), &streamer);
+    return completion;
+  }
+  auto digest = cas_->UploadFile(*wheel);
+  if (!digest.ok()) {
+    completion.set_infra_error(absl::StrCat("uploading the wheel: ", digest.status().message()));
+    return completion;
+  }
+  const std::string filename = fs::path(*wheel).filename().string();
+  auto* out = completion.mutable_result()->add_outputs();
+  out->set_path(absl::StrCat(kWheelOutputDir, "/", filename));
+  *out->mutable_digest() = *digest;
+  streamer.Note(
+      absl::StrCat("wheelfarm: built ", filename, " (", digest->size_bytes(), " bytes)\n"));
+  return completion;
+}
+
+}  // namespace farm::worker

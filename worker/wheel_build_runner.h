@@ -1,0 +1,71 @@
+// Runs a wheel build (Action.wheel_build) on this host: renders the recipe with this host's
+// facts, runs its commands in a build directory whose path is the same for every build of
+// that package version (so the preprocessed device code, which names source paths, and with
+// it the farm's action cache, match across builds and hosts), streams the output to the
+// build log, and returns the wheel.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "farm/v1/builds.grpc.pb.h"
+#include "libfarm/cas/cas_client.h"
+#include "worker/action_executor.h"
+#include "worker/action_runner.h"
+
+namespace farm::worker {
+
+struct WheelBuildOptions {
+  // Parent of the build directories: <root>/<package>-<version>[-N].
+  std::string builds_root = "/var/tmp/wheelfarm-builds";
+  std::string coordinator;  // given to farm-nvcc as FARM_COORDINATOR
+  std::string token_file;   // given to farm-nvcc as FARM_TOKEN_FILE
+  std::string farm_nvcc;    // CMAKE_CUDA_COMPILER_LAUNCHER
+  uint32_t cores = 1;
+  uint64_t ram_bytes = 0;
+  std::map<std::string, std::string> cuda_roots;  // toolkit root by version ("13.0")
+};
+
+class WheelBuildRunner final : public ActionExecutor {
+ public:
+  WheelBuildRunner(WheelBuildOptions options, ActionRunner* runner, CasClient* cas,
+                   farm::v1::BuildService::StubInterface* builds, std::string token);
+
+  farm::v1::Completion Execute(const farm::v1::Lease& lease,
+                               const std::atomic<bool>& cancel) override;
+
+  // The /bin/sh script that runs a rendered build in the build directory's root: output
+  // merged into one stream, each step echoed, the first failing step ends it.
+  static std::string Script(const farm::v1::WheelBuildTask& task,
+                            const std::vector<std::vector<std::string>>& steps);
+
+ private:
+  // The plain action that runs the build (argv, full environment, inputs).
+  absl::StatusOr<farm::v1::Action> PlanAction(const farm::v1::Lease& lease) const;
+
+  const WheelBuildOptions options_;
+  ActionRunner* const runner_;
+  CasClient* const cas_;
+  farm::v1::BuildService::StubInterface* const builds_;
+  const std::string token_;
+};
+
+// Runs wheel builds with the WheelBuildRunner and every other action with the ActionRunner.
+class LeaseDispatcher final : public ActionExecutor {
+ public:
+  LeaseDispatcher(ActionExecutor* actions, ActionExecutor* wheel_builds)
+      : actions_(actions), wheel_builds_(wheel_builds) {}
+  farm::v1::Completion Execute(const farm::v1::Lease& lease,
+                               const std::atomic<bool>& cancel) override {
+    return lease.action().has_wheel_build() ? wheel_builds_->Execute(lease, cancel)
+                                            : actions_->Execute(lease, cancel);
+  }
+
+ private:
+  ActionExecutor* const actions_;
+  ActionExecutor* const wheel_builds_;
+};
+
+}  // namespace farm::worker
