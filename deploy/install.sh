@@ -7,7 +7,8 @@ bin_dir=${1:?usage: deploy/install.sh BUILD_BIN_DIR [coordinator|worker|both]}
 role=${2:-both}
 here=$(cd "$(dirname "$0")" && pwd)
 
-install -m 0755 "$bin_dir"/farm-coordinator "$bin_dir"/farm-worker "$bin_dir"/farmctl /usr/local/bin/
+install -m 0755 "$bin_dir"/farm-coordinator "$bin_dir"/farm-worker "$bin_dir"/farm-nvcc \
+  "$bin_dir"/farmctl /usr/local/bin/
 install -D -m 0644 "$here/config/wheelfarm.sysusers.conf" /usr/lib/sysusers.d/wheelfarm.conf
 systemd-sysusers /usr/lib/sysusers.d/wheelfarm.conf
 install -d -m 0750 -o root -g wheelfarm /etc/wheelfarm

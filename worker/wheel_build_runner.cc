@@ -159,13 +159,13 @@ std::string WheelBuildRunner::Script(const farm::v1::WheelBuildTask& task,
       clone.insert(clone.end(), {"--recurse-submodules", "--shallow-submodules"});
     }
     clone.insert(clone.end(), {task.source().git_url(), "src"});
-    absl::StrAppend(&script, "echo ", ShellQuote(absl::StrCat("+ ", QuotedArgv(clone))), "\n",
-                    QuotedArgv(clone), "\n");
+    absl::StrAppend(&script, "printf '%s\\n' ", ShellQuote(absl::StrCat("+ ", QuotedArgv(clone))),
+                    "\n", QuotedArgv(clone), "\n");
   }
   absl::StrAppend(&script, "cd src\n");
   for (const auto& argv : steps) {
-    absl::StrAppend(&script, "echo ", ShellQuote(absl::StrCat("+ ", QuotedArgv(argv))), "\n",
-                    QuotedArgv(argv), "\n");
+    absl::StrAppend(&script, "printf '%s\\n' ", ShellQuote(absl::StrCat("+ ", QuotedArgv(argv))),
+                    "\n", QuotedArgv(argv), "\n");
   }
   return script;
 }

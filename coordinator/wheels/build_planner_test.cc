@@ -1,0 +1,102 @@
+#include "coordinator/wheels/build_planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace farm::coordinator {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+farm::v1::Worker Worker(const std::string& name, const std::string& cpu, const std::string& cuda,
+                        std::vector<std::string> sms) {
+  farm::v1::Worker w;
+  w.set_name(name);
+  auto* caps = w.mutable_capabilities();
+  caps->set_os("linux");
+  caps->set_cpu_arch(cpu);
+  caps->set_glibc("2.35");
+  auto* tk = caps->add_cuda();
+  tk->set_version(cuda);
+  for (auto& sm : sms) tk->add_sms(sm);
+  return w;
+}
+
+const std::vector<std::string> kAllSms = {"sm_75", "sm_80", "sm_90", "sm_100", "sm_120", "sm_121"};
+
+RecipeDirectory Recipes() {
+  Recipe r;
+  r.name = "torchlike";
+  r.package = "torch";
+  r.file = "recipes/torchlike.toml";
+  r.versions.push_back({"2.9.1", RecipeSource{.kind = RecipeSource::Kind::kGit,
+                                              .git_url = "https://example.invalid/t.git",
+                                              .tag_pattern = "v{version}"}});
+  r.platform.cpu_archs = {"aarch64"};
+  r.platform.glibc_max = DottedVersion{{2, 35}};
+  r.platform.cuda = CudaRange{{12, 6}, {13, 0}};
+  r.size.base_mib = 100;
+  r.size.per_arch_mib = 50;
+  RecipeDirectory dir;
+  dir.recipes.push_back(r);
+  return dir;
+}
+
+TEST(BuildPlannerTest, PlansToolkitHostsShardsAndSize) {
+  const RecipeDirectory recipes = Recipes();
+  auto planned = PlanWheelBuild(
+      "torchlike-2.9.1", "7.5;9.0;12.1", recipes,
+      {Worker("grace-1", "aarch64", "13.0", kAllSms), Worker("x86", "x86_64", "13.0", kAllSms),
+       Worker("old", "aarch64", "12.6", {"sm_75", "sm_90"})});
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const farm::v1::BuildPlan& p = planned->plan;
+  EXPECT_EQ(p.cuda_version(), "13.0");
+  EXPECT_EQ(p.cpu_arch(), "aarch64");
+  EXPECT_THAT(p.build_hosts(), ElementsAre("grace-1"));
+  ASSERT_EQ(p.shards_size(), 3);
+  EXPECT_EQ(p.shards(2).name(), "sm_121");
+  // Device compiles run anywhere with the toolkit: the x86 worker helps the ARM build.
+  EXPECT_THAT(p.shards(2).workers(), ElementsAre("grace-1", "x86"));
+  EXPECT_DOUBLE_EQ(p.estimated_wheel_mib(), 250);
+  EXPECT_EQ(p.source(), "git https://example.invalid/t.git at v2.9.1");
+  EXPECT_EQ(planned->host_requirements.max_glibc(), "2.35");
+}
+
+TEST(BuildPlannerTest, RefusesWhatCannotBeBuiltSayingWhy) {
+  const RecipeDirectory recipes = Recipes();
+  const std::vector<farm::v1::Worker> fleet = {Worker("grace-1", "aarch64", "13.0", kAllSms)};
+  struct Case {
+    std::string ref, archs;
+    absl::StatusCode code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"nosuch-1.0", "9.0", absl::StatusCode::kNotFound, "the coordinator has: torchlike"},
+      {"torchlike-3.0", "9.0", absl::StatusCode::kNotFound, "it builds 2.9.1"},
+      {"torchlike-2.9.1", "", absl::StatusCode::kInvalidArgument, "pass --archs"},
+      {"torchlike-2.9.1", "9.1", absl::StatusCode::kInvalidArgument, "9.1"},
+      {"torchlike-2.9.1", "7.0", absl::StatusCode::kFailedPrecondition, "sm_70"},
+  };
+  for (const Case& c : cases) {
+    auto planned = PlanWheelBuild(c.ref, c.archs, recipes, fleet);
+    ASSERT_FALSE(planned.ok()) << c.ref << " " << c.archs;
+    EXPECT_EQ(planned.status().code(), c.code) << planned.status();
+    EXPECT_THAT(planned.status().message(), HasSubstr(c.message));
+  }
+}
+
+TEST(BuildPlannerTest, NoHostMeetingThePolicyNamesEachWorkersMiss) {
+  const RecipeDirectory recipes = Recipes();
+  auto planned =
+      PlanWheelBuild("torchlike-2.9.1", "9.0", recipes, {Worker("x86", "x86_64", "13.0", kAllSms)});
+  ASSERT_FALSE(planned.ok());
+  EXPECT_EQ(planned.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(planned.status().message(), HasSubstr("no online worker can host the build"));
+  EXPECT_THAT(planned.status().message(), HasSubstr("x86: "));
+  EXPECT_THAT(PlanWheelBuild("torchlike-2.9.1", "9.0", recipes, {}).status().message(),
+              HasSubstr("no worker is online"));
+}
+
+}  // namespace
+}  // namespace farm::coordinator

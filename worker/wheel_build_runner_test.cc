@@ -1,0 +1,54 @@
+#include "worker/wheel_build_runner.h"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "libfarm/process/subprocess.h"
+
+namespace farm::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(WheelBuildRunnerTest, ScriptEchoesEachStepKeepsWordsIntactAndStopsAtTheFirstFailure) {
+  farm::v1::WheelBuildTask task;
+  task.mutable_source()->set_kind("upload");
+  const std::string script =
+      WheelBuildRunner::Script(task, {{"printf", "%s|%s\\n", "a b", "it's $HOME"},
+                                      {"sh", "-c", "echo to-stderr >&2; exit 7"},
+                                      {"echo", "never"}});
+  const fs::path dir = fs::temp_directory_path() / "wheel-build-script-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "src");
+  auto r = RunCommand({"env", "-C", dir.string(), "/bin/sh", "-c", script}, absl::Seconds(10));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 7);
+  // One stream, in order: each step's echo, then what it printed (stderr included).
+  EXPECT_EQ(r->stdout_text,
+            "+ 'printf' '%s|%s\\n' 'a b' 'it'\\''s $HOME'\n"
+            "a b|it's $HOME\n"
+            "+ 'sh' '-c' 'echo to-stderr >&2; exit 7'\n"
+            "to-stderr\n");
+  EXPECT_EQ(r->stderr_text, "");
+  fs::remove_all(dir);
+}
+
+TEST(WheelBuildRunnerTest, GitSourcesAreClonedAtTheVersionsTag) {
+  farm::v1::WheelBuildTask task;
+  task.set_version("2.9.1");
+  auto* source = task.mutable_source();
+  source->set_kind("git");
+  source->set_git_url("https://github.com/pytorch/pytorch");
+  source->set_tag_pattern("v{version}");
+  source->set_submodules(true);
+  const std::string script = WheelBuildRunner::Script(task, {});
+  EXPECT_NE(script.find("\n'git' 'clone' '--depth' '1' '--branch' 'v2.9.1' "
+                        "'--recurse-submodules' '--shallow-submodules' "
+                        "'https://github.com/pytorch/pytorch' 'src'\ncd src\n"),
+            std::string::npos)
+      << script;
+}
+
+}  // namespace
+}  // namespace farm::worker
