@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cli/cli_context.h"
+#include "cli/coordinator_call.h"
 #include "farm/v1/builds.grpc.pb.h"
 
 namespace farm::cli {
@@ -31,13 +32,8 @@ class BuildClient {
   absl::StatusOr<farm::v1::Build> CancelBuild(const std::string& id);
 
  private:
-  void Prepare(grpc::ClientContext& ctx, absl::Duration timeout = absl::ZeroDuration()) const;
-  absl::Status Explain(const grpc::Status& status) const;
-
   std::unique_ptr<farm::v1::BuildService::StubInterface> stub_;
-  std::string address_;
-  std::string token_;
-  absl::Duration timeout_;
+  CoordinatorCall call_;
 };
 
 }  // namespace farm::cli

@@ -40,7 +40,7 @@ absl::StatusOr<farm::v1::Build> FollowBuild(BuildClient& client, const std::stri
       if (line != last) std::cout << line << std::endl;
       last = line;
     }
-    if (BuildIsTerminal(build->state())) return build;
+    if (IsTerminalBuildState(build->state())) return build;
     std::this_thread::sleep_for(
         std::chrono::milliseconds(static_cast<int64_t>(std::max(0.1, interval_seconds) * 1000)));
   }

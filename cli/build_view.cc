@@ -69,36 +69,6 @@ nlohmann::json ProtoToJson(const google::protobuf::Message& message) {
   return nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
 }
 
-std::string BuildStateText(farm::v1::BuildState state) {
-  switch (state) {
-    case farm::v1::BUILD_STATE_QUEUED:
-      return "queued";
-    case farm::v1::BUILD_STATE_BUILDING:
-      return "building";
-    case farm::v1::BUILD_STATE_VERIFYING:
-      return "verifying";
-    case farm::v1::BUILD_STATE_PUBLISHING:
-      return "publishing";
-    case farm::v1::BUILD_STATE_SUCCEEDED:
-      return "succeeded";
-    case farm::v1::BUILD_STATE_FAILED:
-      return "failed";
-    case farm::v1::BUILD_STATE_CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
-}
-
-std::string BuildKindText(farm::v1::BuildKind kind) {
-  return kind == farm::v1::BUILD_KIND_WHEEL ? "wheel" : "compile";
-}
-
-bool BuildIsTerminal(farm::v1::BuildState state) {
-  return state == farm::v1::BUILD_STATE_SUCCEEDED || state == farm::v1::BUILD_STATE_FAILED ||
-         state == farm::v1::BUILD_STATE_CANCELLED;
-}
-
 std::string ShortDuration(absl::Duration d) {
   const int64_t s = std::max<int64_t>(0, absl::ToInt64Seconds(d));
   if (s < 60) return absl::StrCat(s, "s");
@@ -130,9 +100,9 @@ std::string BuildsTable(const farm::v1::ListBuildsResponse& builds, absl::Time n
       {"BUILD", "KIND", "PACKAGE", "STATE", "DONE", "FAILED", "ARCHS", "SUBMITTED", "TOOK"});
   for (const auto& b : builds.builds()) {
     const Totals t = Sum(b);
-    table.AddRow({b.id(), BuildKindText(b.kind()),
+    table.AddRow({b.id(), BuildKindName(b.kind()),
                   b.package().empty() ? "-" : absl::StrCat(b.package(), " ", b.version()),
-                  BuildStateText(b.state()), absl::StrCat(t.done, "/", t.total),
+                  BuildStateName(b.state()), absl::StrCat(t.done, "/", t.total),
                   absl::StrCat(t.failed), b.archs().empty() ? "-" : absl::StrJoin(b.archs(), ","),
                   IsSet(b.submitted_at()) ? Ago(FromProtoTime(b.submitted_at()), now) : "",
                   Took(b.started_at(), b.finished_at(), now)});
@@ -143,10 +113,10 @@ std::string BuildsTable(const farm::v1::ListBuildsResponse& builds, absl::Time n
 std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
   std::string out;
   const Totals t = Sum(b);
-  absl::StrAppend(&out, "build      ", b.id(), " (", BuildKindText(b.kind()), ")\n");
+  absl::StrAppend(&out, "build      ", b.id(), " (", BuildKindName(b.kind()), ")\n");
   if (!b.package().empty())
     absl::StrAppend(&out, "package    ", b.package(), " ", b.version(), "\n");
-  absl::StrAppend(&out, "state      ", BuildStateText(b.state()));
+  absl::StrAppend(&out, "state      ", BuildStateName(b.state()));
   if (!b.reason().empty()) absl::StrAppend(&out, ": ", b.reason());
   absl::StrAppend(&out, "\n");
   if (!b.archs().empty()) absl::StrAppend(&out, "archs      ", absl::StrJoin(b.archs(), " "), "\n");
@@ -215,7 +185,7 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
 }
 
 std::string WatchFrame(const farm::v1::Build& b, absl::Time now) {
-  std::string out = absl::StrCat(b.id(), "  ", BuildStateText(b.state()));
+  std::string out = absl::StrCat(b.id(), "  ", BuildStateName(b.state()));
   if (IsSet(b.started_at()))
     absl::StrAppend(&out, "  ", Took(b.started_at(), b.finished_at(), now));
   absl::StrAppend(&out, "\n");
@@ -239,9 +209,10 @@ std::string WatchLine(const farm::v1::Build& b) {
     parts.push_back(absl::StrCat(ShardName(s.name()), " ", s.done(), "/", s.total(),
                                  s.failed() > 0 ? absl::StrCat(" (", s.failed(), " failed)") : ""));
   }
-  std::string line = absl::StrCat(b.id(), " ", BuildStateText(b.state()));
+  std::string line = absl::StrCat(b.id(), " ", BuildStateName(b.state()));
   if (!parts.empty()) absl::StrAppend(&line, ": ", absl::StrJoin(parts, ", "));
-  if (BuildIsTerminal(b.state()) && !b.reason().empty()) absl::StrAppend(&line, " - ", b.reason());
+  if (IsTerminalBuildState(b.state()) && !b.reason().empty())
+    absl::StrAppend(&line, " - ", b.reason());
   return line;
 }
 

@@ -9,15 +9,11 @@
 
 #include "absl/time/time.h"
 #include "farm/v1/builds.pb.h"
+#include "libfarm/fleet/build_state.h"
 
 namespace farm::cli {
 
 nlohmann::json ProtoToJson(const google::protobuf::Message& message);
-
-// "queued", "building", ... / "compile", "wheel"
-std::string BuildStateText(farm::v1::BuildState state);
-std::string BuildKindText(farm::v1::BuildKind kind);
-bool BuildIsTerminal(farm::v1::BuildState state);
 
 // "1m05s", "2h03m"
 std::string ShortDuration(absl::Duration d);

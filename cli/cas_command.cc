@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "cli/command_support.h"
+#include "cli/coordinator_call.h"
 #include "cli/coordinator_target.h"
 #include "libfarm/cas/byte_size.h"
 #include "libfarm/cas/cas_client.h"
@@ -29,15 +30,7 @@ absl::StatusOr<std::unique_ptr<CasClient>> ConnectToCas(const GlobalOptions& glo
 }
 
 // Unreachable coordinators get the same fix as every other farmctl command.
-absl::Status WithFix(const absl::Status& s) {
-  if (s.code() != absl::StatusCode::kUnavailable &&
-      s.code() != absl::StatusCode::kDeadlineExceeded) {
-    return s;
-  }
-  return absl::Status(s.code(), absl::StrCat(s.message(),
-                                             ". Fix: start one ('farmctl up' for a local farm) "
-                                             "or point --coordinator / FARM_COORDINATOR at it"));
-}
+absl::Status WithFix(const absl::Status& s) { return ExplainUnreachable(s, ""); }
 
 std::string FormatProtoTime(const google::protobuf::Timestamp& ts) {
   if (ts.seconds() == 0 && ts.nanos() == 0) return "-";

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cli/coordinator_call.h"
 #include "farm/v1/farm_service.grpc.pb.h"
 
 namespace farm::cli {
@@ -23,13 +24,8 @@ class FarmClient {
   absl::StatusOr<farm::v1::ListWorkersResponse> ListWorkers();
 
  private:
-  void Prepare(grpc::ClientContext& ctx) const;
-  absl::Status Explain(const grpc::Status& status) const;
-
   std::unique_ptr<farm::v1::FarmService::StubInterface> stub_;
-  std::string address_;
-  std::string token_;
-  absl::Duration timeout_;
+  CoordinatorCall call_;
 };
 
 }  // namespace farm::cli

@@ -99,7 +99,7 @@ int RunSubmit(const SubmitOptions& o, const GlobalOptions& global) {
     }
   }
   if (build->state() == farm::v1::BUILD_STATE_SUCCEEDED) return kExitOk;
-  std::cerr << "farmctl: build " << id << " " << BuildStateText(build->state()) << ": "
+  std::cerr << "farmctl: build " << id << " " << BuildStateName(build->state()) << ": "
             << build->reason() << "\nSee 'farmctl logs " << id << "' for its output\n";
   return kExitFailure;
 }
@@ -139,7 +139,7 @@ void AddCancelCommand(CLI::App& app, CliContext& ctx) {
     if (ctx.global.json) {
       PrintJson(ProtoToJson(*build));
     } else {
-      std::cout << "build " << *id << " " << BuildStateText(build->state()) << "\n";
+      std::cout << "build " << *id << " " << BuildStateName(build->state()) << "\n";
     }
     ctx.exit_code = kExitOk;
   });

@@ -30,7 +30,7 @@ void AddWatchCommand(CLI::App& app, CliContext& ctx) {
     }
     ctx.exit_code = build->state() == farm::v1::BUILD_STATE_SUCCEEDED ? kExitOk : kExitFailure;
     if (ctx.exit_code != kExitOk && !ctx.global.json) {
-      std::cerr << "farmctl: build " << *id << " " << BuildStateText(build->state())
+      std::cerr << "farmctl: build " << *id << " " << BuildStateName(build->state())
                 << ". See 'farmctl build " << *id << "' for the failing action's output\n";
     }
   });

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "libfarm/process/path_search.h"
 
 namespace farm {
 namespace {
@@ -43,16 +44,14 @@ absl::StatusOr<NvccInvocation> LocateNvcc(const std::vector<std::string>& argv,
     return call;
   }
   call.args.assign(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
-  std::vector<std::string> candidates;
-  if (!cuda_home.empty()) candidates.push_back(absl::StrCat(cuda_home, "/bin/nvcc"));
-  for (absl::string_view dir : absl::StrSplit(path_env, ':', absl::SkipEmpty())) {
-    candidates.push_back(absl::StrCat(dir, "/nvcc"));
-  }
-  for (const std::string& c : candidates) {
-    if (IsExecutableFile(c) && !IsSelf(c, self)) {
-      call.nvcc = Absolute(c);
-      return call;
-    }
+  // CUDA_HOME first, then PATH; never this binary installed under the name nvcc.
+  auto not_self = [&](const std::string& c) { return !IsSelf(c, self); };
+  std::optional<std::string> found;
+  if (!cuda_home.empty()) found = FindOnPath("nvcc", absl::StrCat(cuda_home, "/bin"), not_self);
+  if (!found) found = FindOnPath("nvcc", path_env, not_self);
+  if (found) {
+    call.nvcc = Absolute(*found);
+    return call;
   }
   return absl::NotFoundError(
       "farm-nvcc: cannot find nvcc: set CUDA_HOME to the toolkit root or put its bin/ on "

@@ -21,10 +21,6 @@ using farm::v1::BuildState;
 constexpr uint64_t kMaxAppendBytes = uint64_t{4} << 20;
 const std::vector<double> kDurationBuckets = {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200};
 
-std::string KindName(farm::v1::BuildKind kind) {
-  return kind == farm::v1::BUILD_KIND_WHEEL ? "wheel" : "compile";
-}
-
 bool IsSet(const google::protobuf::Timestamp& ts) { return ts.seconds() != 0 || ts.nanos() != 0; }
 
 absl::Status CheckBuildId(const std::string& id) {
@@ -79,32 +75,6 @@ farm::v1::ActionEntry EntryFrom(const farm::v1::ActionStatus& s) {
 
 }  // namespace
 
-bool IsTerminalBuildState(BuildState state) {
-  return state == farm::v1::BUILD_STATE_SUCCEEDED || state == farm::v1::BUILD_STATE_FAILED ||
-         state == farm::v1::BUILD_STATE_CANCELLED;
-}
-
-std::string BuildStateName(BuildState state) {
-  switch (state) {
-    case farm::v1::BUILD_STATE_QUEUED:
-      return "queued";
-    case farm::v1::BUILD_STATE_BUILDING:
-      return "building";
-    case farm::v1::BUILD_STATE_VERIFYING:
-      return "verifying";
-    case farm::v1::BUILD_STATE_PUBLISHING:
-      return "publishing";
-    case farm::v1::BUILD_STATE_SUCCEEDED:
-      return "succeeded";
-    case farm::v1::BUILD_STATE_FAILED:
-      return "failed";
-    case farm::v1::BUILD_STATE_CANCELLED:
-      return "cancelled";
-    default:
-      return "unknown";
-  }
-}
-
 BuildRegistry::BuildRegistry(StateStore* store, MetricsRegistry* metrics,
                              std::function<absl::Time()> clock)
     : store_(store), metrics_(metrics), clock_(std::move(clock)) {
@@ -112,13 +82,13 @@ BuildRegistry::BuildRegistry(StateStore* store, MetricsRegistry* metrics,
     std::map<std::pair<std::string, std::string>, int> counts;
     for (auto kind : {farm::v1::BUILD_KIND_COMPILE, farm::v1::BUILD_KIND_WHEEL}) {
       for (int s = farm::v1::BUILD_STATE_QUEUED; s <= farm::v1::BUILD_STATE_CANCELLED; ++s) {
-        counts[{KindName(kind), BuildStateName(static_cast<BuildState>(s))}] = 0;
+        counts[{BuildKindName(kind), BuildStateName(static_cast<BuildState>(s))}] = 0;
       }
     }
     {
       absl::MutexLock lock(&mu_);
       for (const auto& [id, e] : builds_) {
-        ++counts[{KindName(e.record.kind()), BuildStateName(e.record.state())}];
+        ++counts[{BuildKindName(e.record.kind()), BuildStateName(e.record.state())}];
       }
     }
     for (const auto& [key, n] : counts) {
@@ -259,12 +229,12 @@ void BuildRegistry::DeriveState(Entry& e, bool live) {
 void BuildRegistry::CountFinished(const Build& b) {
   metrics_
       ->GetCounter("farm_builds_finished_total", "Builds that reached a final state.",
-                   {{"kind", KindName(b.kind())}, {"state", BuildStateName(b.state())}})
+                   {{"kind", BuildKindName(b.kind())}, {"state", BuildStateName(b.state())}})
       ->Increment();
   if (IsSet(b.started_at()) && IsSet(b.finished_at())) {
     metrics_
         ->GetHistogram("farm_build_duration_seconds", "From a build's start to its end.",
-                       kDurationBuckets, {{"kind", KindName(b.kind())}})
+                       kDurationBuckets, {{"kind", BuildKindName(b.kind())}})
         ->Observe(std::max(0.0, absl::ToDoubleSeconds(FromProtoTime(b.finished_at()) -
                                                       FromProtoTime(b.started_at()))));
   }

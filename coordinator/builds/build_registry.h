@@ -37,6 +37,7 @@
 #include "coordinator/scheduler/action_observer.h"
 #include "coordinator/state_store.h"
 #include "farm/v1/builds.pb.h"
+#include "libfarm/fleet/build_state.h"
 #include "libfarm/metrics/registry.h"
 
 namespace farm::coordinator {
@@ -48,10 +49,6 @@ struct WheelBuildSpec {
   std::string id;                  // empty: "<package>-<version>-<random>"
   farm::v1::BuildPlan plan;        // what `farmctl submit` planned
 };
-
-bool IsTerminalBuildState(farm::v1::BuildState state);
-// "building", "succeeded", ...
-std::string BuildStateName(farm::v1::BuildState state);
 
 class BuildRegistry final : public ActionObserver {
  public:

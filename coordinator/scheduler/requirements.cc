@@ -22,7 +22,12 @@ bool ToolkitMatches(const farm::v1::Requirements& req, const farm::v1::CudaToolk
   if (!req.cuda_min().empty() && !VersionAtMost(req.cuda_min(), t.version())) return false;
   if (!req.cuda_max().empty() && !VersionAtMost(t.version(), req.cuda_max())) return false;
   return std::all_of(req.sms().begin(), req.sms().end(), [&](const std::string& sm) {
-    return std::find(t.sms().begin(), t.sms().end(), sm) != t.sms().end();
+    // Toolkits list base targets (nvcc --list-gpu-code): sm_90 stands for sm_90a and sm_100
+    // for sm_100f, which the same toolkit compiles.
+    std::string base = sm;
+    if (!base.empty() && (base.back() == 'a' || base.back() == 'f')) base.pop_back();
+    return std::find(t.sms().begin(), t.sms().end(), sm) != t.sms().end() ||
+           std::find(t.sms().begin(), t.sms().end(), base) != t.sms().end();
   });
 }
 

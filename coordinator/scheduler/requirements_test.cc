@@ -36,6 +36,15 @@ TEST(RequirementsTest, MatchingWorkerQualifies) {
   EXPECT_TRUE(CheckRequirements(r, Grace()).ok());
 }
 
+TEST(RequirementsTest, ArchSpecificAndFamilyTargetsNeedTheirBaseSm) {
+  farm::v1::Requirements r;
+  r.add_sms("sm_90a");
+  EXPECT_TRUE(CheckRequirements(r, Grace()).ok());
+  farm::v1::Requirements family;
+  family.add_sms("sm_100f");
+  EXPECT_FALSE(CheckRequirements(family, Grace()).ok()) << "Grace's toolkit lists no sm_100";
+}
+
 TEST(RequirementsTest, EachMissNamesTheRequirement) {
   farm::v1::Requirements arch;
   arch.set_cpu_arch("x86_64");

@@ -129,7 +129,7 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
     farm::v1::Requirements req;
     req.set_os("linux");
     req.set_cuda_version(out.cuda.ToString());
-    req.add_sms(CudaTarget{r.target.sm, ArchVariant::kGeneric}.SmName());
+    req.add_sms(r.target.SmName());
     std::vector<std::string> shard_why;
     std::vector<std::string> workers = Qualifying(req, online, &shard_why);
     if (workers.empty()) {

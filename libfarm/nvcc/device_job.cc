@@ -38,7 +38,7 @@ class WordRewriter {
     if (!here.empty()) roots_.emplace_back(here, std::string(1, kRootMark) + "/bin");
   }
 
-  absl::StatusOr<std::string> Rewrite(const std::string& word) const {
+  std::string Rewrite(const std::string& word) const {
     std::string out = StripTempPrefixes(word);
     for (const auto& [from, to] : roots_) out = absl::StrReplaceAll(out, {{from, to}});
     return out;
@@ -102,16 +102,13 @@ std::string QuoteWord(const std::string& word) {
 
 // The environment lines the device steps see. PATH-like values keep only their toolkit
 // entries: the rest is this host's and would make every user's actions differ.
-absl::StatusOr<std::string> EnvironmentLines(const NvccDryrun& dryrun,
-                                             const WordRewriter& rewriter) {
+std::string EnvironmentLines(const NvccDryrun& dryrun, const WordRewriter& rewriter) {
   std::map<std::string, std::string> values;
   for (const auto& [name, value] : dryrun.environment) values[name] = value;
   std::string lines;
   for (const auto& [name, value] : values) {
     if (name == "PATH" || name == "LD_LIBRARY_PATH") continue;
-    auto rewritten = rewriter.Rewrite(value);
-    if (!rewritten.ok()) return rewritten.status();
-    absl::StrAppend(&lines, name, "=", QuoteWord(*rewritten), "; export ", name, "\n");
+    absl::StrAppend(&lines, name, "=", QuoteWord(rewriter.Rewrite(value)), "; export ", name, "\n");
   }
   absl::StrAppend(&lines, "PATH=\"$", kRootVariable, "/nvvm/bin:$", kRootVariable,
                   "/bin:$PATH\"; export PATH\n");
@@ -119,14 +116,12 @@ absl::StatusOr<std::string> EnvironmentLines(const NvccDryrun& dryrun,
   return lines;
 }
 
-absl::StatusOr<std::string> CommandLine(const NvccDryrun& dryrun, const DryrunStep& step,
-                                        const WordRewriter& rewriter) {
+std::string CommandLine(const NvccDryrun& dryrun, const DryrunStep& step,
+                        const WordRewriter& rewriter) {
   std::string line;
   for (const std::string& word : ExpandedArgv(dryrun, step)) {
-    auto rewritten = rewriter.Rewrite(word);
-    if (!rewritten.ok()) return rewritten.status();
     if (!line.empty()) line += ' ';
-    line += QuoteWord(*rewritten);
+    line += QuoteWord(rewriter.Rewrite(word));
   }
   return line;
 }
@@ -147,8 +142,7 @@ absl::Status AddFile(const WordRewriter& rewriter, const std::string& local_path
 absl::StatusOr<std::vector<DeviceJob>> PlanDeviceJobs(const NvccDryrun& dryrun,
                                                       const std::string& temp_dir) {
   const WordRewriter rewriter(dryrun, temp_dir);
-  auto environment = EnvironmentLines(dryrun, rewriter);
-  if (!environment.ok()) return environment.status();
+  const std::string environment = EnvironmentLines(dryrun, rewriter);
   if (dryrun.module_id_file.empty()) {
     return absl::UnimplementedError("not decomposable: cudafe++ writes no module id file");
   }
@@ -163,18 +157,14 @@ absl::StatusOr<std::vector<DeviceJob>> PlanDeviceJobs(const NvccDryrun& dryrun,
     if (!cicc.stdout_redirect.empty() || !cicc.stderr_redirect.empty()) {
       return absl::UnimplementedError("not decomposable: cicc output is redirected");
     }
-    std::string script = absl::StrCat("set -e\n", *environment);
-    auto cicc_line = CommandLine(dryrun, cicc, rewriter);
-    if (!cicc_line.ok()) return cicc_line.status();
-    absl::StrAppend(&script, *cicc_line, "\n");
+    std::string script =
+        absl::StrCat("set -e\n", environment, CommandLine(dryrun, cicc, rewriter), "\n");
     for (size_t p : group.ptxas) {
       const DryrunStep& ptxas = dryrun.steps[p];
       if (!ptxas.stdout_redirect.empty() || !ptxas.stderr_redirect.empty()) {
         return absl::UnimplementedError("not decomposable: ptxas output is redirected");
       }
-      auto line = CommandLine(dryrun, ptxas, rewriter);
-      if (!line.ok()) return line.status();
-      absl::StrAppend(&script, *line, "\n");
+      absl::StrAppend(&script, CommandLine(dryrun, ptxas, rewriter), "\n");
     }
     job.script = std::move(script);
 

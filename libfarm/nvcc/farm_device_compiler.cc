@@ -40,13 +40,7 @@ farm::v1::Action DeviceJobAction(const DeviceJob& job, const DeviceCompileContex
   auto* req = action.mutable_requirements();
   req->set_os("linux");
   req->set_cuda_version(context.cuda_version);
-  for (const auto& sm : job.sms) {
-    // Workers list base targets (nvcc --list-gpu-code): sm_90 stands for sm_90a and sm_100
-    // for sm_100f.
-    std::string base = sm;
-    if (!base.empty() && (base.back() == 'a' || base.back() == 'f')) base.pop_back();
-    req->add_sms(base);
-  }
+  for (const auto& sm : job.sms) req->add_sms(sm);
   action.set_timeout_seconds(kDeviceActionTimeoutSeconds);
   action.set_build_id(context.build_id);
   action.set_shard(job.shard);

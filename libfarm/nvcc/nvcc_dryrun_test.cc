@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "libfarm/process/path_search.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
@@ -220,15 +221,7 @@ TEST_F(NvccDryrunTest, ReplayedDeviceStepsGiveNvccsCubin) {
                                g.ptxas[0]};
   for (size_t s : order) {
     std::vector<std::string> argv = ExpandedArgv(*d, d->steps[s]);
-    if (argv[0].find('/') == std::string::npos) {
-      for (absl::string_view dir : absl::StrSplit(path_value, ':', absl::SkipEmpty())) {
-        const std::string candidate = std::string(dir) + "/" + argv[0];
-        if (fs::exists(candidate)) {
-          argv[0] = candidate;
-          break;
-        }
-      }
-    }
+    argv[0] = FindOnPath(argv[0], path_value).value_or(argv[0]);
     argv.insert(argv.begin(), {"env", "-C", dir_});
     auto step = RunCommand(argv, absl::Seconds(120), step_env);
     ASSERT_TRUE(step.ok()) << step.status();

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "libfarm/nvcc/device_job.h"
+#include "libfarm/process/path_search.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
@@ -146,12 +147,7 @@ class LocalSteps {
  private:
   // nvcc runs its tools through the PATH it sets; RunCommand searches ours.
   std::string Resolve(const std::string& tool) const {
-    if (tool.find('/') != std::string::npos) return tool;
-    for (absl::string_view dir : absl::StrSplit(path_, ':', absl::SkipEmpty())) {
-      const std::string candidate = absl::StrCat(dir, "/", tool);
-      if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-    return tool;
+    return FindOnPath(tool, path_).value_or(tool);
   }
 
   const NvccDryrun& dryrun_;

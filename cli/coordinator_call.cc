@@ -1,0 +1,39 @@
+#include "cli/coordinator_call.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "libfarm/rpc/token_auth.h"
+#include "libfarm/status/grpc_status.h"
+
+namespace farm::cli {
+
+void CoordinatorCall::Prepare(grpc::ClientContext& ctx, absl::Duration at_least) const {
+  AttachToken(ctx, token_);
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   absl::ToChronoMilliseconds(std::max(timeout_, at_least)));
+}
+
+absl::Status CoordinatorCall::Explain(const grpc::Status& status) const {
+  absl::Status s = FromGrpcStatus(status);
+  if (s.code() == absl::StatusCode::kUnimplemented) {
+    return absl::Status(s.code(), absl::StrCat("the coordinator at ", address_,
+                                               " does not offer this call; upgrade it"));
+  }
+  return ExplainUnreachable(s, address_);
+}
+
+absl::Status ExplainUnreachable(const absl::Status& s, const std::string& address) {
+  if (s.code() != absl::StatusCode::kUnavailable &&
+      s.code() != absl::StatusCode::kDeadlineExceeded) {
+    return s;
+  }
+  return absl::Status(
+      s.code(), absl::StrCat("cannot reach the coordinator", address.empty() ? "" : " at ", address,
+                             " (", s.message(),
+                             "). Fix: start one ('farmctl up' for a local farm) or point "
+                             "--coordinator / FARM_COORDINATOR at it"));
+}
+
+}  // namespace farm::cli
