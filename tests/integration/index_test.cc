@@ -135,19 +135,6 @@ httplib::Result PostUpload(httplib::Client& client, const std::string& token,
 }
 
 // A free loopback port for a server that cannot pick its own and report it.
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // file name -> sha256 from a project page in either format.
 std::map<std::string, std::string> FilesFromHtml(const std::string& html) {
   std::map<std::string, std::string> out;

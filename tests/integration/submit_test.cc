@@ -90,6 +90,21 @@ class SubmitTest : public ::testing::Test {
                                         absl::StrCat("[[publish]]\nkind = \"command\"\ncommand = "
                                                      "[\"cp\", \"{wheel}\", \"",
                                                      *dir_ / "hook-published", "/\"]\n")}}));
+    // Step 4's wheel also goes to a real pypiserver through the legacy upload API, with a
+    // password the coordinator reads from its environment.
+    StartPypiserver();
+    setenv("WHEELFARM_TEST_PYPI_PASSWORD", "s3cret", 1);
+    WriteText(recipes + "/demo-pypi.toml",
+              DemoRecipe("demo-pypi",
+                         {{"[[publish]]\nkind = \"builtin\"\n",
+                           absl::StrCat("[[publish]]\nkind = \"command\"\ncommand = [\"cp\", "
+                                        "\"{wheel}\", \"",
+                                        *dir_ / "hook-published",
+                                        "/\"]\n\n[[publish]]\nkind = \"repository\"\nurl = "
+                                        "\"",
+                                        pypi_url_,
+                                        "\"\nusername = \"alice\"\npassword_env = "
+                                        "\"WHEELFARM_TEST_PYPI_PASSWORD\"\n")}}));
     StartCoordinator();
     for (const std::string name : {"w1", "w2"}) {
       auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
@@ -104,6 +119,35 @@ class SubmitTest : public ::testing::Test {
           return StateOf(ws, "w1") == "online" && StateOf(ws, "w2") == "online";
         },
         absl::Seconds(30)));
+  }
+
+  static void StartPypiserver() {
+    const std::string htpasswd = *dir_ / "htpasswd";
+    auto pw = RunCommand({kVenvBin + "/python", "-c",
+                          "import sys\nfrom passlib.apache import HtpasswdFile\n"
+                          "h = HtpasswdFile(sys.argv[1], new=True)\n"
+                          "h.set_password('alice', 's3cret')\nh.save()\n",
+                          htpasswd});
+    ASSERT_TRUE(pw.ok() && pw->exit_code == 0) << (pw.ok() ? Output(*pw) : "spawn failed");
+    fs::create_directories(*dir_ / "pypi-packages");
+    const int port = FreePort();
+    auto server = Subprocess::Spawn(
+        {kVenvBin + "/python", "-m", "pypiserver", "run", "-i", "127.0.0.1", "-p",
+         std::to_string(port), "-P", htpasswd, "-a", "update", *dir_ / "pypi-packages"},
+        {.log_path = *dir_ / "pypiserver.log"});
+    ASSERT_TRUE(server.ok()) << server.status();
+    pypiserver_ = new Subprocess(*server);
+    pypi_url_ = absl::StrCat("http://127.0.0.1:", port, "/");
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          auto r = RunCommand(
+              {kVenvBin + "/python", "-c",
+               "import sys, urllib.request; urllib.request.urlopen(sys.argv[1])", pypi_url_},
+              absl::Seconds(5));
+          return r.ok() && r->exit_code == 0;
+        },
+        absl::Seconds(30)))
+        << ReadFile(*dir_ / "pypiserver.log");
   }
 
   static void StartCoordinator(const std::string& grpc = "127.0.0.1:0",
@@ -125,6 +169,12 @@ class SubmitTest : public ::testing::Test {
       coordinator_->process().Signal(SIGKILL);
       coordinator_->process().Wait(absl::Seconds(5));
     }
+    if (pypiserver_ != nullptr) {
+      pypiserver_->Signal(SIGKILL);
+      pypiserver_->Wait(absl::Seconds(5));
+    }
+    delete pypiserver_;
+    pypiserver_ = nullptr;
     delete coordinator_;
     coordinator_ = nullptr;
     delete dir_;
@@ -162,11 +212,15 @@ class SubmitTest : public ::testing::Test {
   static TempDir* dir_;
   static CoordinatorProcess* coordinator_;
   static std::vector<WorkerProcess*> workers_;
+  static Subprocess* pypiserver_;
+  static std::string pypi_url_;
 };
 
 TempDir* SubmitTest::dir_ = nullptr;
 CoordinatorProcess* SubmitTest::coordinator_ = nullptr;
 std::vector<WorkerProcess*> SubmitTest::workers_;
+Subprocess* SubmitTest::pypiserver_ = nullptr;
+std::string SubmitTest::pypi_url_;
 
 TEST_F(SubmitTest, DryRunPrintsThePlanAndQueuesNothing) {
   CommandResult r = Farmctl({"submit", "demo-0.1.0", "--archs", "7.5;9.0;12.1", "--dry-run"});
@@ -240,7 +294,7 @@ TEST_F(SubmitTest, AWheelThatFailsVerificationIsNotPublished) {
   EXPECT_NE(r.stderr_text.find("sm_90"), std::string::npos) << Output(r);
   const nlohmann::json build = BuildJson(SubmittedId(r));
   EXPECT_EQ(build.value("state", ""), "BUILD_STATE_FAILED") << build.dump(2);
-  EXPECT_FALSE(build.contains("publishedTo")) << build.dump(2);
+  EXPECT_FALSE(build.contains("published_to") && !build["published_to"].empty()) << build.dump(2);
 }
 
 TEST_F(SubmitTest, CancelStopsABuildAndCannotCancelTwice) {
@@ -338,7 +392,7 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   // 4. Adding 10.0 compiles sm_100; the other archs come from the cache, except translation
   // units whose device code names the arch list (CUB's namespace embeds __CUDA_ARCH_LIST__).
   CommandResult more =
-      Farmctl({"submit", "demo-hook-0.1.0", "--archs", "7.5;9.0;10.0;12.1", "--wait"});
+      Farmctl({"submit", "demo-pypi-0.1.0", "--archs", "7.5;9.0;10.0;12.1", "--wait"});
   ASSERT_EQ(more.exit_code, 0) << Output(more);
   build = BuildJson(SubmittedId(more));
   shards = Shards(build);
@@ -347,10 +401,17 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   for (const std::string sm : {"sm_75", "sm_90", "sm_121"}) {
     EXPECT_GT(shards[sm].second, 0) << sm << " had no cache hit: " << build.dump(2);
   }
-  // The hook got the verified, retagged wheel.
-  EXPECT_TRUE(
-      fs::exists(fs::path(*dir_ / "hook-published") / build["wheel"].value("filename", "?")))
-      << build.dump(2);
+  // The hook and pypiserver got the verified, retagged wheel; pip downloads it back.
+  const std::string name = build["wheel"].value("filename", "?");
+  EXPECT_TRUE(fs::exists(fs::path(*dir_ / "hook-published") / name)) << build.dump(2);
+  auto fetched = RunCommand({kVenvBin + "/python", "-m", "pip", "download", "--no-deps",
+                             "--no-cache-dir", "--disable-pip-version-check", "-d", *dir_ / "dl",
+                             "--index-url", pypi_url_ + "simple/", "demo-cuda-ext==0.1.0+cu130"},
+                            absl::Minutes(2));
+  ASSERT_TRUE(fetched.ok() && fetched->exit_code == 0)
+      << (fetched.ok() ? Output(*fetched) : "spawn failed") << ReadFile(*dir_ / "pypiserver.log");
+  EXPECT_EQ(ReadFile(*dir_ / "dl" + "/" + name), ReadFile(*dir_ / "hook-published" + "/" + name));
+  EXPECT_EQ(build["published_to"].size(), 2u) << build.dump(2);
 }
 
 }  // namespace

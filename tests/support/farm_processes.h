@@ -79,4 +79,7 @@ std::string StateOf(const nlohmann::json& workers, const std::string& name);
 
 std::string ReadFile(const std::string& path);
 
+// A TCP port on 127.0.0.1 that was free a moment ago, for servers that need one up front.
+int FreePort();
+
 }  // namespace farm::testing
