@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # farm-nvcc benchmark: the examples/cuda-kernels library (6 .cu files, CUB-heavy) built for
 # 3 archs with plain nvcc, `nvcc --threads 2`, and farm-nvcc through local farms of 1 and 2
-# workers, then a fully cached rebuild. Wall and total CPU time (the build and, for the farm,
+# workers, then cached rebuilds: in a new tree (action cache) and after `ninja clean` in the
+# same tree (compile cache). Wall and total CPU time (the build and, for the farm,
 # the coordinator and workers too) are printed as ratios to plain nvcc from the same run.
 #
 # Every variant runs the build at `ninja -j1`: one nvcc call at a time, so the only
@@ -32,12 +33,17 @@ print(total / tick)
 PY
 }
 
-# build NAME LAUNCHER CUDA_FLAGS: configures a fresh tree and times the build.
+# build NAME LAUNCHER CUDA_FLAGS [TREE]: configures a fresh tree (or cleans TREE, an earlier
+# variant's) and times the build.
 build() {
-  local name="$1" launcher="$2" flags="$3" tree="$work/tree-$1"
-  cmake -S examples/cuda-kernels -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_ARCHITECTURES="$archs" -DCMAKE_CUDA_FLAGS="$flags" \
-    ${launcher:+-DCMAKE_CUDA_COMPILER_LAUNCHER="$launcher"} >/dev/null
+  local name="$1" launcher="$2" flags="$3" tree="$work/tree-${4:-$1}"
+  if [ -n "${4:-}" ]; then
+    ninja -C "$tree" clean >/dev/null
+  else
+    cmake -S examples/cuda-kernels -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES="$archs" -DCMAKE_CUDA_FLAGS="$flags" \
+      ${launcher:+-DCMAKE_CUDA_COMPILER_LAUNCHER="$launcher"} >/dev/null
+  fi
   local before=0
   if [ -f "$work/farm/farm.json" ]; then before="$(farm_cpu)"; fi
   /usr/bin/time -f "%e %U %S" -o "$work/time" ninja -C "$tree" -j1 >"$work/log-$name" 2>&1
@@ -65,7 +71,10 @@ start_farm 1
 build farm-1-worker "$bin/farm-nvcc" ""
 start_farm 2
 build farm-2-workers "$bin/farm-nvcc" ""
+# A new tree: other paths, so only the per-arch action cache answers.
 build farm-cached "$bin/farm-nvcc" ""
+# The same tree after `ninja clean`: the compile cache restores every object.
+build farm-clean-rebuild "$bin/farm-nvcc" "" farm-2-workers
 
 echo "farm-nvcc bench: examples/cuda-kernels, archs $archs, ninja -j1, $(nproc) cores"
 python3 - "$work/results" <<'PY'

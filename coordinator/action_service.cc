@@ -12,8 +12,8 @@ constexpr absl::Duration kMaxWait = absl::Minutes(5);
 }  // namespace
 
 ActionServiceImpl::ActionServiceImpl(const TokenVerifier* auth, Scheduler* scheduler,
-                                     MetricsRegistry* metrics)
-    : auth_(auth), scheduler_(scheduler), metrics_(metrics) {}
+                                     MetricsRegistry* metrics, CompileResultTable* compile_results)
+    : auth_(auth), scheduler_(scheduler), metrics_(metrics), compile_results_(compile_results) {}
 
 grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
                                         const farm::v1::ExecuteRequest* request,
@@ -71,6 +71,28 @@ grpc::Status ActionServiceImpl::Cancel(grpc::ServerContext* context,
   if (!status.ok()) return FinishRpc(*metrics_, "Cancel", status.status());
   *response = std::move(*status);
   return FinishRpc(*metrics_, "Cancel", absl::OkStatus());
+}
+
+grpc::Status ActionServiceImpl::GetCompileResult(grpc::ServerContext* context,
+                                                 const farm::v1::GetCompileResultRequest* request,
+                                                 farm::v1::CompileResult* response) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "GetCompileResult", s);
+  }
+  auto result = compile_results_->Get(request->key());
+  if (!result.ok()) return FinishRpc(*metrics_, "GetCompileResult", result.status());
+  *response = std::move(*result);
+  return FinishRpc(*metrics_, "GetCompileResult", absl::OkStatus());
+}
+
+grpc::Status ActionServiceImpl::PutCompileResult(grpc::ServerContext* context,
+                                                 const farm::v1::PutCompileResultRequest* request,
+                                                 farm::v1::PutCompileResultResponse*) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "PutCompileResult", s);
+  }
+  return FinishRpc(*metrics_, "PutCompileResult",
+                   compile_results_->Put(request->key(), request->result()));
 }
 
 }  // namespace farm::coordinator

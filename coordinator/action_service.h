@@ -1,6 +1,7 @@
 // farm.v1.ActionService: clients (farm-nvcc, builds) run actions on the farm.
 #pragma once
 
+#include "coordinator/compile_cache/compile_result_table.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "farm/v1/actions.grpc.pb.h"
 #include "libfarm/metrics/registry.h"
@@ -10,7 +11,8 @@ namespace farm::coordinator {
 
 class ActionServiceImpl final : public farm::v1::ActionService::Service {
  public:
-  ActionServiceImpl(const TokenVerifier* auth, Scheduler* scheduler, MetricsRegistry* metrics);
+  ActionServiceImpl(const TokenVerifier* auth, Scheduler* scheduler, MetricsRegistry* metrics,
+                    CompileResultTable* compile_results);
 
   grpc::Status Execute(grpc::ServerContext* context, const farm::v1::ExecuteRequest* request,
                        farm::v1::ExecuteResponse* response) override;
@@ -20,11 +22,18 @@ class ActionServiceImpl final : public farm::v1::ActionService::Service {
                    farm::v1::ActionStatus* response) override;
   grpc::Status Cancel(grpc::ServerContext* context, const farm::v1::CancelActionRequest* request,
                       farm::v1::ActionStatus* response) override;
+  grpc::Status GetCompileResult(grpc::ServerContext* context,
+                                const farm::v1::GetCompileResultRequest* request,
+                                farm::v1::CompileResult* response) override;
+  grpc::Status PutCompileResult(grpc::ServerContext* context,
+                                const farm::v1::PutCompileResultRequest* request,
+                                farm::v1::PutCompileResultResponse* response) override;
 
  private:
   const TokenVerifier* auth_;
   Scheduler* scheduler_;
   MetricsRegistry* metrics_;
+  CompileResultTable* compile_results_;
 };
 
 }  // namespace farm::coordinator

@@ -106,8 +106,9 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
 
   c->worker_service_ = std::make_unique<WorkerServiceImpl>(c->auth_.get(), c->registry_.get(),
                                                            c->scheduler_.get(), &c->metrics_);
-  c->action_service_ =
-      std::make_unique<ActionServiceImpl>(c->auth_.get(), c->scheduler_.get(), &c->metrics_);
+  c->compile_results_ = std::make_unique<CompileResultTable>(c->store_.get(), c->blob_store_.get());
+  c->action_service_ = std::make_unique<ActionServiceImpl>(c->auth_.get(), c->scheduler_.get(),
+                                                           &c->metrics_, c->compile_results_.get());
   c->farm_service_ = std::make_unique<FarmServiceImpl>(c->auth_.get(), c->registry_.get(),
                                                        &c->metrics_, &c->identity_);
   c->cas_service_ =

@@ -90,6 +90,7 @@ class Coordinator {
   std::unique_ptr<DashboardRoutes> dashboard_routes_;
   std::unique_ptr<PackageIndex> package_index_;
   std::unique_ptr<IndexRoutes> index_routes_;
+  std::unique_ptr<CompileResultTable> compile_results_;
   std::unique_ptr<ActionServiceImpl> action_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
   std::unique_ptr<FarmServiceImpl> farm_service_;

@@ -5,12 +5,14 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "cli/coordinator_target.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/nvcc/compile_cache.h"
 #include "libfarm/nvcc/farm_device_compiler.h"
 #include "libfarm/nvcc/split_compile.h"
 #include "libfarm/process/subprocess.h"
@@ -59,16 +61,45 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   auto cas = CasClient::Connect(target->address, target->token, cas_options);
   auto actions = ActionClient::Connect(target->address, target->token);
   FarmDeviceCompiler device_compiler(actions.get(), cas.get());
+  auto log = ComponentLogger("farm-nvcc");
+
+  // A compile seen before, whose every input is unchanged, is restored whole.
+  CompileCache compile_cache(actions.get(), cas.get());
+  std::optional<std::string> cache_key;
+  if (!command->output.empty()) {
+    if (auto key = CompileCacheKey(call.nvcc, *command); key.ok()) cache_key = *key;
+  }
+  if (cache_key) {
+    auto hit = compile_cache.Restore(*cache_key);
+    if (!hit.ok()) log->debug("compile cache: {}", hit.status().message());
+    if (hit.ok() && hit->has_value()) {
+      std::cout << (*hit)->stdout_text() << std::flush;
+      std::cerr << (*hit)->stderr_text() << std::flush;
+      log->debug("{}: compile cache", command->inputs[0]);
+      return 0;
+    }
+  }
 
   SplitCompileRequest request;
   request.nvcc = call.nvcc;
   request.command = *std::move(command);
   request.build_id = options.build_id;
+  const NvccCommandLine parsed = request.command;
   auto result = SplitCompile(request, device_compiler);
   if (!result.ok()) return Fallback(call, result.status());
   std::cout << result->stdout_text << std::flush;
   std::cerr << result->stderr_text << std::flush;
-  auto log = ComponentLogger("farm-nvcc");
+  if (cache_key) {
+    std::vector<std::string> outputs = {parsed.output};
+    if (parsed.dependencies.with_compile && !parsed.dependencies.file.empty()) {
+      outputs.push_back(parsed.dependencies.file);
+    }
+    if (absl::Status s = compile_cache.Record(*cache_key, result->dependencies, outputs,
+                                              result->stdout_text, result->stderr_text);
+        !s.ok()) {
+      log->debug("compile cache: not recorded: {}", s.message());
+    }
+  }
   for (size_t i = 0; i < result->jobs.size(); ++i) {
     const DeviceJobOutcome& o = result->outcomes[i];
     log->debug("{}: {}", result->jobs[i].shard,

@@ -101,4 +101,26 @@ absl::StatusOr<farm::v1::ActionStatus> ActionClient::Cancel(const std::string& i
   return resp;
 }
 
+absl::StatusOr<farm::v1::CompileResult> ActionClient::GetCompileResult(const std::string& key) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, absl::Seconds(10));
+  farm::v1::GetCompileResultRequest req;
+  req.set_key(key);
+  farm::v1::CompileResult resp;
+  grpc::Status s = stub_->GetCompileResult(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpcStatus(s);
+  return resp;
+}
+
+absl::Status ActionClient::PutCompileResult(const std::string& key,
+                                            const farm::v1::CompileResult& result) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, absl::Seconds(10));
+  farm::v1::PutCompileResultRequest req;
+  req.set_key(key);
+  *req.mutable_result() = result;
+  farm::v1::PutCompileResultResponse resp;
+  return FromGrpcStatus(stub_->PutCompileResult(&ctx, req, &resp));
+}
+
 }  // namespace farm

@@ -25,6 +25,9 @@ class ActionClient {
                                                               absl::Duration timeout);
   absl::StatusOr<farm::v1::ActionStatus> Get(const std::string& id);
   absl::StatusOr<farm::v1::ActionStatus> Cancel(const std::string& id);
+  // The whole-compile cache (farm-nvcc): NOT_FOUND on a miss.
+  absl::StatusOr<farm::v1::CompileResult> GetCompileResult(const std::string& key);
+  absl::Status PutCompileResult(const std::string& key, const farm::v1::CompileResult& result);
 
  private:
   void Prepare(grpc::ClientContext& ctx, absl::Duration timeout) const;

@@ -3,13 +3,16 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "libfarm/nvcc/compile_cache.h"
 #include "libfarm/nvcc/device_job.h"
 #include "libfarm/process/path_search.h"
 #include "libfarm/process/subprocess.h"
@@ -244,6 +247,19 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   if (absl::Status s = local.Run(after); !s.ok()) return s;
 
   SplitCompileResult result;
+  std::set<std::string> read_files;
+  for (size_t i = 0; i < dryrun->steps.size(); ++i) {
+    const DryrunStep& step = dryrun->steps[i];
+    if (step.kind != DryrunStepKind::kHostPreprocess &&
+        step.kind != DryrunStepKind::kDevicePreprocess) {
+      continue;
+    }
+    std::ifstream in(step.output, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    for (auto& f : IncludedFiles(text.str(), temp->path())) read_files.insert(std::move(f));
+  }
+  result.dependencies.assign(read_files.begin(), read_files.end());
   local.Collect(result);
   result.jobs = *std::move(jobs);
   result.outcomes = *std::move(outcomes);

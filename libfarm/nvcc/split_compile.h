@@ -25,6 +25,8 @@ struct SplitCompileResult {
   std::string stderr_text;
   std::vector<DeviceJob> jobs;
   std::vector<DeviceJobOutcome> outcomes;
+  // Every file the preprocessors read (absolute, sorted): what the compile depends on.
+  std::vector<std::string> dependencies;
 };
 
 // Compiles, or returns why it could not; the caller then runs plain nvcc, which also

@@ -295,9 +295,11 @@ TEST_F(FarmNvccTest, RebuildIsAnsweredFromTheCacheAndANewArchCompilesAlone) {
     return r.stderr_text;
   };
   compile("75,90");
+  // The same compile again is restored whole by the compile cache: no device compile.
   const std::string again = compile("75,90");
-  EXPECT_THAT(again, HasSubstr("farm-nvcc: sm_75: action cache"));
-  EXPECT_THAT(again, HasSubstr("farm-nvcc: sm_90: action cache"));
+  EXPECT_THAT(again, HasSubstr("farm-nvcc: saxpy.cu: compile cache"));
+  EXPECT_THAT(again, Not(HasSubstr("farm-nvcc: sm_")));
+  // Another command line misses it; its unchanged per-arch device code is in the action cache.
   const std::string wider = compile("75,90,121");
   EXPECT_THAT(wider, HasSubstr("farm-nvcc: sm_75: action cache"));
   EXPECT_THAT(wider, HasSubstr("farm-nvcc: sm_90: action cache"));
@@ -348,6 +350,49 @@ int CountOf(const std::string& text, const std::string& needle) {
   return n;
 }
 
+TEST_F(FarmNvccTest, CompileCacheRestoresAWholeCompileUntilAnIncludedHeaderChanges) {
+  const std::string d = WorkDir("compile-cache");
+  std::ofstream(d + "/scale.h") << "#define SCALE 2.0f\n";
+  std::ofstream(d + "/scaled.cu")
+      << "#include \"scale.h\"\n"
+         "__global__ void scaled(float* x) { x[threadIdx.x] *= SCALE; }\n";
+  const std::vector<std::string> argv = {FarmBinary("farm-nvcc"),
+                                         kNvcc,
+                                         "-MD",
+                                         "-MT",
+                                         "scaled.o",
+                                         "-MF",
+                                         "scaled.d",
+                                         "-c",
+                                         "scaled.cu",
+                                         "-o",
+                                         "scaled.o",
+                                         "-arch=sm_90"};
+  CommandResult first = Run(argv, d);
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  EXPECT_THAT(first.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
+  const std::string object = ReadFile(d + "/scaled.o");
+  const std::string deps = ReadFile(d + "/scaled.d");
+  ASSERT_THAT(deps, HasSubstr("scale.h"));
+
+  fs::remove(d + "/scaled.o");
+  fs::remove(d + "/scaled.d");
+  CommandResult restored = Run(argv, d);
+  ASSERT_EQ(restored.exit_code, 0) << restored.stderr_text;
+  EXPECT_THAT(restored.stderr_text, HasSubstr("farm-nvcc: scaled.cu: compile cache"));
+  EXPECT_THAT(restored.stderr_text, Not(HasSubstr("farm-nvcc: sm_90")));
+  EXPECT_EQ(ReadFile(d + "/scaled.o"), object);
+  EXPECT_EQ(ReadFile(d + "/scaled.d"), deps);
+
+  // The header is part of the compile: changing it is a miss, and the code changes.
+  std::ofstream(d + "/scale.h") << "#define SCALE 3.0f\n";
+  CommandResult changed = Run(argv, d);
+  ASSERT_EQ(changed.exit_code, 0) << changed.stderr_text;
+  EXPECT_THAT(changed.stderr_text, Not(HasSubstr("compile cache")));
+  EXPECT_THAT(changed.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
+  EXPECT_NE(ReadFile(d + "/scaled.o"), object);
+}
+
 TEST_F(FarmNvccTest, CMakeProjectBuildsThroughTheLauncherAndRebuildsOneFile) {
   const std::string src = *dir_ / "cuda-kernels";
   fs::copy(std::string(FARM_SOURCE_DIR) + "/examples/cuda-kernels", src,
@@ -368,8 +413,10 @@ TEST_F(FarmNvccTest, CMakeProjectBuildsThroughTheLauncherAndRebuildsOneFile) {
   EXPECT_THAT(Keys(payloads), ::testing::Contains(HasSubstr("cubin sm_75")));
   EXPECT_THAT(Keys(payloads), ::testing::Contains(HasSubstr("cubin sm_90")));
 
-  // Touch one file: only it is compiled again, and its unchanged device code is cached.
+  // Edit a comment in one file: only it is compiled again; its device code, unchanged after
+  // preprocessing, comes from the action cache.
   const fs::path saxpy = src + "/src/saxpy.cu";
+  std::ofstream(saxpy, std::ios::app) << "// edited\n";
   fs::last_write_time(saxpy, fs::file_time_type::clock::now() + std::chrono::seconds(2));
   CommandResult second = Run({"ninja", "-C", tree, "-j2"}, src);
   ASSERT_EQ(second.exit_code, 0) << second.stdout_text << second.stderr_text;
@@ -377,6 +424,16 @@ TEST_F(FarmNvccTest, CMakeProjectBuildsThroughTheLauncherAndRebuildsOneFile) {
   EXPECT_EQ(CountOf(log2, "farm-nvcc: sm_"), 2) << log2;
   EXPECT_EQ(CountOf(log2, ": action cache"), 2) << log2;
   EXPECT_THAT(log2, HasSubstr("saxpy.cu"));
+
+  // A clean rebuild of unchanged sources is restored from the compile cache, every file.
+  CommandResult clean = Run({"ninja", "-C", tree, "clean"}, src);
+  ASSERT_EQ(clean.exit_code, 0) << clean.stdout_text << clean.stderr_text;
+  CommandResult third = Run({"ninja", "-C", tree, "-j2"}, src);
+  ASSERT_EQ(third.exit_code, 0) << third.stdout_text << third.stderr_text;
+  const std::string log3 = third.stdout_text + third.stderr_text;
+  EXPECT_EQ(CountOf(log3, ": compile cache"), 6) << log3;
+  EXPECT_EQ(CountOf(log3, "farm-nvcc: sm_"), 0) << log3;
+  EXPECT_EQ(DevicePayloads(tree + "/libcuda_kernels.so"), payloads);
 }
 
 }  // namespace

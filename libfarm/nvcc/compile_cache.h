@@ -1,0 +1,49 @@
+// farm-nvcc's whole-compile cache, ccache's "direct mode": a compile is found by a key over
+// its command line, working directory, toolchain and source file, and its recorded result
+// is used only while every file it read (the #includes, from the preprocessor's line
+// markers) still has the content it had. A hit restores the object and dependency file
+// from the CAS and replays the compile's output: no preprocessing, no compile.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "farm/v1/actions.pb.h"
+#include "libfarm/actions/action_client.h"
+#include "libfarm/cas/cas_client.h"
+#include "libfarm/nvcc/nvcc_command_line.h"
+
+namespace farm {
+
+// The key of one compile: nvcc and the host compiler (path, size, mtime), the working
+// directory, every argument, the environment nvcc reads, and the source file's content.
+absl::StatusOr<std::string> CompileCacheKey(const std::string& nvcc,
+                                            const NvccCommandLine& command);
+
+// The absolute paths in a preprocessed file's line markers (# 12 "path" ...), skipping the
+// preprocessor's pseudo-files and anything under `skip_dir` (the compile's temporaries).
+std::vector<std::string> IncludedFiles(const std::string& preprocessed_text,
+                                       const std::string& skip_dir);
+
+class CompileCache {
+ public:
+  CompileCache(ActionClient* actions, CasClient* cas) : actions_(actions), cas_(cas) {}
+
+  // The recorded result when every dependency still matches, after writing its outputs to
+  // their paths; nullopt on a miss. Errors are for the log only: the caller compiles.
+  absl::StatusOr<std::optional<farm::v1::CompileResult>> Restore(const std::string& key);
+
+  // Records a finished compile: hashes `dependencies`, uploads `outputs` (paths as the
+  // command named them) and stores the entry.
+  absl::Status Record(const std::string& key, const std::vector<std::string>& dependencies,
+                      const std::vector<std::string>& outputs, const std::string& stdout_text,
+                      const std::string& stderr_text);
+
+ private:
+  ActionClient* const actions_;
+  CasClient* const cas_;
+};
+
+}  // namespace farm
