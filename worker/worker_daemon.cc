@@ -122,12 +122,6 @@ void WorkerDaemon::Leave() {
   }
 }
 
-uint32_t WorkerDaemon::FreeSlots() const {
-  absl::MutexLock lock(&mu_);
-  const uint32_t used = CompileSlotsInUse();
-  return capabilities_.slots() > used ? capabilities_.slots() - used : 0;
-}
-
 void WorkerDaemon::LeaseLoop() {
   auto log = ComponentLogger("worker");
   Backoff backoff(absl::Milliseconds(200), options_.max_backoff);

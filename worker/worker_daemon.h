@@ -51,7 +51,6 @@ class WorkerDaemon {
   void LeaseLoop();
   void RunLease(farm::v1::Lease lease, std::shared_ptr<std::atomic<bool>> cancel);
   void Report(const farm::v1::Completion& completion);
-  uint32_t FreeSlots() const;
   // A wheel build mostly waits for its device compiles on the farm, so it takes no compile
   // slot: a one-slot host can host a build and still compile for it.
   uint32_t CompileSlotsInUse() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -4,34 +4,21 @@
 #include <filesystem>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "coordinator/index/index_publisher.h"
 #include "libfarm/cas/digest.h"
 #include "libfarm/coverage/wheel_verifier.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/publish/command_hook_publisher.h"
 #include "libfarm/publish/legacy_upload_client.h"
+#include "libfarm/versions/dotted_version.h"
 #include "libfarm/wheel/wheel_retag.h"
 
 namespace farm::coordinator {
 namespace {
 
 namespace fs = std::filesystem;
-
-absl::StatusOr<DottedVersion> ParseDotted(const std::string& text) {
-  DottedVersion v;
-  for (absl::string_view part : absl::StrSplit(text, '.')) {
-    int n = 0;
-    if (!absl::SimpleAtoi(part, &n)) {
-      return absl::InvalidArgumentError(absl::StrCat("bad version '", text, "'"));
-    }
-    v.parts.push_back(n);
-  }
-  return v;
-}
 
 farm::v1::Verification VerificationOf(const VerifyReport& report, const ArchList& archs) {
   farm::v1::Verification out;
@@ -126,7 +113,7 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
   }
   auto archs = ParseArchList(plan.archs());
   auto cuda = ParseToolkitVersion(plan.cuda_version());
-  auto ceiling = ParseDotted(plan.glibc_max());
+  auto ceiling = ParseDottedVersion(plan.glibc_max());
   if (!archs.ok() || !cuda.ok() || !ceiling.ok()) {
     return Fail(id, "the build's plan is unreadable (archs, CUDA or glibc)");
   }
@@ -152,15 +139,16 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
   const fs::path wheel_path = dir / "built" / filename;
   fs::copy_file(blob_path, wheel_path, ec);
   if (ec) return Fail(id, absl::StrCat("cannot copy the wheel: ", ec.message()));
-  auto retagged = RetagWheel(wheel_path.string(), RetagOptions{.cuda = *cuda,
-                                                               .cpu_arch = plan.cpu_arch(),
-                                                               .glibc_ceiling = *ceiling,
-                                                               .output_dir = dir.string()});
+  auto retagged =
+      RetagWheel(wheel_path.string(), RetagOptions{.cuda = *cuda,
+                                                   .cpu_arch = plan.cpu_arch(),
+                                                   .glibc_ceiling = DottedVersion{*ceiling},
+                                                   .output_dir = dir.string()});
   if (!retagged.ok()) {
     return Fail(id, absl::StrCat("the wheel cannot be tagged for publishing: ",
                                  retagged.status().message()));
   }
-  auto report = VerifyWheel(retagged->path, VerifyPolicy{*archs, *ceiling});
+  auto report = VerifyWheel(retagged->path, VerifyPolicy{*archs, DottedVersion{*ceiling}});
   if (!report.ok()) {
     return Fail(id, absl::StrCat("cannot verify the wheel: ", report.status().message()));
   }
