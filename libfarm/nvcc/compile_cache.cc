@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <set>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/cas/digest.h"
@@ -66,35 +65,13 @@ absl::StatusOr<std::string> CompileCacheKey(const std::string& nvcc,
   return hash.FinishHex();
 }
 
-std::vector<std::string> IncludedFiles(const std::string& text, const std::string& skip_dir) {
+std::vector<std::string> IncludedFiles(const std::vector<LineMarkerFile>& marked_files,
+                                       const std::string& skip_dir) {
   std::set<std::string> files;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    absl::string_view line(text.data() + at, end - at);
-    at = end + 1;
-    // Only line markers: "# 12 "/usr/include/stdio.h" 1 3 4" (gcc) or "#line 12 "file"";
-    // not "#pragma ... "-Wfoo"".
-    if (line.empty() || line[0] != '#') continue;
-    size_t pos = 1;
-    while (pos < line.size() && line[pos] == ' ') ++pos;
-    if (line.substr(pos, 4) == "line") pos += 4;
-    while (pos < line.size() && line[pos] == ' ') ++pos;
-    const size_t digits = pos;
-    while (pos < line.size() && absl::ascii_isdigit(static_cast<unsigned char>(line[pos]))) ++pos;
-    if (pos == digits || pos + 1 >= line.size() || line[pos] != ' ' || line[pos + 1] != '"') {
-      continue;
-    }
-    const size_t open = pos + 1;
-    const size_t close = line.find('"', open + 1);
-    if (close == absl::string_view::npos) continue;
-    std::string file(line.substr(open + 1, close - open - 1));
-    if (file.empty() || file[0] == '<') continue;  // <built-in>, <command-line>
+  for (const LineMarkerFile& marked : marked_files) {
     std::error_code ec;
-    fs::path p = fs::absolute(file, ec).lexically_normal();
+    std::string file = fs::absolute(marked.path, ec).lexically_normal().string();
     if (ec) continue;
-    file = p.string();
     if (!skip_dir.empty() && absl::StartsWith(file, skip_dir + "/")) continue;
     files.insert(std::move(file));
   }

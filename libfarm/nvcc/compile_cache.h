@@ -13,6 +13,7 @@
 #include "farm/v1/actions.pb.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
+#include "libfarm/nvcc/line_markers.h"
 #include "libfarm/nvcc/nvcc_command_line.h"
 
 namespace farm {
@@ -22,9 +23,9 @@ namespace farm {
 absl::StatusOr<std::string> CompileCacheKey(const std::string& nvcc,
                                             const NvccCommandLine& command);
 
-// The absolute paths in a preprocessed file's line markers (# 12 "path" ...), skipping the
-// preprocessor's pseudo-files and anything under `skip_dir` (the compile's temporaries).
-std::vector<std::string> IncludedFiles(const std::string& preprocessed_text,
+// The files a preprocess read (LineMarkerFiles) as sorted absolute paths, less anything
+// under `skip_dir` (the compile's temporaries).
+std::vector<std::string> IncludedFiles(const std::vector<LineMarkerFile>& marked,
                                        const std::string& skip_dir);
 
 class CompileCache {

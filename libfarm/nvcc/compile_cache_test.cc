@@ -19,7 +19,7 @@ TEST(IncludedFilesTest, ReadsLineMarkersOnlySkippingPseudoFilesAndTemporaries) {
       "# 2 \"/tmp/farm-x/k.cudafe1.stub.c\"\n"
       "int x = printf(\"# 1 \\\"/not/a/marker.h\\\"\");\n"
       "# 9 \"/usr/include/stdio.h\" 2 3 4\n";
-  EXPECT_THAT(IncludedFiles(text, "/tmp/farm-x"),
+  EXPECT_THAT(IncludedFiles(LineMarkerFiles(text), "/tmp/farm-x"),
               ElementsAre("/src/k.cu", "/src/k.h", "/usr/include/stdio.h"));
 }
 

@@ -497,40 +497,6 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
   return cmd;
 }
 
-std::vector<std::string> DependencyOnlyArgs(const NvccCommandLine& command) {
-  std::vector<std::string> out;
-  const std::vector<std::string>& words = command.args_without_dependencies;
-  for (size_t i = 0; i < words.size(); ++i) {
-    const std::string& arg = words[i];
-    const OptionSpec* spec = nullptr;
-    OptionWord word;
-    if (arg.size() >= 2 && arg[0] == '-') {
-      word = SplitOptionWord(arg);
-      spec = FindOption(word.name);
-    }
-    const bool separate_value = spec != nullptr && spec->takes_value && !word.value;
-    if (spec != nullptr && (spec->action == Action::kOutput || spec->action == Action::kCompile)) {
-      if (separate_value) ++i;
-      continue;
-    }
-    if (spec != nullptr && spec->action == Action::kDeviceCompile) {
-      out.push_back("-rdc=true");  // what -dc means for the preprocessor (__CUDACC_RDC__)
-      continue;
-    }
-    out.push_back(arg);
-    if (separate_value && i + 1 < words.size()) out.push_back(words[++i]);
-  }
-  out.push_back(command.dependencies.nonsystem ? "-MM" : "-M");
-  out.push_back("-MF");
-  out.push_back(command.dependencies.file);
-  for (const auto& target : command.dependencies.targets) {
-    out.push_back("-MT");
-    out.push_back(target);
-  }
-  if (command.dependencies.phony_targets) out.push_back("-MP");
-  return out;
-}
-
 absl::Status CheckDecomposable(const NvccCommandLine& command) {
   if (command.not_decomposable) return NotDecomposable(*command.not_decomposable);
   switch (command.mode) {

@@ -81,10 +81,6 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
 // otherwise kUnimplemented "not decomposable: <reason>".
 absl::Status CheckDecomposable(const NvccCommandLine& command);
 
-// For a compile with -MD/-MMD -MF F -MT T: the nvcc arguments that write the same
-// dependency file on their own (-M/-MM), without compiling.
-std::vector<std::string> DependencyOnlyArgs(const NvccCommandLine& command);
-
 // Parses a -gencode value: "arch=compute_90,code=[compute_90,sm_90]", "code=sm_90",
 // "code=\"sm_80,sm_86\"".
 absl::StatusOr<GencodeSpec> ParseGencode(absl::string_view value);

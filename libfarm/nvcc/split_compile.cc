@@ -2,28 +2,27 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/strings/strip.h"
+#include "libfarm/files/file_contents.h"
 #include "libfarm/nvcc/compile_cache.h"
+#include "libfarm/nvcc/dependency_file.h"
 #include "libfarm/nvcc/device_job.h"
-#include "libfarm/process/path_search.h"
+#include "libfarm/nvcc/line_markers.h"
+#include "libfarm/nvcc/local_steps.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Host steps of a large translation unit (CUTLASS, flash-attention) take minutes.
-constexpr absl::Duration kStepTimeout = absl::Hours(1);
 
 // A directory of our own for nvcc's temporaries, removed with everything in it.
 class PrivateTempDir {
@@ -107,59 +106,6 @@ absl::StatusOr<std::string> ToolkitVersion(const NvccDryrun& dryrun) {
   return absl::UnimplementedError("not decomposable: nvcc --dryrun names no toolkit version");
 }
 
-// Runs nvcc's steps on this host with the environment nvcc gives them.
-class LocalSteps {
- public:
-  explicit LocalSteps(const NvccDryrun& dryrun) : dryrun_(dryrun) {
-    for (const auto& [name, value] : dryrun.environment) {
-      env_.push_back(absl::StrCat(name, "=", value));
-      if (name == "PATH") path_ = value;
-    }
-  }
-
-  // Runs steps in order and records what they print; stops at the first failure.
-  absl::Status Run(const std::vector<size_t>& steps) {
-    for (size_t index : steps) {
-      std::vector<std::string> argv = ExpandedArgv(dryrun_, dryrun_.steps[index]);
-      argv[0] = Resolve(argv[0]);
-      auto run = RunCommand(argv, kStepTimeout, env_);
-      if (!run.ok()) return run.status();
-      Record(index, run->stdout_text, run->stderr_text);
-      if (run->exit_code != 0) {
-        return absl::AbortedError(
-            absl::StrCat(dryrun_.steps[index].tool, " exited with ", run->exit_code));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  void Record(size_t index, std::string out, std::string err) {
-    absl::MutexLock lock(&mu_);
-    printed_[index] = {std::move(out), std::move(err)};
-  }
-
-  // Everything printed, in plan order.
-  void Collect(SplitCompileResult& result) {
-    absl::MutexLock lock(&mu_);
-    for (const auto& [index, texts] : printed_) {
-      result.stdout_text += texts.first;
-      result.stderr_text += texts.second;
-    }
-  }
-
- private:
-  // nvcc runs its tools through the PATH it sets; RunCommand searches ours.
-  std::string Resolve(const std::string& tool) const {
-    return FindOnPath(tool, path_).value_or(tool);
-  }
-
-  const NvccDryrun& dryrun_;
-  std::vector<std::string> env_;
-  std::string path_;
-  absl::Mutex mu_;
-  std::map<size_t, std::pair<std::string, std::string>> printed_ ABSL_GUARDED_BY(mu_);
-};
-
 // Runs each chain of steps on its own thread; returns the first failure.
 absl::Status RunChainsInParallel(LocalSteps& local,
                                  const std::vector<std::vector<size_t>>& chains) {
@@ -191,47 +137,46 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   if (!jobs.ok()) return jobs.status();
 
   // Before the device jobs: the host preprocess + cudafe++ chain (it writes the module id
-  // every cicc reads) and each device preprocess, all independent of one another.
+  // every cicc reads) and the device preprocesses, independent of one another. The chain
+  // is the longer and every device job waits for it, so it gets a core of its own; the
+  // device preprocesses share the others rather than slow it down.
   std::set<size_t> remote;
   for (const DeviceGroup& g : dryrun->device_groups) {
     remote.insert(g.cicc);
     remote.insert(g.ptxas.begin(), g.ptxas.end());
   }
+  const size_t preprocess_lanes = std::max(2u, std::thread::hardware_concurrency()) - 1;
   std::vector<std::vector<size_t>> chains(1);
   std::vector<size_t> after;
+  size_t device_preprocesses = 0;
   for (size_t i = 0; i < dryrun->steps.size(); ++i) {
     const DryrunStepKind kind = dryrun->steps[i].kind;
     if (remote.count(i) || !RunsHere(kind)) continue;
     if (kind == DryrunStepKind::kHostPreprocess || kind == DryrunStepKind::kCudafe) {
       chains[0].push_back(i);
     } else if (kind == DryrunStepKind::kDevicePreprocess) {
-      chains.push_back({i});
+      const size_t lane = 1 + device_preprocesses++ % preprocess_lanes;
+      if (chains.size() <= lane) chains.resize(lane + 1);
+      chains[lane].push_back(i);
     } else {
       after.push_back(i);
     }
   }
 
   LocalSteps local(*dryrun);
-  absl::Status dependencies_written = absl::OkStatus();
-  std::thread dependencies;
-  if (request.command.dependencies.with_compile) {
-    // nvcc filters -MD output inside itself; nvcc -M writes the very same file.
-    dependencies = std::thread([&] {
-      std::vector<std::string> argv = {request.nvcc};
-      for (auto& a : DependencyOnlyArgs(request.command)) argv.push_back(std::move(a));
-      auto run = RunCommand(argv, kStepTimeout, {"TMPDIR=" + temp->path()});
-      if (!run.ok()) {
-        dependencies_written = run.status();
-      } else if (run->exit_code != 0) {
-        dependencies_written =
-            absl::AbortedError(absl::StrCat("nvcc -M exited with ", run->exit_code));
-      }
-    });
+  if (absl::Status s = RunChainsInParallel(local, chains); !s.ok()) return s;
+
+  // What the preprocessors read: the dependency file's list and the compile cache's.
+  // nvcc's own -MD lists the device preprocesses' files first, in plan order.
+  std::vector<size_t> preprocesses;
+  for (const DeviceGroup& g : dryrun->device_groups) preprocesses.push_back(g.preprocess);
+  for (size_t i : dryrun->StepsOfKind(DryrunStepKind::kHostPreprocess)) preprocesses.push_back(i);
+  std::vector<std::vector<LineMarkerFile>> read_by_step;
+  for (size_t i : preprocesses) {
+    auto text = ReadFileContents(dryrun->steps[i].output);
+    if (!text.ok()) return text.status();
+    read_by_step.push_back(LineMarkerFiles(*text));
   }
-  absl::Status prepared = RunChainsInParallel(local, chains);
-  if (dependencies.joinable()) dependencies.join();
-  if (!prepared.ok()) return prepared;
-  if (!dependencies_written.ok()) return dependencies_written;
 
   DeviceCompileContext context{*cuda_version, request.build_id};
   auto outcomes = device_compiler.Compile(*jobs, context);
@@ -246,21 +191,22 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   }
   if (absl::Status s = local.Run(after); !s.ok()) return s;
 
+  if (request.command.dependencies.with_compile) {
+    std::ofstream out(request.command.dependencies.file, std::ios::binary | std::ios::trunc);
+    out << NvccDependencyText(read_by_step, request.command.dependencies);
+    if (!out.flush()) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot write ", request.command.dependencies.file));
+    }
+  }
+
   SplitCompileResult result;
   std::set<std::string> read_files;
-  for (size_t i = 0; i < dryrun->steps.size(); ++i) {
-    const DryrunStep& step = dryrun->steps[i];
-    if (step.kind != DryrunStepKind::kHostPreprocess &&
-        step.kind != DryrunStepKind::kDevicePreprocess) {
-      continue;
-    }
-    std::ifstream in(step.output, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    for (auto& f : IncludedFiles(text.str(), temp->path())) read_files.insert(std::move(f));
+  for (const auto& files : read_by_step) {
+    for (auto& f : IncludedFiles(files, temp->path())) read_files.insert(std::move(f));
   }
   result.dependencies.assign(read_files.begin(), read_files.end());
-  local.Collect(result);
+  std::tie(result.stdout_text, result.stderr_text) = local.Printed();
   result.jobs = *std::move(jobs);
   result.outcomes = *std::move(outcomes);
   return result;

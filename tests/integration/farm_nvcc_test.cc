@@ -232,23 +232,45 @@ TEST_F(FarmNvccTest, RelocatableDeviceCodeLinksToTheSameDeviceCode) {
   }
 }
 
+// nvcc writes -MD files from its preprocessors' line markers, device ones first; farm-nvcc
+// rebuilds them from the same outputs. Headers only some archs (or only the host) include,
+// a directory with a space, -MMD's system-header filter and -MP's empty rules must all come
+// out as nvcc's.
 TEST_F(FarmNvccTest, DependencyFilesAreNvccsOwn) {
-  const std::string d = WorkDir("deps");
-  auto args = [](const std::string& way) {
-    return std::vector<std::string>{kNvcc, "-MD",      "-MT",        "obj/saxpy.o",
-                                    "-MF", way + ".d", "-c",         "saxpy.cu",
-                                    "-o",  way + ".o", "-arch=sm_90"};
-  };
-  CommandResult p = Run(args("plain"), d);
-  ASSERT_EQ(p.exit_code, 0) << p.stderr_text;
-  std::vector<std::string> farm = {FarmBinary("farm-nvcc")};
-  for (auto& a : args("farm")) farm.push_back(a);
-  CommandResult f = Run(farm, d);
-  ASSERT_EQ(f.exit_code, 0) << f.stderr_text;
-  EXPECT_THAT(f.stderr_text, HasSubstr("farm-nvcc: sm_90: "));
-  const std::string want = ReadFile(d + "/plain.d");
-  ASSERT_THAT(want, HasSubstr("obj/saxpy.o : saxpy.cu"));
-  EXPECT_EQ(ReadFile(d + "/farm.d"), want);
+  const std::string d = WorkDir("deps-arch");
+  fs::create_directories(d + "/with space");
+  std::ofstream(d + "/with space/common.h") << "#pragma once\nconstexpr int kCommon = 1;\n";
+  std::ofstream(d + "/sm90_only.h") << "constexpr int kSm90 = 90;\n";
+  std::ofstream(d + "/sm75_only.h") << "constexpr int kSm75 = 75;\n";
+  std::ofstream(d + "/host_only.h") << "#include <cstdio>\ninline void HostOnly() {}\n";
+  std::ofstream(d + "/deps.cu")
+      << "#ifndef __CUDA_ARCH__\n#include \"host_only.h\"\n#endif\n"
+         "#include \"with space/common.h\"\n"
+         "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900\n#include \"sm90_only.h\"\n#endif\n"
+         "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750\n#include \"sm75_only.h\"\n#endif\n"
+         "__global__ void K(int* p) { *p = kCommon; }\n";
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"-MD"}, std::vector<std::string>{"-MMD", "-MP"}}) {
+    SCOPED_TRACE(flags.front());
+    auto args = [&](const std::string& way) {
+      std::vector<std::string> a = {kNvcc};
+      a.insert(a.end(), flags.begin(), flags.end());
+      a.insert(a.end(), {"-MT", "obj/deps.o", "-MF", way + ".d", "-c", "deps.cu", "-o", way + ".o",
+                         "-gencode", "arch=compute_90,code=sm_90", "-gencode",
+                         "arch=compute_75,code=sm_75"});
+      return a;
+    };
+    CommandResult p = Run(args("plain"), d);
+    ASSERT_EQ(p.exit_code, 0) << p.stderr_text;
+    std::vector<std::string> farm = {FarmBinary("farm-nvcc")};
+    for (auto& a : args("farm")) farm.push_back(a);
+    CommandResult f = Run(farm, d);
+    ASSERT_EQ(f.exit_code, 0) << f.stderr_text;
+    EXPECT_THAT(f.stderr_text, HasSubstr("farm-nvcc: sm_75: "));
+    const std::string want = ReadFile(d + "/plain.d");
+    ASSERT_THAT(want, HasSubstr("with\\ space/common.h"));
+    EXPECT_EQ(ReadFile(d + "/farm.d"), want);
+  }
 }
 
 TEST_F(FarmNvccTest, CompileErrorInARemoteShardReadsExactlyAsNvccs) {

@@ -1,0 +1,61 @@
+#include "libfarm/nvcc/line_markers.h"
+
+#include <set>
+
+#include "absl/strings/ascii.h"
+
+namespace farm {
+namespace {
+
+// Parses `# N "file" flags...` or `#line N "file"`; false for any other line. The file name
+// is unescaped the way gcc escapes it (\" and \\).
+bool ParseMarker(absl::string_view line, std::string& file, bool& system) {
+  if (line.empty() || line[0] != '#') return false;
+  size_t pos = 1;
+  while (pos < line.size() && line[pos] == ' ') ++pos;
+  if (line.substr(pos, 4) == "line") pos += 4;
+  while (pos < line.size() && line[pos] == ' ') ++pos;
+  const size_t digits = pos;
+  while (pos < line.size() && absl::ascii_isdigit(static_cast<unsigned char>(line[pos]))) ++pos;
+  if (pos == digits || pos + 1 >= line.size() || line[pos] != ' ' || line[pos + 1] != '"') {
+    return false;
+  }
+  file.clear();
+  pos += 2;
+  while (pos < line.size() && line[pos] != '"') {
+    if (line[pos] == '\\' && pos + 1 < line.size()) ++pos;
+    file += line[pos++];
+  }
+  if (pos >= line.size()) return false;  // no closing quote
+  system = false;
+  for (absl::string_view flags = line.substr(pos + 1); !flags.empty();) {
+    flags = absl::StripLeadingAsciiWhitespace(flags);
+    const size_t end = flags.find(' ');
+    if (flags.substr(0, end) == "3") system = true;
+    flags = end == absl::string_view::npos ? absl::string_view() : flags.substr(end);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<LineMarkerFile> LineMarkerFiles(absl::string_view text) {
+  std::vector<LineMarkerFile> files;
+  std::set<std::string, std::less<>> seen;
+  std::string file;
+  bool system = false;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == absl::string_view::npos) end = text.size();
+    const absl::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    if (!ParseMarker(line, file, system)) continue;
+    if (file.empty() || file[0] == '<') continue;  // <built-in>, <command-line>
+    if (!seen.insert(file).second) continue;
+    files.push_back({file, system});
+  }
+  return files;
+}
+
+}  // namespace farm

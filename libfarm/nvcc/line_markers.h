@@ -1,0 +1,23 @@
+// The files a preprocessed translation unit was read from, as its line markers name them
+// (`# 12 "/usr/include/stdio.h" 1 3 4`, `#line 7 "k.h"`). farm-nvcc needs them twice: the
+// compile cache checks every one of them, and the -MD dependency file lists them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace farm {
+
+struct LineMarkerFile {
+  std::string path;     // as the preprocessor spelled it (relative stays relative)
+  bool system = false;  // flag 3 on its first marker: a system header (-isystem, /usr/include)
+};
+
+// Each file once, in order of its first marker; the preprocessor's pseudo-files
+// (<built-in>, <command-line>) are left out. Only whole lines starting with '#' count, so
+// strings and pragmas that look like markers are not.
+std::vector<LineMarkerFile> LineMarkerFiles(absl::string_view preprocessed_text);
+
+}  // namespace farm

@@ -1,0 +1,57 @@
+#include "libfarm/nvcc/local_steps.h"
+
+#include "absl/strings/str_cat.h"
+#include "libfarm/process/path_search.h"
+#include "libfarm/process/subprocess.h"
+
+namespace farm {
+namespace {
+
+// Host steps of a large translation unit (CUTLASS, flash-attention) take minutes.
+constexpr absl::Duration kStepTimeout = absl::Hours(1);
+
+}  // namespace
+
+LocalSteps::LocalSteps(const NvccDryrun& dryrun) : dryrun_(dryrun) {
+  for (const auto& [name, value] : dryrun.environment) {
+    env_.push_back(absl::StrCat(name, "=", value));
+    if (name == "PATH") path_ = value;
+  }
+}
+
+std::vector<std::string> LocalSteps::Argv(size_t index) const {
+  std::vector<std::string> argv = ExpandedArgv(dryrun_, dryrun_.steps[index]);
+  // nvcc runs its tools through the PATH it sets; RunCommand would search ours.
+  argv[0] = FindOnPath(argv[0], path_).value_or(argv[0]);
+  return argv;
+}
+
+absl::Status LocalSteps::Run(const std::vector<size_t>& steps) {
+  for (size_t index : steps) {
+    auto run = RunCommand(Argv(index), kStepTimeout, env_);
+    if (!run.ok()) return run.status();
+    Record(index, run->stdout_text, run->stderr_text);
+    if (run->exit_code != 0) {
+      return absl::AbortedError(
+          absl::StrCat(dryrun_.steps[index].tool, " exited with ", run->exit_code));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void LocalSteps::Record(size_t index, std::string out, std::string err) {
+  absl::MutexLock lock(&mu_);
+  printed_[index] = {std::move(out), std::move(err)};
+}
+
+std::pair<std::string, std::string> LocalSteps::Printed() {
+  absl::MutexLock lock(&mu_);
+  std::pair<std::string, std::string> all;
+  for (const auto& [index, texts] : printed_) {
+    all.first += texts.first;
+    all.second += texts.second;
+  }
+  return all;
+}
+
+}  // namespace farm

@@ -1,0 +1,42 @@
+// Running nvcc's own sub-commands on this host, as nvcc would: with the environment its
+// dryrun sets and its tools found through the PATH it gives them. What each step prints is
+// kept and handed back in plan order, so the user sees nvcc's output in nvcc's order.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "libfarm/nvcc/nvcc_dryrun.h"
+
+namespace farm {
+
+class LocalSteps {
+ public:
+  explicit LocalSteps(const NvccDryrun& dryrun);
+
+  // Runs steps in order and records what they print; stops at the first failure
+  // (kAborted "<tool> exited with N" for a non-zero exit).
+  absl::Status Run(const std::vector<size_t>& steps);
+  // Records what a step that ran elsewhere printed, in its place in the plan.
+  void Record(size_t index, std::string out, std::string err);
+  // Everything printed, in plan order.
+  std::pair<std::string, std::string> Printed();
+
+ private:
+  // Step `index`'s words with $VARS expanded and the tool resolved.
+  std::vector<std::string> Argv(size_t index) const;
+
+  const NvccDryrun& dryrun_;
+  std::vector<std::string> env_;
+  std::string path_;
+  absl::Mutex mu_;
+  std::map<size_t, std::pair<std::string, std::string>> printed_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace farm
