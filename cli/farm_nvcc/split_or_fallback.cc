@@ -84,6 +84,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   request.nvcc = call.nvcc;
   request.command = *std::move(command);
   request.build_id = options.build_id;
+  request.host_compile_ahead = options.host_compile_ahead;
   const NvccCommandLine parsed = request.command;
   auto result = SplitCompile(request, device_compiler);
   if (!result.ok()) return Fallback(call, result.status());

@@ -71,6 +71,8 @@ absl::StatusOr<ElfFile> ElfFile::Parse(ByteSpan data) {
   if (shnum > data.size() / kSectionHeaderSize || !SubSpan(data, shoff, shnum * shentsize)) {
     return Malformed("section headers lie outside the file");
   }
+  elf.section_table_offset_ = shoff;
+  elf.section_entry_size_ = shentsize;
   elf.sections_.reserve(shnum);
   std::vector<uint32_t> name_offsets;
   name_offsets.reserve(shnum);
@@ -86,6 +88,7 @@ absl::StatusOr<ElfFile> ElfFile::Parse(ByteSpan data) {
     s.size = *LoadLE<uint64_t>(data, at + 0x20);
     s.link = *LoadLE<uint32_t>(data, at + 0x28);
     s.info = *LoadLE<uint32_t>(data, at + 0x2c);
+    s.alignment = *LoadLE<uint64_t>(data, at + 0x30);
     s.entry_size = *LoadLE<uint64_t>(data, at + 0x38);
     elf.sections_.push_back(s);
   }

@@ -33,6 +33,7 @@ struct ElfSection {
   uint32_t link = 0;
   uint32_t info = 0;
   uint64_t entry_size = 0;
+  uint64_t alignment = 0;  // sh_addralign
 };
 
 struct ElfSegment {
@@ -56,6 +57,9 @@ class ElfFile {
   uint8_t abi_version() const { return abi_version_; }
   ByteSpan bytes() const { return data_; }
   const std::vector<ElfSection>& sections() const { return sections_; }
+  // Where the section header table is, and the size of one entry (0 when there is none).
+  uint64_t section_table_offset() const { return section_table_offset_; }
+  uint64_t section_entry_size() const { return section_entry_size_; }
 
   const ElfSection* FindSection(std::string_view name) const;
   const ElfSection* SectionAt(uint32_t index) const;
@@ -71,6 +75,8 @@ class ElfFile {
   uint32_t flags_ = 0;
   uint8_t os_abi_ = 0;
   uint8_t abi_version_ = 0;
+  uint64_t section_table_offset_ = 0;
+  uint64_t section_entry_size_ = 0;
   std::vector<ElfSection> sections_;
   std::vector<ElfSegment> load_segments_;
 };

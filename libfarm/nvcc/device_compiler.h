@@ -2,6 +2,8 @@
 // coordinator as actions; tests may run them some other way.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,10 @@ struct DeviceJobOutcome {
 struct DeviceCompileContext {
   std::string cuda_version;  // "13.0": the worker's toolkit must be exactly this one
   std::string build_id;      // groups the actions into one build (and its shards)
+  // A job to send first and report as soon as its outputs are written (if it exited 0),
+  // before the others finish: the one whose outputs let the caller start other work.
+  std::optional<size_t> early_job;
+  std::function<void()> on_early_job_done;
 };
 
 class DeviceCompiler {

@@ -1,6 +1,7 @@
 #include "libfarm/nvcc/farm_device_compiler.h"
 
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 
@@ -47,13 +48,51 @@ farm::v1::Action DeviceJobAction(const DeviceJob& job, const DeviceCompileContex
   return action;
 }
 
+absl::StatusOr<DeviceJobOutcome> FarmDeviceCompiler::Collect(const DeviceJob& job,
+                                                             const farm::v1::ActionStatus& st) {
+  if (st.state() != farm::v1::ACTION_STATE_COMPLETED) {
+    return absl::UnavailableError(
+        absl::StrCat("device action ", st.action_id(), " for ", job.shard,
+                     " did not run: ", st.error().empty() ? "cancelled" : st.error()));
+  }
+  const farm::v1::ActionResult& r = st.result();
+  DeviceJobOutcome outcome;
+  outcome.exit_code = r.exit_code();
+  outcome.worker = r.worker();
+  outcome.cache_hit = r.cache_hit();
+  auto out = FullLog(cas_, r.stdout_digest(), r.stdout_tail());
+  if (!out.ok()) return out.status();
+  auto err = FullLog(cas_, r.stderr_digest(), r.stderr_tail());
+  if (!err.ok()) return err.status();
+  outcome.stdout_text = *std::move(out);
+  outcome.stderr_text = *std::move(err);
+  if (outcome.exit_code != 0) return outcome;
+  std::map<std::string, farm::v1::Digest> by_name;
+  for (const auto& o : r.outputs()) by_name[o.path()] = o.digest();
+  for (const auto& file : job.outputs) {
+    auto it = by_name.find(file.name);
+    if (it == by_name.end()) {
+      return absl::DataLossError(
+          absl::StrCat("device action ", st.action_id(), " returned no '", file.name, "'"));
+    }
+    if (absl::Status s = cas_->DownloadToFile(it->second, file.local_path); !s.ok()) return s;
+  }
+  return outcome;
+}
+
 absl::StatusOr<std::vector<DeviceJobOutcome>> FarmDeviceCompiler::Compile(
     const std::vector<DeviceJob>& jobs, const DeviceCompileContext& context) {
+  // The early job goes first: the coordinator hands out a build's actions in order.
+  std::vector<size_t> order;
+  if (context.early_job && *context.early_job < jobs.size()) order.push_back(*context.early_job);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (order.empty() || order.front() != i) order.push_back(i);
+  }
   std::map<std::string, farm::v1::Digest> uploaded;  // local path -> digest
   std::vector<farm::v1::Action> actions;
-  for (const DeviceJob& job : jobs) {
+  for (size_t i : order) {
     std::vector<farm::v1::Digest> digests;
-    for (const auto& in : job.inputs) {
+    for (const auto& in : jobs[i].inputs) {
       auto it = uploaded.find(in.local_path);
       if (it == uploaded.end()) {
         auto digest = cas_->UploadFile(in.local_path);
@@ -62,52 +101,42 @@ absl::StatusOr<std::vector<DeviceJobOutcome>> FarmDeviceCompiler::Compile(
       }
       digests.push_back(it->second);
     }
-    actions.push_back(DeviceJobAction(job, context, digests));
+    actions.push_back(DeviceJobAction(jobs[i], context, digests));
   }
   auto submitted = actions_->Execute(actions);
   if (!submitted.ok()) return submitted.status();
-  std::vector<std::string> ids;
-  for (const auto& st : *submitted) ids.push_back(st.action_id());
-  auto done = actions_->WaitAll(ids, absl::Seconds(kDeviceActionTimeoutSeconds + 600));
+  std::vector<std::string> ids(jobs.size());
+  for (size_t k = 0; k < order.size(); ++k) ids[order[k]] = (*submitted)[k].action_id();
+  const absl::Duration timeout = absl::Seconds(kDeviceActionTimeoutSeconds + 600);
+
+  std::vector<std::optional<DeviceJobOutcome>> outcomes(jobs.size());
+  if (context.early_job && *context.early_job < jobs.size()) {
+    const size_t early = *context.early_job;
+    auto done = actions_->WaitAll({ids[early]}, timeout);
+    if (!done.ok()) return done.status();
+    if (done->size() != 1) return absl::DeadlineExceededError("device action did not finish");
+    auto outcome = Collect(jobs[early], done->front());
+    if (!outcome.ok()) return outcome.status();
+    outcomes[early] = *std::move(outcome);
+    if (outcomes[early]->exit_code == 0 && context.on_early_job_done) {
+      context.on_early_job_done();
+    }
+  }
+  auto done = actions_->WaitAll(ids, timeout);
   if (!done.ok()) return done.status();
   if (done->size() != jobs.size()) {
     return absl::DeadlineExceededError("device actions did not finish in time");
   }
-
-  std::vector<DeviceJobOutcome> outcomes;
+  std::vector<DeviceJobOutcome> result;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    const farm::v1::ActionStatus& st = (*done)[i];
-    if (st.state() != farm::v1::ACTION_STATE_COMPLETED) {
-      return absl::UnavailableError(
-          absl::StrCat("device action ", st.action_id(), " for ", jobs[i].shard,
-                       " did not run: ", st.error().empty() ? "cancelled" : st.error()));
+    if (!outcomes[i]) {
+      auto outcome = Collect(jobs[i], (*done)[i]);
+      if (!outcome.ok()) return outcome.status();
+      outcomes[i] = *std::move(outcome);
     }
-    const farm::v1::ActionResult& r = st.result();
-    DeviceJobOutcome outcome;
-    outcome.exit_code = r.exit_code();
-    outcome.worker = r.worker();
-    outcome.cache_hit = r.cache_hit();
-    auto out = FullLog(cas_, r.stdout_digest(), r.stdout_tail());
-    if (!out.ok()) return out.status();
-    auto err = FullLog(cas_, r.stderr_digest(), r.stderr_tail());
-    if (!err.ok()) return err.status();
-    outcome.stdout_text = *std::move(out);
-    outcome.stderr_text = *std::move(err);
-    if (outcome.exit_code == 0) {
-      std::map<std::string, farm::v1::Digest> by_name;
-      for (const auto& o : r.outputs()) by_name[o.path()] = o.digest();
-      for (const auto& file : jobs[i].outputs) {
-        auto it = by_name.find(file.name);
-        if (it == by_name.end()) {
-          return absl::DataLossError(
-              absl::StrCat("device action ", st.action_id(), " returned no '", file.name, "'"));
-        }
-        if (absl::Status s = cas_->DownloadToFile(it->second, file.local_path); !s.ok()) return s;
-      }
-    }
-    outcomes.push_back(std::move(outcome));
+    result.push_back(*std::move(outcomes[i]));
   }
-  return outcomes;
+  return result;
 }
 
 }  // namespace farm

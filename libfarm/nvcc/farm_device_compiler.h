@@ -16,6 +16,10 @@ class FarmDeviceCompiler final : public DeviceCompiler {
       const std::vector<DeviceJob>& jobs, const DeviceCompileContext& context) override;
 
  private:
+  // A finished action's outcome; for an exit of 0 its outputs are written to their paths.
+  absl::StatusOr<DeviceJobOutcome> Collect(const DeviceJob& job,
+                                           const farm::v1::ActionStatus& status);
+
   ActionClient* actions_;
   CasClient* cas_;
 };

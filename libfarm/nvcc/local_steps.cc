@@ -28,13 +28,26 @@ std::vector<std::string> LocalSteps::Argv(size_t index) const {
 
 absl::Status LocalSteps::Run(const std::vector<size_t>& steps) {
   for (size_t index : steps) {
-    auto run = RunCommand(Argv(index), kStepTimeout, env_);
-    if (!run.ok()) return run.status();
-    Record(index, run->stdout_text, run->stderr_text);
-    if (run->exit_code != 0) {
-      return absl::AbortedError(
-          absl::StrCat(dryrun_.steps[index].tool, " exited with ", run->exit_code));
-    }
+    if (absl::Status s = RunArgv(index, Argv(index)); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LocalSteps::RunWithOutput(size_t index, const std::string& output) {
+  std::vector<std::string> argv = Argv(index);
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] == "-o") argv[i + 1] = output;
+  }
+  return RunArgv(index, std::move(argv));
+}
+
+absl::Status LocalSteps::RunArgv(size_t index, std::vector<std::string> argv) {
+  auto run = RunCommand(argv, kStepTimeout, env_);
+  if (!run.ok()) return run.status();
+  Record(index, run->stdout_text, run->stderr_text);
+  if (run->exit_code != 0) {
+    return absl::AbortedError(
+        absl::StrCat(dryrun_.steps[index].tool, " exited with ", run->exit_code));
   }
   return absl::OkStatus();
 }

@@ -23,6 +23,8 @@ class LocalSteps {
   // Runs steps in order and records what they print; stops at the first failure
   // (kAborted "<tool> exited with N" for a non-zero exit).
   absl::Status Run(const std::vector<size_t>& steps);
+  // Runs one step with its -o replaced by `output`; records and fails as Run does.
+  absl::Status RunWithOutput(size_t index, const std::string& output);
   // Records what a step that ran elsewhere printed, in its place in the plan.
   void Record(size_t index, std::string out, std::string err);
   // Everything printed, in plan order.
@@ -31,6 +33,7 @@ class LocalSteps {
  private:
   // Step `index`'s words with $VARS expanded and the tool resolved.
   std::vector<std::string> Argv(size_t index) const;
+  absl::Status RunArgv(size_t index, std::vector<std::string> argv);
 
   const NvccDryrun& dryrun_;
   std::vector<std::string> env_;

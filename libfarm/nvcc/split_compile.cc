@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -15,6 +16,7 @@
 #include "libfarm/nvcc/compile_cache.h"
 #include "libfarm/nvcc/dependency_file.h"
 #include "libfarm/nvcc/device_job.h"
+#include "libfarm/nvcc/host_compile_ahead.h"
 #include "libfarm/nvcc/line_markers.h"
 #include "libfarm/nvcc/local_steps.h"
 #include "libfarm/process/subprocess.h"
@@ -179,6 +181,12 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   }
 
   DeviceCompileContext context{*cuda_version, request.build_id};
+  std::unique_ptr<HostCompileAhead> ahead =
+      request.host_compile_ahead ? HostCompileAhead::Plan(*dryrun, *jobs, temp->path()) : nullptr;
+  if (ahead) {
+    context.early_job = ahead->stub_job();
+    context.on_early_job_done = [&] { ahead->Start(local); };
+  }
   auto outcomes = device_compiler.Compile(*jobs, context);
   if (!outcomes.ok()) return outcomes.status();
   for (size_t i = 0; i < outcomes->size(); ++i) {
@@ -189,7 +197,15 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
           absl::StrCat("device compile for ", (*jobs)[i].shard, " exited with ", o.exit_code));
     }
   }
-  if (absl::Status s = local.Run(after); !s.ok()) return s;
+  if (ahead) {
+    auto used = ahead->Finish(local);
+    if (!used.ok()) return used.status();
+    if (!*used) {
+      if (absl::Status s = local.Run({ahead->host_compile_step()}); !s.ok()) return s;
+    }
+  } else if (absl::Status s = local.Run(after); !s.ok()) {
+    return s;
+  }
 
   if (request.command.dependencies.with_compile) {
     std::ofstream out(request.command.dependencies.file, std::ios::binary | std::ios::trunc);

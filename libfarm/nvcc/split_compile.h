@@ -17,6 +17,7 @@ struct SplitCompileRequest {
   std::string nvcc;         // the real nvcc
   NvccCommandLine command;  // passed CheckDecomposable
   std::string build_id;
+  bool host_compile_ahead = true;  // see HostCompileAhead
 };
 
 struct SplitCompileResult {

@@ -170,6 +170,46 @@ TEST_F(FarmNvccTest, CubTemplatesOnThreeArchsMatchPlainNvcc) {
                        {"sm_75", "sm_90", "sm_121"});
 }
 
+// The host compile runs beside the device jobs with a placeholder fat binary, which is
+// swapped for the real one in the object afterwards: the object must be byte for byte the
+// one the host compile writes when it waits for the fat binary, as under nvcc. The action
+// cache answers the second compile, so only the host side differs.
+TEST_F(FarmNvccTest, HostCompileAheadWritesTheObjectTheWaitingCompileWrites) {
+  const std::string d = WorkDir("ahead");
+  const std::vector<std::string> args = {FarmBinary("farm-nvcc"),
+                                         kNvcc,
+                                         "-c",
+                                         "reduce_cub.cu",
+                                         "-O2",
+                                         "-std=c++17",
+                                         "-Xcompiler=-fPIC",
+                                         "-gencode",
+                                         "arch=compute_75,code=[compute_75,sm_75]",
+                                         "-gencode",
+                                         "arch=compute_90,code=sm_90",
+                                         "-gencode",
+                                         "arch=compute_121,code=sm_121",
+                                         "-o"};
+  std::vector<std::string> ahead = args, waiting = args;
+  ahead.push_back("ahead.o");
+  waiting.push_back("waiting.o");
+  CommandResult a = Run(ahead, d);
+  ASSERT_EQ(a.exit_code, 0) << a.stderr_text;
+  EXPECT_THAT(a.stderr_text, HasSubstr("host compile ran beside the device jobs"));
+  CommandResult w = Run(waiting, d, {"FARM_NVCC_HOST_COMPILE_AHEAD=0"});
+  ASSERT_EQ(w.exit_code, 0) << w.stderr_text;
+  EXPECT_THAT(w.stderr_text, Not(HasSubstr("host compile ran beside")));
+  const std::string want = ReadFile(d + "/waiting.o");
+  ASSERT_GT(want.size(), 1000u);
+  EXPECT_TRUE(ReadFile(d + "/ahead.o") == want) << "objects differ";
+  // With -g the fat binary's size is in the debug info: the compile waits, as nvcc's does.
+  std::vector<std::string> debug = args;
+  debug.insert(debug.end(), {"debug.o", "-Xcompiler=-g"});
+  CommandResult g = Run(debug, d);
+  ASSERT_EQ(g.exit_code, 0) << g.stderr_text;
+  EXPECT_THAT(g.stderr_text, Not(HasSubstr("host compile ran beside")));
+}
+
 TEST_F(FarmNvccTest, ArchDependentCodeWithPtxAndCubinMatchesPlainNvcc) {
   // Debug info names the source: absolute, as CMake passes it.
   ExpectSameDeviceCode(
