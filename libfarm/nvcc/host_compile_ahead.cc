@@ -35,8 +35,9 @@ std::unique_ptr<HostCompileAhead> HostCompileAhead::Plan(const NvccDryrun& dryru
   if (!host_compile) return nullptr;
   const DryrunStep& compile = dryrun.steps[*host_compile];
   if (compile.output.empty() || HasDebugInfo(compile.argv)) return nullptr;
-  for (const std::string& word : compile.argv) {
-    if (word == "-D__CUDACC_RDC__") return nullptr;
+  // -rdc's fat binary goes to another section, with a frame the placeholder does not have.
+  for (const std::string& word : dryrun.steps[*dryrun.fatbinary].argv) {
+    if (word == "--device-c") return nullptr;
   }
   const std::string fatbin_c =
       DryrunFlagValue(dryrun.steps[*dryrun.fatbinary].argv, "--embedded-fatbin");
