@@ -36,11 +36,9 @@ class ActionsTest : public ::testing::Test {
   }
   void TearDown() override {
     for (auto& [name, w] : workers_) {
-      w.process().Signal(SIGKILL);
-      w.process().Wait(absl::Seconds(5));
+      w.Stop();
     }
-    coordinator_->process().Signal(SIGKILL);
-    coordinator_->process().Wait(absl::Seconds(5));
+    coordinator_->Stop();
   }
   void Connect() {
     token_ = *ReadTokenFile(coordinator_->token_file());
@@ -168,8 +166,7 @@ TEST_F(ActionsTest, KilledWorkerMidActionCompletesOnTheOther) {
         return !first_worker.empty();
       },
       absl::Seconds(20)));
-  workers_.at(first_worker).process().Signal(SIGKILL);
-  workers_.at(first_worker).process().Wait(absl::Seconds(5));
+  workers_.at(first_worker).Stop();
   auto done = actions_->WaitAll({id}, absl::Seconds(60));
   ASSERT_TRUE(done.ok());
   const auto& status = done->front();
@@ -197,8 +194,7 @@ TEST_F(ActionsTest, Kill9CoordinatorWithQueuedAndRunningActionsEachRunsExactlyOn
       },
       absl::Seconds(20)));
   const int port = coordinator_->port();
-  coordinator_->process().Signal(SIGKILL);
-  coordinator_->process().Wait(absl::Seconds(5));
+  coordinator_->Stop();
   absl::SleepFor(absl::Milliseconds(500));
   auto restarted = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", "2s"},
                                              absl::StrCat("127.0.0.1:", port));

@@ -29,10 +29,7 @@ class RunningCoordinatorTest : public ::testing::Test {
     coordinator_ = *c;
     std::ofstream(dir_ / "wrong-token") << "ffffffffffffffffffffffffffffffff\n";
   }
-  void TearDown() override {
-    coordinator_->process().Signal(SIGKILL);
-    coordinator_->process().Wait(absl::Seconds(5));
-  }
+  void TearDown() override { coordinator_->Stop(); }
   CommandResult Farmctl(const std::vector<std::string>& args, const std::string& token_file) {
     std::vector<std::string> all = {"--coordinator", coordinator_->grpc_address()};
     if (!token_file.empty()) {
@@ -151,8 +148,7 @@ TEST(CoordinatorDataDirTest, CorruptStateIsRefusedAndLeftUntouched) {
         WaitFor([&] { return !ListWorkersJson(c->grpc_address(), c->token_file()).empty(); },
                 absl::Seconds(30)));
     w->process().Signal(SIGKILL);
-    c->process().Signal(SIGKILL);
-    c->process().Wait(absl::Seconds(5));
+    c->Stop();
     w->process().Wait(absl::Seconds(5));
   }
   std::string manifest;
@@ -230,8 +226,7 @@ TEST(CoordinatorFlagsTest, PortInUseIsReported) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, kExitFailure);
   EXPECT_THAT(r->stderr_text, HasSubstr("--listen"));
-  first->process().Signal(SIGKILL);
-  first->process().Wait(absl::Seconds(5));
+  first->Stop();
 }
 
 }  // namespace

@@ -93,10 +93,7 @@ class CasTest : public ::testing::Test {
     token_ = *token;
     stub_ = farm::v1::CasService::NewStub(DialCoordinator(coordinator_->grpc_address()));
   }
-  void TearDown() override {
-    coordinator_->process().Signal(SIGKILL);
-    coordinator_->process().Wait(absl::Seconds(5));
-  }
+  void TearDown() override { coordinator_->Stop(); }
   CommandResult Farmctl(const std::vector<std::string>& args, const std::string& token_file = "") {
     std::vector<std::string> all = {"--coordinator", coordinator_->grpc_address(), "--token-file",
                                     token_file.empty() ? coordinator_->token_file() : token_file};

@@ -80,14 +80,12 @@ class FarmNvccTest : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     for (WorkerProcess* w : workers_) {
-      w->process().Signal(SIGKILL);
-      w->process().Wait(absl::Seconds(5));
+      w->Stop();
       delete w;
     }
     workers_.clear();
     if (coordinator_ != nullptr) {
-      coordinator_->process().Signal(SIGKILL);
-      coordinator_->process().Wait(absl::Seconds(5));
+      coordinator_->Stop();
       delete coordinator_;
       coordinator_ = nullptr;
     }

@@ -32,12 +32,10 @@ class FleetTest : public ::testing::Test {
   }
   void TearDown() override {
     for (auto& w : workers_) {
-      w.process().Signal(SIGKILL);
-      w.process().Wait(absl::Seconds(5));
+      w.Stop();
     }
     if (coordinator_) {
-      coordinator_->process().Signal(SIGKILL);
-      coordinator_->process().Wait(absl::Seconds(5));
+      coordinator_->Stop();
     }
   }
   nlohmann::json Workers() {

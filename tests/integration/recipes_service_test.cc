@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/cleanup/cleanup.h"
+
 #include "tests/support/farm_processes.h"
 
 namespace farm::testing {
@@ -38,6 +40,7 @@ TEST(RecipesServiceTest, BadRecipeIsLoggedAndTheOthersAreServed) {
 
   auto c = CoordinatorProcess::Start(dir / "data", {"--recipes-dir", recipes.string()});
   ASSERT_TRUE(c.ok()) << c.status();
+  absl::Cleanup stop = [&] { c->Stop(); };
   const std::vector<std::string> target = {"--coordinator", c->grpc_address(), "--token-file",
                                            c->token_file()};
   auto with = [&](std::vector<std::string> args) {
@@ -88,6 +91,7 @@ TEST(RecipesServiceTest, DefaultsToTheSourceTreeRecipes) {
   TempDir dir("recipes_default");
   auto c = CoordinatorProcess::Start(dir / "data");
   ASSERT_TRUE(c.ok()) << c.status();
+  absl::Cleanup stop = [&] { c->Stop(); };
   CommandResult json = RunFarmctl(
       {"--coordinator", c->grpc_address(), "--token-file", c->token_file(), "--json", "recipes"});
   ASSERT_EQ(json.exit_code, 0) << json.stderr_text;

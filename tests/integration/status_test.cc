@@ -89,12 +89,10 @@ class StatusTest : public ::testing::Test {
   }
   void TearDown() override {
     for (auto& w : workers_) {
-      w.process().Signal(SIGKILL);
-      w.process().Wait(absl::Seconds(5));
+      w.Stop();
     }
     if (coordinator_) {
-      coordinator_->process().Signal(SIGKILL);
-      coordinator_->process().Wait(absl::Seconds(5));
+      coordinator_->Stop();
     }
   }
   void StartCoordinator() {
@@ -314,8 +312,7 @@ TEST_F(StatusTest, ProgressFailureApiMetricsFarmctlAndRestartAgree) {
   EXPECT_THAT(unknown.stderr_text, HasSubstr("farmctl builds"));
 
   // A restart keeps the build record, rebuilt the same.
-  coordinator_->process().Signal(SIGKILL);
-  coordinator_->process().Wait(absl::Seconds(5));
+  coordinator_->Stop();
   StartCoordinator();
   const farm::v1::Build restarted = GetBuild();
   EXPECT_EQ(AsApiJson(restarted), AsApiJson(after_log));

@@ -160,14 +160,12 @@ class SubmitTest : public ::testing::Test {
 
   static void TearDownTestSuite() {
     for (WorkerProcess* w : workers_) {
-      w->process().Signal(SIGKILL);
-      w->process().Wait(absl::Seconds(5));
+      w->Stop();
       delete w;
     }
     workers_.clear();
     if (coordinator_ != nullptr) {
-      coordinator_->process().Signal(SIGKILL);
-      coordinator_->process().Wait(absl::Seconds(5));
+      coordinator_->Stop();
     }
     if (pypiserver_ != nullptr) {
       pypiserver_->Signal(SIGKILL);
@@ -375,8 +373,7 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
               absl::Seconds(60)));
   const std::string grpc = coordinator_->grpc_address();
   const std::string http = coordinator_->http_address();
-  coordinator_->process().Signal(SIGKILL);
-  coordinator_->process().Wait(absl::Seconds(5));
+  coordinator_->Stop();
   delete coordinator_;
   coordinator_ = nullptr;
   StartCoordinator(grpc, http);

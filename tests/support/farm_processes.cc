@@ -150,4 +150,14 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
+void CoordinatorProcess::Stop() {
+  process_->Signal(SIGKILL);
+  process_->Wait(absl::Seconds(5));
+}
+
+void WorkerProcess::Stop() {
+  process_->Signal(SIGKILL);
+  process_->Wait(absl::Seconds(5));
+}
+
 }  // namespace farm::testing

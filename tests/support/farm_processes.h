@@ -47,6 +47,8 @@ class CoordinatorProcess {
   const std::string& log_path() const { return log_; }
   Subprocess& process() { return *process_; }
   int port() const;
+  // Kills the coordinator and reaps it: tests must not leave processes behind.
+  void Stop();
 
  private:
   std::optional<Subprocess> process_;
@@ -61,6 +63,8 @@ class WorkerProcess {
                                              const std::vector<std::string>& extra_args = {});
   Subprocess& process() { return *process_; }
   const std::string& log_path() const { return log_; }
+  // Kills the worker and reaps it.
+  void Stop();
 
  private:
   std::optional<Subprocess> process_;
