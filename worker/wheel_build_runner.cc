@@ -136,6 +136,13 @@ void FailCompletion(farm::v1::Completion& completion, const std::string& message
   if (log != nullptr) log->Note(absl::StrCat("wheelfarm: ", message, "\n"));
 }
 
+// Echoes the command as `+ words` (as `sh -x` would), then runs it: the log shows each step.
+// printf, not echo: dash's echo interprets backslashes.
+void AppendEchoedCommand(std::string& script, const std::vector<std::string>& argv) {
+  absl::StrAppend(&script, "printf '%s\\n' ", ShellQuote(absl::StrCat("+ ", QuotedArgv(argv))),
+                  "\n", QuotedArgv(argv), "\n");
+}
+
 }  // namespace
 
 WheelBuildRunner::WheelBuildRunner(WheelBuildOptions options, ActionRunner* runner, CasClient* cas,
@@ -159,14 +166,10 @@ std::string WheelBuildRunner::Script(const farm::v1::WheelBuildTask& task,
       clone.insert(clone.end(), {"--recurse-submodules", "--shallow-submodules"});
     }
     clone.insert(clone.end(), {task.source().git_url(), "src"});
-    absl::StrAppend(&script, "printf '%s\\n' ", ShellQuote(absl::StrCat("+ ", QuotedArgv(clone))),
-                    "\n", QuotedArgv(clone), "\n");
+    AppendEchoedCommand(script, clone);
   }
   absl::StrAppend(&script, "cd src\n");
-  for (const auto& argv : steps) {
-    absl::StrAppend(&script, "printf '%s\\n' ", ShellQuote(absl::StrCat("+ ", QuotedArgv(argv))),
-                    "\n", QuotedArgv(argv), "\n");
-  }
+  for (const auto& argv : steps) AppendEchoedCommand(script, argv);
   return script;
 }
 

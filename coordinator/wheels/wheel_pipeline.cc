@@ -10,6 +10,7 @@
 #include "coordinator/wheels/build_planner.h"
 #include "coordinator/wheels/source_tree.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/process/output_tail.h"
 #include "libfarm/recipes/recipe_proto.h"
 
 namespace farm::coordinator {
@@ -22,15 +23,6 @@ constexpr uint32_t kBuildTimeoutSeconds = 12 * 3600;
 constexpr absl::Duration kPollInterval = absl::Milliseconds(300);
 
 // The last `max_lines` non-empty lines of a command's output, for a failure reason.
-std::string LastLines(const std::string& text, size_t max_lines) {
-  std::vector<std::string> lines;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
-    lines.emplace_back(line);
-  }
-  if (lines.size() > max_lines) lines.erase(lines.begin(), lines.end() - max_lines);
-  return absl::StrJoin(lines, "\n");
-}
-
 std::string HostFailure(const farm::v1::ActionStatus& st) {
   if (st.state() == farm::v1::ACTION_STATE_FAILED) {
     return absl::StrCat("the build could not run: ", st.error());
@@ -39,7 +31,7 @@ std::string HostFailure(const farm::v1::ActionStatus& st) {
   // The host merges the command's stderr into stdout; stderr has the worker's own words.
   const std::string tail = !r.stderr_tail().empty() ? r.stderr_tail() : r.stdout_tail();
   return absl::StrCat("the build command failed with exit code ", r.exit_code(), " on ", r.worker(),
-                      ":\n", LastLines(tail, 12));
+                      ":\n", TailLines(tail, 12));
 }
 
 }  // namespace

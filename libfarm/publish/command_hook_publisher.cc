@@ -9,6 +9,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "libfarm/process/output_tail.h"
 #include "libfarm/process/subprocess.h"
 #include "libfarm/wheel/wheel_filename.h"
 
@@ -92,17 +93,6 @@ absl::StatusOr<PublishResult> CommandHookPublisher::Publish(const std::string& w
                                   : absl::StrCat("; its stderr ends:\n", tail)));
   }
   return PublishResult{.location = Describe(), .detail = TailLines(result->stdout_text, 5)};
-}
-
-std::string TailLines(const std::string& text, int max_lines) {
-  std::vector<absl::string_view> lines =
-      absl::StrSplit(absl::StripTrailingAsciiWhitespace(text), '\n');
-  if (lines.size() == 1 && lines.front().empty()) return "";
-  const size_t keep = std::min(lines.size(), static_cast<size_t>(std::max(max_lines, 0)));
-  std::string tail =
-      absl::StrJoin(lines.end() - static_cast<std::ptrdiff_t>(keep), lines.end(), "\n");
-  if (tail.size() > 4000) tail = "..." + tail.substr(tail.size() - 4000);
-  return tail;
 }
 
 }  // namespace farm

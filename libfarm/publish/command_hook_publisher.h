@@ -33,7 +33,4 @@ class CommandHookPublisher : public Publisher {
   absl::Duration timeout_;
 };
 
-// The last `max_lines` lines of `text`, for error messages.
-std::string TailLines(const std::string& text, int max_lines);
-
 }  // namespace farm
