@@ -22,7 +22,7 @@ struct EmbeddedFatbin {
 // one that is not 0x followed by 16 hex digits per value.
 absl::StatusOr<EmbeddedFatbin> ParseEmbeddedFatbin(absl::string_view text);
 
-// A .fatbin.c holding one zero quad, in the frame fatbinary (CUDA 12 and 13) writes for a
+// A .fatbin.c holding one zero quad, in the frame CUDA 13.0's fatbinary writes for a
 // whole-program (-c, not -rdc) compile: the host compile can start before the fat binary
 // exists, and the frame of the real file shows whether it was the same.
 std::string PlaceholderFatbinC();
