@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <optional>
@@ -47,6 +48,11 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   auto command = ParseNvccCommandLine(call.args);
   if (!command.ok()) return Fallback(call, command.status());
   if (absl::Status s = CheckDecomposable(*command); !s.ok()) return Fallback(call, s);
+  for (const char* variable : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"}) {
+    const char* value = std::getenv(variable);
+    if (value == nullptr) continue;
+    if (absl::Status s = CheckEnvironmentFlags(variable, value); !s.ok()) return Fallback(call, s);
+  }
 
   cli::GlobalOptions global;
   global.coordinator = options.coordinator;

@@ -8,9 +8,10 @@ namespace {
 
 using ::testing::ElementsAre;
 
-TEST(IncludedFilesTest, ReadsLineMarkersOnlySkippingPseudoFilesAndTemporaries) {
+TEST(IncludedFilesTest, ReadsLineMarkersOnlySkippingPseudoFilesDirectoriesAndTemporaries) {
   const std::string text =
       "# 1 \"/src/k.cu\"\n"
+      "# 1 \"/build/dir//\"\n"
       "# 1 \"<built-in>\"\n"
       "# 1 \"<command-line>\"\n"
       "# 1 \"/usr/include/stdio.h\" 1 3 4\n"

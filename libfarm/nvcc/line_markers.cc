@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 
 namespace farm {
 namespace {
@@ -52,6 +53,9 @@ std::vector<LineMarkerFile> LineMarkerFiles(absl::string_view text) {
     at = end + 1;
     if (!ParseMarker(line, file, system)) continue;
     if (file.empty() || file[0] == '<') continue;  // <built-in>, <command-line>
+    // With -g gcc records its working directory as `# 1 "/dir//"` (-fworking-directory):
+    // a directory, not a file read.
+    if (absl::EndsWith(file, "//")) continue;
     if (!seen.insert(file).second) continue;
     files.push_back({file, system});
   }

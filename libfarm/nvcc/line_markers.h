@@ -16,7 +16,8 @@ struct LineMarkerFile {
 };
 
 // Each file once, in order of its first marker; the preprocessor's pseudo-files
-// (<built-in>, <command-line>) are left out. Only whole lines starting with '#' count, so
+// (<built-in>, <command-line>) and gcc's working-directory marker ("/dir//", with -g) are
+// left out. Only whole lines starting with '#' count, so
 // strings and pragmas that look like markers are not.
 std::vector<LineMarkerFile> LineMarkerFiles(absl::string_view preprocessed_text);
 

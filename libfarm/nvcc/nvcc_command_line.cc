@@ -47,6 +47,7 @@ enum class Action {
   kXfatbin,
   kCompressMode,
   kThreads,
+  kSchedulingOnly,  // like --threads: how nvcc runs its steps, not what they produce
   kDeviceDebug,
   kLineInfo,
   kOptionsFile,
@@ -62,120 +63,193 @@ struct OptionSpec {
   const char* refuse_reason = nullptr;
 };
 
-// nvcc 13.0's options that real builds use (nvcc --help). Unlisted means unknown.
+// Every option nvcc 13.0 documents (`nvcc --help`), plus -Xcudafe/-Xfatbin, which it
+// accepts without listing them. Most are kPass: farm-nvcc replays nvcc's own --dryrun plan,
+// so whatever an option does to a step shows in that step's arguments. The table exists to
+// find the input, the output and the phase, and to know which options take a value. A word
+// it does not know is nvcc's business: nvcc forwards it to the host compiler (with
+// -forward-unknown-to-host-compiler) or rejects it, and the dry run says which.
 constexpr OptionSpec kOptions[] = {
-    {"output-file", "o", true, Action::kOutput},
+    // Phases.
     {"compile", "c", false, Action::kCompile},
     {"device-c", "dc", false, Action::kDeviceCompile},
     {"device-link", "dlink", false, Action::kDeviceLink},
     {"preprocess", "E", false, Action::kPreprocess},
     {"generate-dependencies", "M", false, Action::kDepsOnly},
     {"generate-nonsystem-dependencies", "MM", false, Action::kDepsOnlyNonsystem},
+    {"cubin", nullptr, false, Action::kCubin},
+    {"ptx", nullptr, false, Action::kPtx},
+    {"fatbin", nullptr, false, Action::kFatbin},
+    {"lib", nullptr, false, Action::kLib},
+    {"link", nullptr, false, Action::kLinkMode},
+    // The phases below produce something a split -c does not: refused by what they make.
+    {"device-w", "dw", false, Action::kRefuse, "-dw (device-only relocatable object)"},
+    {"run", nullptr, false, Action::kRefuse, "-run executes the program"},
+    {"cuda", nullptr, false, Action::kRefuse, "-cuda writes host C++ only"},
+    {"optix-ir", nullptr, false, Action::kRefuse, "-optix-ir output"},
+    {"ltoir", nullptr, false, Action::kRefuse, "-ltoir output (LTO intermediate)"},
+    {"relocatable-link", "r", false, Action::kRefuse, "-r links relocatable device code"},
+    // Dependency files: written by farm-nvcc from its own preprocess outputs.
     {"generate-dependencies-with-compile", "MD", false, Action::kDepsWithCompile},
     {"generate-nonsystem-dependencies-with-compile", "MMD", false,
      Action::kDepsWithCompileNonsystem},
     {"dependency-output", "MF", true, Action::kDepFile},
     {"dependency-target-name", "MT", true, Action::kDepTarget},
     {"generate-dependency-targets", "MP", false, Action::kDepPhony},
-    {"cubin", nullptr, false, Action::kCubin},
-    {"ptx", nullptr, false, Action::kPtx},
-    {"fatbin", nullptr, false, Action::kFatbin},
-    {"lib", nullptr, false, Action::kLib},
-    {"link", nullptr, false, Action::kLinkMode},
-    {"relocatable-device-code", "rdc", true, Action::kRdc},
+    // Files and paths.
+    {"output-file", "o", true, Action::kOutput},
+    {"options-file", "optf", true, Action::kOptionsFile},
+    {"x", nullptr, true, Action::kLanguage},
+    {"pre-include", "include", true, Action::kPass},
+    {"library", "l", true, Action::kPass},
+    {"define-macro", "D", true, Action::kPass},
+    {"undefine-macro", "U", true, Action::kPass},
+    {"include-path", "I", true, Action::kPass},
+    {"system-include", "isystem", true, Action::kPass},
+    {"library-path", "L", true, Action::kPass},
+    {"output-directory", "odir", true, Action::kPass},
+    {"compiler-bindir", "ccbin", true, Action::kPass},
+    {"allow-unsupported-compiler", nullptr, false, Action::kPass},
+    {"archiver-binary", "arbin", true, Action::kPass},
+    {"cudart", nullptr, true, Action::kPass},
+    {"cudadevrt", nullptr, true, Action::kPass},
+    {"libdevice-directory", "ldir", true, Action::kPass},
+    {"target-directory", "target-dir", true, Action::kPass},
+    {"use-local-env", nullptr, false, Action::kPass},
+    {"force-cl-env-setup", nullptr, false, Action::kPass},
+    {"input-drive-prefix", "idp", true, Action::kPass},
+    {"dependency-drive-prefix", "ddp", true, Action::kPass},
+    {"drive-prefix", "dp", true, Action::kPass},
+    // nvcc writes its temporaries beside the object instead of in TMPDIR: the plan would name
+    // files in the user's tree that farm-nvcc cannot give stable names.
+    {"objdir-as-tempdir", "objtemp", false, Action::kRefuse,
+     "-objtemp puts nvcc's temporaries beside the object"},
+    // Code generation and language: their effect is in the plan's arguments.
+    {"profile", "pg", false, Action::kPass},
+    {"debug", "g", false, Action::kPass},
+    // -G's DWARF records the directory cicc ran in: the worker's scratch dir, not the user's.
+    {"device-debug", "G", false, Action::kDeviceDebug},
+    {"generate-line-info", "lineinfo", false, Action::kLineInfo},
+    {"optimization-info", "opt-info", true, Action::kPass},
+    {"optimize", "O", true, Action::kPass},
+    {"Ofast-compile", "Ofc", true, Action::kPass},
+    {"dopt", nullptr, true, Action::kPass},
+    // Link-time optimisation embeds LTO-IR that a later -dlink compiles: no per-arch SASS.
+    {"dlink-time-opt", "dlto", false, Action::kRefuse, "link-time optimisation (-dlto)"},
+    {"lto", nullptr, false, Action::kRefuse, "link-time optimisation (-lto)"},
+    {"gen-opt-lto", nullptr, false, Action::kRefuse, "link-time optimisation (-gen-opt-lto)"},
+    {"ftemplate-backtrace-limit", nullptr, true, Action::kPass},
+    {"ftemplate-depth", nullptr, true, Action::kPass},
+    {"no-exceptions", "noeh", false, Action::kPass},
+    {"shared", nullptr, false, Action::kPass},
+    {"std", nullptr, true, Action::kPass},
+    {"no-host-device-initializer-list", "nohdinitlist", false, Action::kPass},
+    {"no-host-device-move-forward", "nohdmoveforward", false, Action::kPass},
+    {"expt-relaxed-constexpr", nullptr, false, Action::kPass},
+    {"extended-lambda", nullptr, false, Action::kPass},
+    {"expt-extended-lambda", nullptr, false, Action::kPass},
+    {"machine", "m", true, Action::kPass},
+    {"m64", nullptr, false, Action::kPass},
+    // Options for the tools nvcc drives.
+    {"compiler-options", "Xcompiler", true, Action::kXcompiler},
+    {"linker-options", "Xlinker", true, Action::kPass},
+    {"archive-options", "Xarchive", true, Action::kPass},
+    {"ptxas-options", "Xptxas", true, Action::kXptxas},
+    {"nvlink-options", "Xnvlink", true, Action::kPass},
+    {"cudafe-options", "Xcudafe", true, Action::kPass},
+    {"fatbin-options", "Xfatbin", true, Action::kXfatbin},
+    {"static-global-template-stub", nullptr, true, Action::kPass},
+    {"device-entity-has-hidden-visibility", nullptr, true, Action::kPass},
+    {"forward-unknown-to-host-compiler", nullptr, false, Action::kPass},
+    {"forward-unknown-to-host-linker", nullptr, false, Action::kPass},
+    {"forward-unknown-opts", nullptr, false, Action::kPass},
+    {"dont-use-profile", "noprof", false, Action::kPass},
+    // nvcc's own behaviour.
+    {"threads", "t", true, Action::kThreads},
+    // The jobserver only schedules nvcc's steps, as --threads does.
+    {"jobserver", nullptr, false, Action::kSchedulingOnly},
+    {"dryrun", nullptr, false, Action::kRefuse, "--dryrun runs nothing"},
+    {"verbose", "v", false, Action::kRefuse, "-v prints nvcc's own sub-commands"},
+    // cicc itself splits the module across threads: a plan shape farm-nvcc does not replay.
+    {"split-compile", nullptr, true, Action::kRefuse,
+     "--split-compile changes how cicc/ptxas are driven"},
+    {"split-compile-extended", nullptr, true, Action::kRefuse,
+     "--split-compile-extended changes how cicc/ptxas are driven"},
+    {"fdevice-syntax-only", nullptr, false, Action::kRefuse,
+     "--fdevice-syntax-only produces no device code"},
+    {"fdevice-time-trace", nullptr, true, Action::kRefuse,
+     "--fdevice-time-trace writes a trace file from the device compile"},
+    // These expect nvcc's intermediate files in the user's directory afterwards.
+    {"keep", nullptr, false, Action::kRefuse, "--keep expects nvcc's intermediate files"},
+    {"keep-dir", nullptr, true, Action::kRefuse, "--keep-dir expects nvcc's intermediate files"},
+    {"save-temps", nullptr, false, Action::kRefuse, "--save-temps expects intermediate files"},
+    {"clean-targets", "clean", false, Action::kRefuse, "-clean deletes instead of compiling"},
+    {"time", nullptr, true, Action::kRefuse, "--time writes nvcc's own step timings"},
+    {"run-args", nullptr, true, Action::kPass},
+    {"no-align-double", nullptr, false, Action::kPass},
+    {"no-device-link", "nodlink", false, Action::kPass},
+    // Targets.
     {"gpu-architecture", "arch", true, Action::kArch},
     {"gpu-code", "code", true, Action::kCode},
     {"generate-code", "gencode", true, Action::kGencode},
-    {"options-file", "optf", true, Action::kOptionsFile},
-    {"compiler-options", "Xcompiler", true, Action::kXcompiler},
-    {"ptxas-options", "Xptxas", true, Action::kXptxas},
-    {"fatbin-options", "Xfatbin", true, Action::kXfatbin},
-    {"linker-options", "Xlinker", true, Action::kPass},
-    {"nvlink-options", "Xnvlink", true, Action::kPass},
-    {"archive-options", "Xarchive", true, Action::kPass},
-    {"cudafe-options", "Xcudafe", true, Action::kPass},
-    {"compress-mode", nullptr, true, Action::kCompressMode},
-    {"no-compress", nullptr, false, Action::kPass},
-    {"threads", "t", true, Action::kThreads},
-    {"device-debug", "G", false, Action::kDeviceDebug},
-    {"generate-line-info", "lineinfo", false, Action::kLineInfo},
-    {"debug", "g", false, Action::kPass},
-    {"include-path", "I", true, Action::kPass},
-    {"system-include", "isystem", true, Action::kPass},
-    {"pre-include", "include", true, Action::kPass},
-    {"define-macro", "D", true, Action::kPass},
-    {"undefine-macro", "U", true, Action::kPass},
-    {"library-path", "L", true, Action::kPass},
-    {"library", "l", true, Action::kPass},
-    {"compiler-bindir", "ccbin", true, Action::kPass},
-    {"allow-unsupported-compiler", nullptr, false, Action::kPass},
-    {"std", nullptr, true, Action::kPass},
-    {"optimize", "O", true, Action::kPass},
-    {"dopt", nullptr, true, Action::kPass},
-    {"x", nullptr, true, Action::kLanguage},
-    {"machine", "m", true, Action::kPass},
-    {"shared", nullptr, false, Action::kPass},
-    {"cudart", nullptr, true, Action::kPass},
-    {"cudadevrt", nullptr, true, Action::kPass},
-    {"output-directory", "odir", true, Action::kPass},
+    {"relocatable-device-code", "rdc", true, Action::kRdc},
+    {"entries", "e", true, Action::kPass},
+    {"maxrregcount", nullptr, true, Action::kPass},
     {"use_fast_math", nullptr, false, Action::kPass},
     {"ftz", nullptr, true, Action::kPass},
     {"prec-div", nullptr, true, Action::kPass},
     {"prec-sqrt", nullptr, true, Action::kPass},
     {"fmad", nullptr, true, Action::kPass},
-    {"maxrregcount", nullptr, true, Action::kPass},
-    {"expt-relaxed-constexpr", nullptr, false, Action::kPass},
-    {"expt-extended-lambda", nullptr, false, Action::kPass},
-    {"extended-lambda", nullptr, false, Action::kPass},
-    {"default-stream", nullptr, true, Action::kPass},
-    {"restrict", nullptr, false, Action::kPass},
-    {"source-in-ptx", nullptr, false, Action::kPass},
-    {"resource-usage", "res-usage", false, Action::kPass},
     {"extra-device-vectorization", nullptr, false, Action::kPass},
-    {"static-global-template-stub", nullptr, true, Action::kPass},
-    {"device-entity-has-hidden-visibility", nullptr, true, Action::kPass},
-    {"display-error-number", nullptr, false, Action::kPass},
-    {"no-display-error-number", nullptr, false, Action::kPass},
-    {"diag-suppress", nullptr, true, Action::kPass},
-    {"diag-error", nullptr, true, Action::kPass},
-    {"diag-warn", nullptr, true, Action::kPass},
+    {"default-stream", nullptr, true, Action::kPass},
     {"disable-warnings", "w", false, Action::kPass},
-    {"Werror", nullptr, true, Action::kPass},
-    {"Wno-deprecated-gpu-targets", nullptr, false, Action::kPass},
-    {"Wno-deprecated-declarations", nullptr, false, Action::kPass},
+    {"keep-device-functions", nullptr, false, Action::kPass},
+    {"source-in-ptx", "src-in-ptx", false, Action::kPass},
+    {"restrict", nullptr, false, Action::kPass},
     {"Wreorder", nullptr, false, Action::kPass},
     {"Wdefault-stream-launch", nullptr, false, Action::kPass},
     {"Wmissing-launch-bounds", nullptr, false, Action::kPass},
+    {"Wext-lambda-captures-this", nullptr, false, Action::kPass},
+    {"Wno-deprecated-declarations", nullptr, false, Action::kPass},
+    {"Wno-deprecated-gpu-targets", nullptr, false, Action::kPass},
     {"Wext-robust", nullptr, false, Action::kPass},
-    {"device-w", "dw", false, Action::kRefuse, "-dw (device-only relocatable object)"},
-    {"run", nullptr, false, Action::kRefuse, "-run executes the program"},
-    {"cuda", nullptr, false, Action::kRefuse, "-cuda writes host C++ only"},
-    {"optix-ir", nullptr, false, Action::kRefuse, "-optix-ir output"},
-    {"dlink-time-opt", "dlto", false, Action::kRefuse, "link-time optimisation (-dlto)"},
-    {"split-compile", nullptr, true, Action::kRefuse,
-     "--split-compile changes how cicc/ptxas are driven"},
-    {"keep", nullptr, false, Action::kRefuse, "--keep expects nvcc's intermediate files"},
-    {"keep-dir", nullptr, true, Action::kRefuse, "--keep-dir expects nvcc's intermediate files"},
-    {"save-temps", nullptr, false, Action::kRefuse, "--save-temps expects intermediate files"},
-    {"dryrun", nullptr, false, Action::kRefuse, "--dryrun runs nothing"},
-    {"verbose", "v", false, Action::kRefuse, "-v prints nvcc's own sub-commands"},
-    {"time", nullptr, true, Action::kRefuse, "--time writes nvcc's own step timings"},
-    // CMake passes these on every call. They cannot hide an option from us: an option this
-    // table does not know makes the call not decomposable whether or not nvcc forwards it.
-    {"forward-unknown-to-host-compiler", nullptr, false, Action::kPass},
-    {"forward-unknown-to-host-linker", nullptr, false, Action::kPass},
+    {"Werror", nullptr, true, Action::kPass},
+    {"resource-usage", "res-usage", false, Action::kPass},
+    // Whole-program compilation across translation units needs the device link.
     {"extensible-whole-program", "ewp", false, Action::kRefuse, "-ewp"},
+    {"no-compress", nullptr, false, Action::kPass},
+    {"qpp-config", nullptr, true, Action::kPass},
+    {"compile-as-tools-patch", "astoolspatch", false, Action::kPass},
+    {"list-gpu-code", "code-ls", false, Action::kRefuse, "--list-gpu-code compiles nothing"},
+    {"list-gpu-arch", "arch-ls", false, Action::kRefuse, "--list-gpu-arch compiles nothing"},
+    {"display-error-number", "err-no", false, Action::kPass},
+    {"no-display-error-number", "no-err-no", false, Action::kPass},
+    {"diag-error", nullptr, true, Action::kPass},
+    {"diag-suppress", nullptr, true, Action::kPass},
+    {"diag-warn", nullptr, true, Action::kPass},
+    {"host-linker-script", "hls", true, Action::kPass},
+    {"augment-host-linker-script", "aug-hls", false, Action::kPass},
+    {"brief-diagnostics", "brief-diag", true, Action::kPass},
+    {"jump-table-density", "jtd", true, Action::kPass},
+    {"relocatable-ptx", "reloc-ptx", false, Action::kPass},
+    {"device-stack-protector", nullptr, true, Action::kPass},
+    {"compress-mode", nullptr, true, Action::kCompressMode},
+    {"frandom-seed", nullptr, true, Action::kPass},
+    {"sanitize", nullptr, true, Action::kPass},
+    {"help", "h", false, Action::kRefuse, "--help compiles nothing"},
+    {"version", "V", false, Action::kRefuse, "--version compiles nothing"},
 };
 
-// Short options nvcc also accepts with the value glued on: -I/usr/include, -DNDEBUG, -O3.
 // The options of -MD/-MMD that only shape the dependency file written beside the object.
 // --threads only schedules nvcc's own steps (and makes it redirect their output to files).
 bool IsLeftOutOfSplit(Action action) {
   return action == Action::kDepsWithCompile || action == Action::kDepsWithCompileNonsystem ||
          action == Action::kDepFile || action == Action::kDepTarget ||
-         action == Action::kDepPhony || action == Action::kThreads;
+         action == Action::kDepPhony || action == Action::kThreads ||
+         action == Action::kSchedulingOnly;
 }
 
+// Short options nvcc also accepts with the value glued on: -I/usr/include, -DNDEBUG, -O3.
 constexpr const char* kAttachedValueShortNames[] = {"I", "D", "U", "L", "l", "O", "m"};
 
 const OptionSpec* FindOption(absl::string_view name) {
@@ -295,6 +369,7 @@ absl::Status ApplyOption(const OptionSpec& spec, absl::string_view arg, const st
                          NvccCommandLine& cmd, bool& mode_set) {
   switch (spec.action) {
     case Action::kPass:
+    case Action::kSchedulingOnly:
     case Action::kOptionsFile:
       return absl::OkStatus();
     case Action::kOutput:
@@ -476,7 +551,13 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
         continue;
       }
     }
-    if (spec == nullptr) return NotDecomposable(absl::StrCat("unknown nvcc option '", arg, "'"));
+    if (spec == nullptr) {
+      // Not nvcc 13.0's: nvcc forwards it to the host compiler as one word (a separate value
+      // after it becomes an input, as in nvcc) or rejects it. Either shows in the dry run.
+      cmd.unknown_options.push_back(arg);
+      cmd.args_without_dependencies.push_back(arg);
+      continue;
+    }
     if (spec->takes_value) {
       if (word.value) {
         value = *word.value;
@@ -494,7 +575,22 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
                                            words.begin() + first, words.begin() + i + 1);
     }
   }
+  if (cmd.dependencies.with_compile && cmd.inputs.size() == 1) {
+    // What nvcc 13.0 writes without -MF/-MT: the object's name with ".d" for its last
+    // extension, and the object as the target.
+    const std::string object = ObjectPath(cmd);
+    if (cmd.dependencies.file.empty()) {
+      cmd.dependencies.file = fs::path(object).replace_extension(".d").string();
+    }
+    if (cmd.dependencies.targets.empty()) cmd.dependencies.targets.push_back(object);
+  }
   return cmd;
+}
+
+std::string ObjectPath(const NvccCommandLine& command) {
+  if (!command.output.empty() || command.inputs.size() != 1) return command.output;
+  // nvcc -c without -o writes the input's base name with ".o" in the working directory.
+  return fs::path(command.inputs.front()).filename().replace_extension(".o").string();
 }
 
 absl::Status CheckDecomposable(const NvccCommandLine& command) {
@@ -520,14 +616,8 @@ absl::Status CheckDecomposable(const NvccCommandLine& command) {
     return NotDecomposable(
         absl::StrCat(command.inputs.size(), " input files (one .cu per call is split)"));
   }
-  if (command.dependencies.with_compile &&
-      (command.dependencies.file.empty() || command.dependencies.targets.empty())) {
-    // nvcc derives the file and target names itself; only named ones are reproduced exactly.
-    return NotDecomposable("-MD/-MMD without both -MF and -MT");
-  }
   const std::string& input = command.inputs.front();
   if (command.device_debug) {
-    // -G's DWARF records the directory cicc ran in: the worker's scratch dir, not the user's.
     return NotDecomposable("-G device debug info records the compiling directory");
   }
   if (command.line_info && !absl::StartsWith(input, "/")) {
@@ -536,6 +626,28 @@ absl::Status CheckDecomposable(const NvccCommandLine& command) {
   }
   if (command.language.empty() ? !absl::EndsWith(input, ".cu") : command.language != "cu") {
     return NotDecomposable(absl::StrCat("'", input, "' is not a .cu file: no device code"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckEnvironmentFlags(absl::string_view variable, absl::string_view value) {
+  auto words = SplitShellWords(value);
+  if (!words.ok()) {
+    return NotDecomposable(
+        absl::StrCat(variable, " is not a list of words: ", words.status().message()));
+  }
+  auto flags = ParseNvccCommandLine(*words);
+  if (!flags.ok()) return NotDecomposable(absl::StrCat(variable, ": ", flags.status().message()));
+  if (flags->not_decomposable) {
+    return NotDecomposable(absl::StrCat(variable, ": ", *flags->not_decomposable));
+  }
+  const DependencyOptions& deps = flags->dependencies;
+  if (!flags->inputs.empty() || !flags->output.empty() || flags->mode != NvccMode::kLink ||
+      flags->device_debug || flags->threads || !flags->language.empty() || deps.with_compile ||
+      deps.only || !deps.file.empty() || !deps.targets.empty() || deps.phony_targets) {
+    return NotDecomposable(absl::StrCat(variable,
+                                        " names a file, a phase or a dependency option ('", value,
+                                        "'): only the command line's are split"));
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
 // Understanding an nvcc invocation well enough to decide whether farm-nvcc may split it
-// per architecture. Every option must be known: an unknown one could change what the
-// device compiles produce, so it makes the call "not decomposable" and plain nvcc runs.
+// per architecture: its input, output, phase and dependency file, and the few options whose
+// effect nvcc's --dryrun plan cannot carry (each refused with its reason). Everything else,
+// including options nvcc forwards to the host compiler, is left to the plan farm-nvcc replays.
 #pragma once
 
 #include <optional>
@@ -63,7 +64,10 @@ struct NvccCommandLine {
   std::optional<int> threads;                 // -t / --threads
   bool device_debug = false;                  // -G
   bool line_info = false;                     // -lineinfo
+  // nvcc -MD names: -MF and -MT when given, else the file and target nvcc would choose.
   DependencyOptions dependencies;
+  // Words nvcc 13.0 does not define: forwarded to the host compiler or rejected by nvcc.
+  std::vector<std::string> unknown_options;
   // Set when an option is understood but makes splitting unsafe or pointless; the reason
   // names it.
   std::optional<std::string> not_decomposable;
@@ -71,15 +75,24 @@ struct NvccCommandLine {
 
 // Parses the arguments that follow the nvcc executable. `working_dir` resolves relative
 // options files (empty: this process's directory). Errors: kUnimplemented "not
-// decomposable: ..." for what farm-nvcc does not understand (unknown option, @file), and
+// decomposable: ..." for what farm-nvcc cannot split (an @file, a -gencode it cannot read), and
 // kNotFound/kInvalidArgument for an unreadable or malformed options file or value. The
 // caller runs plain nvcc on any error, which reports the problem in nvcc's own words.
 absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::string>& args,
                                                      const std::string& working_dir = "");
 
+// The object the call writes: -o, or what nvcc names it without one ("k.o" for "src/k.cu"
+// in the working directory). Empty when there is no single input.
+std::string ObjectPath(const NvccCommandLine& command);
+
 // OK when the call is a single-source device compile that farm-nvcc can split per arch;
 // otherwise kUnimplemented "not decomposable: <reason>".
 absl::Status CheckDecomposable(const NvccCommandLine& command);
+
+// nvcc adds the words of NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS to every command line. Their
+// effect shows in the dry run; what must not hide there is a refusal (-G, --keep, ...), a
+// phase, a file or a dependency option. OK, or kUnimplemented "not decomposable: ...".
+absl::Status CheckEnvironmentFlags(absl::string_view variable, absl::string_view value);
 
 // Parses a -gencode value: "arch=compute_90,code=[compute_90,sm_90]", "code=sm_90",
 // "code=\"sm_80,sm_86\"".

@@ -131,6 +131,11 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   if (!temp.ok()) return temp.status();
   auto dryrun = RunNvccDryrun(request.nvcc, request.command.args_without_dependencies, "",
                               absl::Seconds(60), temp->path());
+  if (dryrun.status().code() == absl::StatusCode::kFailedPrecondition) {
+    // nvcc itself refuses the command line (an unknown option, a bad value): like a compile
+    // error, plain nvcc then says why in its own words.
+    return absl::AbortedError(dryrun.status().message());
+  }
   if (!dryrun.ok()) return dryrun.status();
   if (absl::Status s = CheckPlan(*dryrun); !s.ok()) return s;
   auto cuda_version = ToolkitVersion(*dryrun);

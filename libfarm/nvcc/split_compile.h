@@ -31,8 +31,8 @@ struct SplitCompileResult {
 };
 
 // Compiles, or returns why it could not; the caller then runs plain nvcc, which also
-// reports compile errors in nvcc's own words. kAborted: a step exited non-zero (a compile
-// error; not worth a log line). Anything else: the split itself failed.
+// reports compile errors in nvcc's own words. kAborted: nvcc refused the command line or
+// a step exited non-zero (a compile error; not worth a log line). Anything else: the split itself failed.
 absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& request,
                                                 DeviceCompiler& device_compiler);
 
