@@ -12,10 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "libfarm/elf/elf_file.h"
-#include "libfarm/elf/mapped_file.h"
-#include "libfarm/fatbin/device_code.h"
 #include "libfarm/process/subprocess.h"
+#include "tests/support/device_payloads.h"
 #include "tests/support/farm_processes.h"
 
 namespace farm::testing {
@@ -28,35 +26,6 @@ using ::testing::Not;
 const char* const kNvcc = "/usr/local/cuda/bin/nvcc";
 
 std::string SourceDir() { return std::string(FARM_SOURCE_DIR) + "/tests/data/cuda"; }
-
-// Device code payloads by "section/container/entry kind arch", for byte comparison.
-std::map<std::string, std::string> DevicePayloads(const std::string& object) {
-  std::map<std::string, std::string> out;
-  auto file = MappedFile::Open(object);
-  EXPECT_TRUE(file.ok()) << object << ": " << file.status();
-  if (!file.ok()) return out;
-  auto elf = ElfFile::Parse(file->bytes());
-  EXPECT_TRUE(elf.ok()) << object << ": " << elf.status();
-  if (!elf.ok()) return out;
-  auto containers = ReadElfDeviceCode(*elf);
-  EXPECT_TRUE(containers.ok()) << object << ": " << containers.status();
-  if (!containers.ok()) return out;
-  for (size_t c = 0; c < containers->size(); ++c) {
-    const DeviceCodeContainer& dc = (*containers)[c];
-    for (const FatbinEntry& e : dc.container.entries) {
-      const std::string key = absl::StrCat(ContainerSectionName(dc.section), "/", c, " ",
-                                           FatbinEntryKindName(e.kind), " ", e.ArchName());
-      out[key] = std::string(reinterpret_cast<const char*>(e.payload.data()), e.payload.size());
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> Keys(const std::map<std::string, std::string>& m) {
-  std::vector<std::string> keys;
-  for (const auto& [k, v] : m) keys.push_back(k);
-  return keys;
-}
 
 class FarmNvccTest : public ::testing::Test {
  protected:
@@ -139,17 +108,6 @@ class FarmNvccTest : public ::testing::Test {
       EXPECT_THAT(f.stderr_text, HasSubstr("farm-nvcc: " + shard + ": ")) << f.stderr_text;
     }
     ExpectSamePayloads(d + "/plain.o", d + "/farm.o");
-  }
-
-  static void ExpectSamePayloads(const std::string& plain, const std::string& farm) {
-    auto want = DevicePayloads(plain);
-    auto got = DevicePayloads(farm);
-    ASSERT_FALSE(want.empty());
-    ASSERT_EQ(Keys(got), Keys(want));
-    for (const auto& [key, bytes] : want) {
-      EXPECT_TRUE(got[key] == bytes)
-          << key << " differs (" << got[key].size() << " vs " << bytes.size() << " bytes)";
-    }
   }
 
   static TempDir* dir_;
