@@ -68,7 +68,7 @@ std::string NvccReasonClass(absl::string_view reason) {
   absl::string_view first_line = reason.substr(0, reason.find('\n'));
   absl::ConsumePrefix(&first_line, "not decomposable: ");
   std::string text = WithoutQuotedParts(first_line);
-  for (const char* cut : {": ", ". Fix:"}) {
+  for (const char* cut : {". Fix:", ": "}) {
     if (size_t at = text.find(cut); at != std::string::npos) text.resize(at);
   }
   std::string printable;
