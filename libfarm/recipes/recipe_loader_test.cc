@@ -137,7 +137,7 @@ TEST(RecipeLoaderTest, StrictNvccIsABooleanThatSurvivesTheProto) {
   EXPECT_TRUE(BuildRecipeFromProto(RecipeToProto(*strict)).build.strict_nvcc);
   EXPECT_FALSE(BuildRecipeFromProto(RecipeToProto(*lax)).build.strict_nvcc);
   ExpectError(ParseVariant("job_memory_gib = 4.5", "job_memory_gib = 4.5\nstrict_nvcc = \"yes\""),
-              {"build.strict_nvcc", "must be true or false, not string"});
+              {"build.strict_nvcc", "must be true or false, not a string"});
 }
 
 TEST(RecipeLoaderTest, BadValuesNameTheKeyAndTheFix) {
