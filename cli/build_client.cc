@@ -84,4 +84,14 @@ absl::StatusOr<farm::v1::Build> BuildClient::CancelBuild(const std::string& id) 
   return resp;
 }
 
+absl::Status BuildClient::ReportNvccCall(const farm::v1::ReportNvccCallRequest& request) {
+  grpc::ClientContext ctx;
+  call_.Prepare(ctx);
+  farm::v1::ReportNvccCallResponse resp;
+  if (grpc::Status s = stub_->ReportNvccCall(&ctx, request, &resp); !s.ok()) {
+    return call_.Explain(s);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace farm::cli

@@ -30,6 +30,8 @@ class BuildClient {
   absl::StatusOr<farm::v1::SubmitBuildResponse> SubmitBuild(
       const farm::v1::SubmitBuildRequest& request);
   absl::StatusOr<farm::v1::Build> CancelBuild(const std::string& id);
+  // farm-nvcc's report of one nvcc call; within the client's timeout.
+  absl::Status ReportNvccCall(const farm::v1::ReportNvccCallRequest& request);
 
  private:
   std::unique_ptr<farm::v1::BuildService::StubInterface> stub_;

@@ -1,5 +1,9 @@
 #include "cli/build_view.h"
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include <google/protobuf/util/json_util.h>
 
 #include "absl/strings/str_cat.h"
@@ -91,6 +95,28 @@ std::string ProgressBar(const farm::v1::Shard& shard, int width) {
   return absl::StrCat("[", bar, "]");
 }
 
+std::string NvccCallsSummary(const farm::v1::NvccCalls& c) {
+  if (c.total() == 0) return "";
+  std::string out = absl::StrCat(c.split() + c.cached(), " of ", c.total(), " calls split");
+  if (c.cached() > 0) absl::StrAppend(&out, " (", c.cached(), " from the compile cache)");
+  if (c.fallbacks() == 0) {
+    absl::StrAppend(&out, "; none ran plain nvcc");
+  } else {
+    std::vector<std::pair<std::string, uint64_t>> reasons(c.fallback_reasons().begin(),
+                                                          c.fallback_reasons().end());
+    std::sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    std::vector<std::string> parts;
+    for (const auto& [reason, n] : reasons) parts.push_back(absl::StrCat(reason, " × ", n));
+    absl::StrAppend(&out, "; ", c.fallbacks(), " ran plain nvcc: ", absl::StrJoin(parts, ", "));
+  }
+  if (c.compile_errors() > 0) {
+    absl::StrAppend(&out, "; ", c.compile_errors(), " stopped at a compile error");
+  }
+  return out;
+}
+
 std::string BuildsTable(const farm::v1::ListBuildsResponse& builds, absl::Time now) {
   if (builds.builds().empty()) {
     return "no builds yet. farm-nvcc creates one per FARM_BUILD_ID; 'farmctl submit' a wheel "
@@ -130,6 +156,9 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
                     Took(b.started_at(), b.finished_at(), now), "\n");
   }
   if (!b.build_host().empty()) absl::StrAppend(&out, "build host ", b.build_host(), "\n");
+  if (const std::string nvcc = NvccCallsSummary(b.nvcc()); !nvcc.empty()) {
+    absl::StrAppend(&out, "nvcc       ", nvcc, "\n");
+  }
   for (const auto& p : b.published_to()) absl::StrAppend(&out, "published  ", p, "\n");
 
   if (!b.shards().empty()) {

@@ -23,6 +23,9 @@ std::string ProgressBar(const farm::v1::Shard& shard, int width);
 std::string BuildsTable(const farm::v1::ListBuildsResponse& builds, absl::Time now);
 // `farmctl build ID`: summary, shards, wheel, verification, failures.
 std::string BuildReport(const farm::v1::Build& build, absl::Time now);
+// "12 of 14 calls split (2 from the compile cache); 2 ran plain nvcc: unknown nvcc option × 2"
+// from farm-nvcc's reports; "" when none came.
+std::string NvccCallsSummary(const farm::v1::NvccCalls& calls);
 // `farmctl watch ID` on a terminal: one line per shard with a bar, then the state.
 std::string WatchFrame(const farm::v1::Build& build, absl::Time now);
 // `farmctl watch ID` elsewhere: one line for the whole build.

@@ -48,6 +48,34 @@ TEST(BuildViewTest, ReportShowsShardsWheelVerificationAndTheFailure) {
   EXPECT_THAT(text, HasSubstr("  | kernel.cu(3): error: identifier \"x\" is undefined"));
 }
 
+TEST(BuildViewTest, NvccCallsSayHowManySplitAndWhyTheRestDidNot) {
+  farm::v1::NvccCalls c;
+  EXPECT_EQ(NvccCallsSummary(c), "");
+  c.set_total(14);
+  c.set_split(10);
+  c.set_cached(2);
+  c.set_fallbacks(2);
+  (*c.mutable_fallback_reasons())["unknown nvcc option"] = 2;
+  EXPECT_EQ(NvccCallsSummary(c),
+            "12 of 14 calls split (2 from the compile cache); 2 ran plain nvcc: unknown nvcc "
+            "option × 2");
+  c.set_total(18);
+  c.set_fallbacks(5);
+  (*c.mutable_fallback_reasons())["-G device debug info records the compiling directory"] = 3;
+  c.set_compile_errors(1);
+  EXPECT_EQ(NvccCallsSummary(c),
+            "12 of 18 calls split (2 from the compile cache); 5 ran plain nvcc: -G device debug "
+            "info records the compiling directory × 3, unknown nvcc option × 2; 1 stopped at a "
+            "compile error");
+  farm::v1::Build b = FailedBuild();
+  *b.mutable_nvcc() = c;
+  EXPECT_THAT(BuildReport(b, absl::FromUnixSeconds(100)), HasSubstr("\nnvcc       12 of 18 calls"));
+  farm::v1::NvccCalls all;
+  all.set_total(3);
+  all.set_split(3);
+  EXPECT_EQ(NvccCallsSummary(all), "3 of 3 calls split; none ran plain nvcc");
+}
+
 TEST(BuildViewTest, ProgressBarMarksFailuresAndRunning) {
   farm::v1::Shard s;
   s.set_total(10);

@@ -215,6 +215,7 @@ absl::StatusOr<farm::v1::Action> WheelBuildRunner::PlanAction(const farm::v1::Le
   env["FARM_COORDINATOR"] = options_.coordinator;
   env["FARM_TOKEN_FILE"] = options_.token_file;
   env["FARM_BUILD_ID"] = lease.action().build_id();
+  if (recipe.build.strict_nvcc) env["FARM_NVCC_STRICT"] = "1";  // a fallback fails the build
   *action.mutable_inputs() = lease.action().inputs();
   *action.mutable_requirements() = lease.action().requirements();
   action.set_timeout_seconds(lease.action().timeout_seconds());

@@ -32,6 +32,7 @@ FarmNvccOptions FarmNvccOptionsFromEnvironment() {
     options.build_id = DefaultBuildId(std::filesystem::current_path(ec).string());
   }
   options.disabled = Env("FARM_NVCC_DISABLE") == "1";
+  options.strict = Env("FARM_NVCC_STRICT") == "1";
   options.host_compile_ahead = Env("FARM_NVCC_HOST_COMPILE_AHEAD") != "0";
   return options;
 }

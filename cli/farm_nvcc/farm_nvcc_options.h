@@ -13,6 +13,8 @@ struct FarmNvccOptions {
   // Default: one id per working directory, so one CMake build tree is one build.
   std::string build_id;
   bool disabled = false;  // FARM_NVCC_DISABLE=1: always plain nvcc
+  // FARM_NVCC_STRICT=1: a call that would run plain nvcc fails instead (strict_mode.h).
+  bool strict = false;
   // FARM_NVCC_HOST_COMPILE_AHEAD=0: the host compile waits for the fat binary, as in nvcc.
   bool host_compile_ahead = true;
 };

@@ -1,6 +1,7 @@
 // farm-nvcc: nvcc with its per-arch device compiles run on the farm. Used as CMake's
 // CUDA compiler launcher or in nvcc's place; anything it cannot split, or any farm trouble,
-// runs plain nvcc instead, so a build never fails because of the farm.
+// runs plain nvcc instead, so a build never fails because of the farm — unless
+// FARM_NVCC_STRICT=1 asks for exactly that. Each call's outcome is reported to the build.
 #include <unistd.h>
 
 #include <cstdlib>

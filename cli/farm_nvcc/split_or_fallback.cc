@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/coordinator_target.h"
+#include "cli/farm_nvcc/outcome_report.h"
+#include "cli/farm_nvcc/strict_mode.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/logging/logger.h"
@@ -21,14 +23,23 @@
 namespace farm {
 namespace {
 
-int Fallback(const NvccInvocation& call, const absl::Status& why) {
+// Runs plain nvcc for a call that could not be split, after reporting why; in strict mode
+// (never for a compile error) refuses instead.
+int Fallback(const NvccInvocation& call, const FarmNvccOptions& options, const absl::Status& why) {
   auto log = ComponentLogger("farm-nvcc");
   if (why.code() == absl::StatusCode::kAborted) {
     // A compile error: plain nvcc reports it in its own words, with its own exit code.
     log->debug("{}; running plain nvcc for its diagnostics", why.message());
-  } else {
-    log->info("running plain nvcc: {}", why.message());
+    ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
+    return ExecPlainNvcc(call);
   }
+  const std::string reason(why.message());
+  ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
+  if (options.strict) {
+    std::cerr << StrictModeMessage(call, reason) << "\n";
+    return kStrictFallbackExitCode;
+  }
+  log->info("running plain nvcc: {}", reason);
   return ExecPlainNvcc(call);
 }
 
@@ -44,21 +55,23 @@ int ExecPlainNvcc(const NvccInvocation& call) {
 }
 
 int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) {
-  if (options.disabled) return Fallback(call, absl::CancelledError("FARM_NVCC_DISABLE=1"));
+  if (options.disabled) return Fallback(call, options, absl::CancelledError("FARM_NVCC_DISABLE=1"));
   auto command = ParseNvccCommandLine(call.args);
-  if (!command.ok()) return Fallback(call, command.status());
-  if (absl::Status s = CheckDecomposable(*command); !s.ok()) return Fallback(call, s);
+  if (!command.ok()) return Fallback(call, options, command.status());
+  if (absl::Status s = CheckDecomposable(*command); !s.ok()) return Fallback(call, options, s);
   for (const char* variable : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"}) {
     const char* value = std::getenv(variable);
     if (value == nullptr) continue;
-    if (absl::Status s = CheckEnvironmentFlags(variable, value); !s.ok()) return Fallback(call, s);
+    if (absl::Status s = CheckEnvironmentFlags(variable, value); !s.ok()) {
+      return Fallback(call, options, s);
+    }
   }
 
   cli::GlobalOptions global;
   global.coordinator = options.coordinator;
   global.token_file = options.token_file;
   auto target = cli::ResolveCoordinatorTarget(global);
-  if (!target.ok()) return Fallback(call, target.status());
+  if (!target.ok()) return Fallback(call, options, target.status());
 
   // A farm that is down must cost a build little: few, short retries.
   CasClientOptions cas_options;
@@ -82,6 +95,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
       std::cout << (*hit)->stdout_text() << std::flush;
       std::cerr << (*hit)->stderr_text() << std::flush;
       log->debug("{}: compile cache", command->inputs[0]);
+      ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_CACHED);
       return 0;
     }
   }
@@ -93,7 +107,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   request.host_compile_ahead = options.host_compile_ahead;
   const NvccCommandLine parsed = request.command;
   auto result = SplitCompile(request, device_compiler);
-  if (!result.ok()) return Fallback(call, result.status());
+  if (!result.ok()) return Fallback(call, options, result.status());
   std::cout << result->stdout_text << std::flush;
   std::cerr << result->stderr_text << std::flush;
   if (cache_key) {
@@ -112,6 +126,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
     log->debug("{}: {}", result->jobs[i].shard,
                o.cache_hit ? std::string("action cache") : absl::StrCat("ran on ", o.worker));
   }
+  ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_SPLIT);
   return 0;
 }
 

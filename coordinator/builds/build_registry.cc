@@ -77,7 +77,7 @@ farm::v1::ActionEntry EntryFrom(const farm::v1::ActionStatus& s) {
 
 BuildRegistry::BuildRegistry(StateStore* store, MetricsRegistry* metrics,
                              std::function<absl::Time()> clock)
-    : store_(store), metrics_(metrics), clock_(std::move(clock)) {
+    : store_(store), metrics_(metrics), clock_(std::move(clock)), nvcc_metrics_(metrics) {
   metrics_->AddRefreshHook([this] {
     std::map<std::pair<std::string, std::string>, int> counts;
     for (auto kind : {farm::v1::BUILD_KIND_COMPILE, farm::v1::BUILD_KIND_WHEEL}) {
@@ -405,6 +405,20 @@ absl::StatusOr<uint64_t> BuildRegistry::AppendLog(const std::string& id, absl::s
   });
   if (!s.ok()) return s;
   return end;
+}
+
+absl::Status BuildRegistry::CountNvccCall(const std::string& id,
+                                          const farm::v1::ReportNvccCallRequest& report) {
+  if (absl::Status s = CheckNvccCallReport(report); !s.ok()) return s;
+  const std::string reason_class = report.outcome() == farm::v1::NVCC_CALL_OUTCOME_FALLBACK
+                                       ? NvccReasonClass(report.reason())
+                                       : std::string();
+  absl::Status s = Mutate(id, [&](Build& b, StateBatch&) {
+    farm::coordinator::CountNvccCall(*b.mutable_nvcc(), report.outcome(), reason_class);
+    return absl::OkStatus();
+  });
+  if (s.ok()) nvcc_metrics_.Count(report.outcome(), reason_class);
+  return s;
 }
 
 Build BuildRegistry::Render(const Entry& e) const {

@@ -20,6 +20,9 @@
 //   SetBuildHost(id, worker_name)
 //   SetBuildAction(id, action_id)   the action that runs the recipe on the build host
 //   AppendLog(id, bytes) -> the log's new length (also the AppendBuildLog RPC)
+//
+// For farm-nvcc (ReportNvccCall), any kind of build:
+//   CountNvccCall(id, report)   one nvcc call's outcome, into Build.nvcc and /metrics
 #pragma once
 
 #include <map>
@@ -33,6 +36,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "coordinator/builds/nvcc_call_counts.h"
 #include "coordinator/builds/shard_progress.h"
 #include "coordinator/scheduler/action_observer.h"
 #include "coordinator/state_store.h"
@@ -68,6 +72,8 @@ class BuildRegistry final : public ActionObserver {
   absl::Status SetBuildHost(const std::string& id, const std::string& worker);
   absl::Status SetBuildAction(const std::string& id, const std::string& action_id);
   absl::StatusOr<uint64_t> AppendLog(const std::string& id, absl::string_view data);
+  // Checks the report (CheckNvccCallReport) and counts it under its reason class.
+  absl::Status CountNvccCall(const std::string& id, const farm::v1::ReportNvccCallRequest& report);
 
   // Reads.
   absl::StatusOr<farm::v1::Build> Get(const std::string& id) const;
@@ -110,6 +116,7 @@ class BuildRegistry final : public ActionObserver {
   StateStore* const store_;
   MetricsRegistry* const metrics_;
   const std::function<absl::Time()> clock_;
+  NvccCallMetrics nvcc_metrics_;
 
   // Serializes record writes so the store always ends with the newest record; taken before mu_.
   absl::Mutex write_mu_;

@@ -211,5 +211,52 @@ TEST_F(BuildRegistryTest, LogsKeepTheirTailAcrossBlocksAndRestarts) {
   EXPECT_EQ(read, all.substr(first));
 }
 
+TEST_F(BuildRegistryTest, NvccCallsAreCountedPerBuildAndSurviveARestart) {
+  auto report = [](farm::v1::NvccCallOutcome outcome, const std::string& reason) {
+    farm::v1::ReportNvccCallRequest r;
+    r.set_build_id("b1");
+    r.set_outcome(outcome);
+    r.set_reason(reason);
+    return r;
+  };
+  // Reports never create a build.
+  EXPECT_EQ(builds_->CountNvccCall("b1", report(farm::v1::NVCC_CALL_OUTCOME_SPLIT, "")).code(),
+            absl::StatusCode::kNotFound);
+  ASSERT_TRUE(scheduler_->Execute({Shell("a", "sm_90")}).ok());
+  for (auto outcome : {farm::v1::NVCC_CALL_OUTCOME_SPLIT, farm::v1::NVCC_CALL_OUTCOME_SPLIT,
+                       farm::v1::NVCC_CALL_OUTCOME_CACHED}) {
+    ASSERT_TRUE(builds_->CountNvccCall("b1", report(outcome, "")).ok());
+  }
+  ASSERT_TRUE(builds_
+                  ->CountNvccCall("b1", report(farm::v1::NVCC_CALL_OUTCOME_FALLBACK,
+                                               "not decomposable: unknown nvcc option '-Wextra'"))
+                  .ok());
+  EXPECT_EQ(builds_
+                ->CountNvccCall(
+                    "b1", report(farm::v1::NVCC_CALL_OUTCOME_FALLBACK, std::string(2000, 'x')))
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(metrics_->Render(),
+              HasSubstr("farm_nvcc_calls_total{outcome=\"fallback\",reason=\"unknown nvcc "
+                        "option\"} 1\n"));
+  RunAll({{"a", 0}});  // the compile build's state moves on; its counts stay
+  auto check = [](const farm::v1::Build& b) {
+    EXPECT_EQ(b.state(), farm::v1::BUILD_STATE_SUCCEEDED);
+    EXPECT_EQ(b.nvcc().total(), 4u);
+    EXPECT_EQ(b.nvcc().split(), 2u);
+    EXPECT_EQ(b.nvcc().cached(), 1u);
+    EXPECT_EQ(b.nvcc().fallbacks(), 1u);
+    ASSERT_EQ(b.nvcc().fallback_reasons().size(), 1u);
+    EXPECT_EQ(b.nvcc().fallback_reasons().at("unknown nvcc option"), 1u);
+  };
+  auto counted = builds_->Get("b1");
+  ASSERT_TRUE(counted.ok());
+  check(*counted);
+  Reopen();
+  auto again = builds_->Get("b1");
+  ASSERT_TRUE(again.ok());
+  check(*again);
+}
+
 }  // namespace
 }  // namespace farm::coordinator

@@ -129,4 +129,20 @@ grpc::Status BuildServiceImpl::CancelBuild(grpc::ServerContext* context,
   return FinishRpc(*metrics_, "CancelBuild", absl::OkStatus());
 }
 
+grpc::Status BuildServiceImpl::ReportNvccCall(grpc::ServerContext* context,
+                                              const farm::v1::ReportNvccCallRequest* request,
+                                              farm::v1::ReportNvccCallResponse*) {
+  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "ReportNvccCall", s);
+  }
+  absl::Status s = builds_->CountNvccCall(request->build_id(), *request);
+  if (absl::IsNotFound(s)) {
+    // Reports never create builds: a typo in FARM_BUILD_ID must not grow the registry.
+    s = absl::InvalidArgumentError(absl::StrCat(
+        "no build '", request->build_id().substr(0, 128),
+        "' to count an nvcc call in. Fix: set FARM_BUILD_ID to a build 'farmctl builds' lists"));
+  }
+  return FinishRpc(*metrics_, "ReportNvccCall", s);
+}
+
 }  // namespace farm::coordinator

@@ -43,6 +43,9 @@ class BuildServiceImpl final : public farm::v1::BuildService::Service {
   grpc::Status CancelBuild(grpc::ServerContext* context,
                            const farm::v1::CancelBuildRequest* request,
                            farm::v1::Build* response) override;
+  grpc::Status ReportNvccCall(grpc::ServerContext* context,
+                              const farm::v1::ReportNvccCallRequest* request,
+                              farm::v1::ReportNvccCallResponse* response) override;
 
  private:
   const TokenVerifier* auth_;

@@ -68,6 +68,9 @@ struct BuildSpec {
   std::map<std::string, std::string> env;
   std::string wheel_glob = "dist/*.whl";  // where the wheel lands, relative to the source root
   double job_memory_gib = 4.0;            // RAM one compile job needs: sizes {jobs}
+  // FARM_NVCC_STRICT=1 in the build: an nvcc call farm-nvcc cannot split fails the build
+  // instead of running plain nvcc on the build host.
+  bool strict_nvcc = false;
 };
 
 struct PublishTarget {

@@ -426,7 +426,8 @@ absl::Status ReadBuild(const Where& where, const toml::table& root, Recipe& reci
   if (!table.ok()) return table.status();
   const toml::table& t = **table;
   if (absl::Status s =
-          CheckKeys(where, t, "build", {"prepare", "command", "env", "wheel", "job_memory_gib"});
+          CheckKeys(where, t, "build",
+                    {"prepare", "command", "env", "wheel", "job_memory_gib", "strict_nvcc"});
       !s.ok()) {
     return s;
   }
@@ -494,6 +495,13 @@ absl::Status ReadBuild(const Where& where, const toml::table& root, Recipe& reci
                          "must be at least 0.25 (GiB of RAM one compile job needs)");
     }
     recipe.build.job_memory_gib = **memory;
+  }
+  if (const toml::node* strict = t.get("strict_nvcc"); strict != nullptr) {
+    if (!strict->is_boolean()) {
+      return where.Error(*strict, "build.strict_nvcc",
+                         absl::StrCat("must be true or false, not ", TypeName(strict->type())));
+    }
+    recipe.build.strict_nvcc = strict->as_boolean()->get();
   }
   return absl::OkStatus();
 }

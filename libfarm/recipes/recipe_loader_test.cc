@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "libfarm/recipes/recipe_proto.h"
 
 namespace farm {
 namespace {
@@ -124,6 +125,19 @@ TEST(RecipeLoaderTest, UnknownPlaceholdersAreErrors) {
               {"source.tag", "unknown placeholder {ver}"});
   ExpectError(ParseVariant("\"{wheel}\"]", "\"{whl}\"]"), {"publish.command", "{whl}"});
   ExpectError(ParseVariant("python{python} setup", "python{py} setup"), {"build.command", "{py}"});
+}
+
+TEST(RecipeLoaderTest, StrictNvccIsABooleanThatSurvivesTheProto) {
+  auto lax = ParseRecipe(kValid, "/recipes/demo.toml");
+  ASSERT_TRUE(lax.ok()) << lax.status();
+  EXPECT_FALSE(lax->build.strict_nvcc);
+  auto strict = ParseVariant("job_memory_gib = 4.5", "job_memory_gib = 4.5\nstrict_nvcc = true");
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  EXPECT_TRUE(strict->build.strict_nvcc);
+  EXPECT_TRUE(BuildRecipeFromProto(RecipeToProto(*strict)).build.strict_nvcc);
+  EXPECT_FALSE(BuildRecipeFromProto(RecipeToProto(*lax)).build.strict_nvcc);
+  ExpectError(ParseVariant("job_memory_gib = 4.5", "job_memory_gib = 4.5\nstrict_nvcc = \"yes\""),
+              {"build.strict_nvcc", "must be true or false, not a string"});
 }
 
 TEST(RecipeLoaderTest, BadValuesNameTheKeyAndTheFix) {

@@ -44,6 +44,7 @@ farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
   for (const auto& [name, value] : recipe.build.env) (*out.mutable_env())[name] = value;
   out.set_wheel_glob(recipe.build.wheel_glob);
   out.set_job_memory_gib(recipe.build.job_memory_gib);
+  out.set_strict_nvcc(recipe.build.strict_nvcc);
   for (const PublishTarget& t : recipe.publish) {
     farm::v1::RecipePublishTarget* p = out.add_publish();
     p->set_kind(t.KindName());
@@ -70,6 +71,7 @@ Recipe BuildRecipeFromProto(const farm::v1::Recipe& proto) {
   out.build.env.insert(proto.env().begin(), proto.env().end());
   out.build.wheel_glob = proto.wheel_glob();
   out.build.job_memory_gib = proto.job_memory_gib();
+  out.build.strict_nvcc = proto.strict_nvcc();
   return out;
 }
 

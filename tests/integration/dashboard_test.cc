@@ -11,9 +11,12 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "farm/v1/builds.grpc.pb.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/net/address.h"
+#include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/token_auth.h"
 #include "tests/support/farm_processes.h"
 
 namespace farm::testing {
@@ -67,6 +70,20 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
     shell(absl::StrCat("sleep 3; echo slow ", i), i % 2 ? "sm_80" : "sm_90");
   auto submitted = actions->Execute(batch);
   ASSERT_TRUE(submitted.ok()) << submitted.status();
+  // farm-nvcc's reports for two calls: one split, one ran plain nvcc.
+  auto builds = farm::v1::BuildService::NewStub(DialCoordinator(c->grpc_address()));
+  for (const char* reason : {"", "not decomposable: unknown nvcc option '-Wextra'"}) {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, *ReadTokenFile(c->token_file()));
+    farm::v1::ReportNvccCallRequest report;
+    report.set_build_id(kBuild);
+    report.set_outcome(*reason ? farm::v1::NVCC_CALL_OUTCOME_FALLBACK
+                               : farm::v1::NVCC_CALL_OUTCOME_SPLIT);
+    report.set_reason(reason);
+    farm::v1::ReportNvccCallResponse response;
+    grpc::Status s = builds->ReportNvccCall(&ctx, report, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
 
   const std::string artifacts = absl::StrCat(FARM_BUILD_DIR, "/test-artifacts");
   std::filesystem::create_directories(artifacts);
@@ -98,6 +115,8 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
   EXPECT_THAT(seen["title"].get<std::string>(), HasSubstr(kBuild));
   EXPECT_EQ(seen["problem"], "");
   EXPECT_THAT(seen["facts"].get<std::string>(), HasSubstr("sm_80 sm_90"));
+  EXPECT_THAT(seen["facts"].get<std::string>(),
+              HasSubstr("1 of 2 calls split; 1 ran plain nvcc: unknown nvcc option × 1"));
   EXPECT_THAT(seen["page_text"].get<std::string>(), Not(HasSubstr("[object")));
   EXPECT_EQ(seen["console_errors"].size(), 0u) << seen["console_errors"].dump();
   EXPECT_GT(std::filesystem::file_size(screenshot), 10000u) << "the screenshot is missing or empty";

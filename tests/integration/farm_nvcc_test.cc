@@ -7,11 +7,14 @@
 #include <fstream>
 #include <map>
 
+#include <httplib.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "libfarm/net/address.h"
 #include "libfarm/process/subprocess.h"
 #include "tests/support/device_payloads.h"
 #include "tests/support/farm_processes.h"
@@ -70,7 +73,10 @@ class FarmNvccTest : public ::testing::Test {
     env.push_back("FARM_COORDINATOR=" + coordinator_->grpc_address());
     env.push_back("FARM_TOKEN_FILE=" + coordinator_->token_file());
     env.push_back("FARM_NVCC_LOG=debug");
-    env.push_back("FARM_BUILD_ID=farm-nvcc-test");
+    if (std::none_of(env.begin(), env.end(),
+                     [](const std::string& e) { return e.rfind("FARM_BUILD_ID=", 0) == 0; })) {
+      env.push_back("FARM_BUILD_ID=farm-nvcc-test");
+    }
     auto r = RunCommand(full, absl::Minutes(5), env);
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : CommandResult{};
@@ -345,6 +351,96 @@ TEST_F(FarmNvccTest, DeviceDebugRunsPlainNvccAndSaysWhy) {
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stderr_text, HasSubstr("running plain nvcc: not decomposable: -G"));
   EXPECT_THAT(Keys(DevicePayloads(d + "/s.o")), ::testing::Contains(HasSubstr("sm_90")));
+}
+
+// Every call reports its outcome: the build counts 1 split and 1 fallback with its reason,
+// `farmctl build` and /metrics show them, and in strict mode a call that would fall back
+// fails, naming the file and the reason, and writes no object.
+TEST_F(FarmNvccTest, FallbacksAreCountedPerBuildAndStrictModeRefusesThem) {
+  const std::string d = WorkDir("fallback-counts");
+  const std::string build = "fallback-counts";
+  // A define no other case uses: the compile cache cannot answer this call.
+  const std::string salt = absl::StrCat("-DFALLBACK_COUNT_SALT=", absl::ToUnixNanos(absl::Now()));
+  const std::vector<std::string> env = {"FARM_BUILD_ID=" + build};
+  CommandResult split = Run(
+      {FarmBinary("farm-nvcc"), kNvcc, "-c", d + "/saxpy.cu", "-o", "split.o", "-arch=sm_90", salt},
+      d, env);
+  ASSERT_EQ(split.exit_code, 0) << split.stderr_text;
+  EXPECT_THAT(split.stderr_text, Not(HasSubstr("running plain nvcc")));
+  CommandResult fallback = Run({FarmBinary("farm-nvcc"), kNvcc, "-G", "-c", d + "/saxpy.cu", "-o",
+                                "fallback.o", "-arch=sm_90"},
+                               d, env);
+  ASSERT_EQ(fallback.exit_code, 0) << fallback.stderr_text;
+  EXPECT_TRUE(fs::exists(d + "/fallback.o"));
+
+  const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                                             "FARM_TOKEN_FILE=" + coordinator_->token_file()};
+  CommandResult json = RunFarmctl({"build", build, "--json"}, farm_env);
+  ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
+  const nlohmann::json b = nlohmann::json::parse(json.stdout_text, nullptr, false);
+  ASSERT_TRUE(b.is_object()) << json.stdout_text;
+  EXPECT_EQ(b["nvcc"]["total"], "2") << b["nvcc"].dump();
+  EXPECT_EQ(b["nvcc"]["split"], "1");
+  EXPECT_EQ(b["nvcc"]["fallbacks"], "1");
+  EXPECT_EQ(b["nvcc"]["fallback_reasons"]["-G device debug info records the compiling directory"],
+            "1")
+      << b["nvcc"].dump();
+  CommandResult text = RunFarmctl({"build", build}, farm_env);
+  ASSERT_EQ(text.exit_code, 0) << text.stderr_text;
+  EXPECT_THAT(text.stdout_text,
+              HasSubstr("nvcc       1 of 2 calls split; 1 ran plain nvcc: -G device debug info "
+                        "records the compiling directory × 1\n"));
+
+  auto hp = ParseHostPort(coordinator_->http_address());
+  ASSERT_TRUE(hp.ok()) << hp.status();
+  httplib::Client http(hp->host, hp->port);
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body,
+              HasSubstr("farm_nvcc_calls_total{outcome=\"fallback\",reason=\"-G device debug info "
+                        "records the compiling directory\"} "));
+  EXPECT_THAT(metrics->body, HasSubstr("farm_nvcc_calls_total{outcome=\"split\",reason=\"\"} "));
+
+  // Strict: no nvcc runs, so no object; the reason and the file are named; still counted.
+  std::vector<std::string> strict_env = env;
+  strict_env.push_back("FARM_NVCC_STRICT=1");
+  CommandResult strict = Run({FarmBinary("farm-nvcc"), kNvcc, "-G", "-c", d + "/saxpy.cu", "-o",
+                              "strict.o", "-arch=sm_90"},
+                             d, strict_env);
+  EXPECT_EQ(strict.exit_code, 3) << strict.stderr_text;
+  EXPECT_THAT(strict.stderr_text,
+              HasSubstr("farm-nvcc: strict mode: " + d +
+                        "/saxpy.cu would run plain nvcc: not decomposable: -G device debug info "
+                        "records the compiling directory. Fix: "));
+  EXPECT_FALSE(fs::exists(d + "/strict.o"));
+  // A call that splits is unaffected by strict mode.
+  CommandResult strict_split = Run({FarmBinary("farm-nvcc"), kNvcc, "-c", d + "/saxpy.cu", "-o",
+                                    "strict_split.o", "-arch=sm_90", salt + "1"},
+                                   d, strict_env);
+  EXPECT_EQ(strict_split.exit_code, 0) << strict_split.stderr_text;
+  EXPECT_TRUE(fs::exists(d + "/strict_split.o"));
+  CommandResult after = RunFarmctl({"build", build}, farm_env);
+  EXPECT_THAT(after.stdout_text,
+              HasSubstr("nvcc       2 of 4 calls split; 2 ran plain nvcc: -G device debug info "
+                        "records the compiling directory × 2\n"))
+      << after.stdout_text;
+}
+
+// The report is best effort: a build id the coordinator does not know is refused there, and
+// the compile goes on as if nothing happened.
+TEST_F(FarmNvccTest, ARefusedReportNeverFailsTheCompile) {
+  const std::string d = WorkDir("unknown-build");
+  CommandResult r =
+      Run({FarmBinary("farm-nvcc"), kNvcc, "-G", "-c", d + "/saxpy.cu", "-o", "s.o", "-arch=sm_90"},
+          d, {"FARM_BUILD_ID=no-such-build-ever"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, HasSubstr("call not reported to build no-such-build-ever: no build "
+                                       "'no-such-build-ever'"));
+  EXPECT_TRUE(fs::exists(d + "/s.o"));
+  CommandResult b = RunFarmctl({"build", "no-such-build-ever"},
+                               {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                                "FARM_TOKEN_FILE=" + coordinator_->token_file()});
+  EXPECT_NE(b.exit_code, 0) << "a report must not create a build";
 }
 
 TEST_F(FarmNvccTest, DropInFormFindsNvccThroughCudaHome) {

@@ -94,6 +94,25 @@ function progressBar(s) {
             part('running', num(s.running)), part('cancelled', num(s.cancelled)));
 }
 
+// "12 of 14 calls split (2 from the compile cache); 2 ran plain nvcc: unknown nvcc option × 2",
+// as `farmctl build` says it (cli/build_view.cc NvccCallsSummary); '' when none were reported.
+function nvccSummary(c) {
+  c = c || {};
+  const total = num(c.total), cached = num(c.cached), fallbacks = num(c.fallbacks);
+  if (!total) return '';
+  let out = `${num(c.split) + cached} of ${total} calls split`;
+  if (cached) out += ` (${cached} from the compile cache)`;
+  if (!fallbacks) {
+    out += '; none ran plain nvcc';
+  } else {
+    const reasons = Object.entries(c.fallback_reasons || {}).map(([r, n]) => [r, num(n)])
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    out += `; ${fallbacks} ran plain nvcc: ` + reasons.map(([r, n]) => `${r} × ${n}`).join(', ');
+  }
+  if (num(c.compile_errors)) out += `; ${num(c.compile_errors)} stopped at a compile error`;
+  return out;
+}
+
 function buildTotals(b) {
   const t = {total: 0, done: 0, cached: 0, failed: 0, running: 0, cancelled: 0, queued: 0};
   for (const s of b.shards || []) for (const k of Object.keys(t)) t[k] += num(s[k]);
@@ -257,6 +276,7 @@ async function renderBuild(id) {
     ['Submitted', ago(b.submitted_at)],
     ['Took', span(b.started_at, b.finished_at)],
     b.build_host ? ['Build host', b.build_host] : null,
+    nvccSummary(b.nvcc) ? ['nvcc', el('span', {id: 'nvcc-calls', class: num((b.nvcc || {}).fallbacks) ? 'bad' : ''}, nvccSummary(b.nvcc))] : null,
     (b.published_to || []).length ? ['Published to', b.published_to.join(', ')] : null,
   ].filter(Boolean);
 

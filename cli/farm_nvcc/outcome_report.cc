@@ -1,0 +1,47 @@
+#include "cli/farm_nvcc/outcome_report.h"
+
+#include "cli/build_client.h"
+#include "cli/coordinator_target.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/rpc/channel.h"
+
+namespace farm {
+namespace {
+
+// Long enough for a loaded coordinator's synced write, short against a compile.
+constexpr absl::Duration kReportTimeout = absl::Seconds(2);
+
+}  // namespace
+
+std::string ReportableReason(const std::string& reason, size_t max_bytes) {
+  std::string out = reason.substr(0, max_bytes);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f) c = (c == '\n' || c == '\t') ? c : '?';
+  }
+  return out;
+}
+
+void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
+                       const std::string& reason) {
+  auto log = ComponentLogger("farm-nvcc");
+  cli::GlobalOptions global;
+  global.coordinator = options.coordinator;
+  global.token_file = options.token_file;
+  auto target = cli::ResolveCoordinatorTarget(global);
+  if (!target.ok()) {
+    log->debug("call not reported: {}", target.status().message());
+    return;
+  }
+  cli::BuildClient client(farm::v1::BuildService::NewStub(DialCoordinator(target->address)),
+                          target->address, target->token, kReportTimeout);
+  farm::v1::ReportNvccCallRequest request;
+  request.set_build_id(options.build_id);
+  request.set_outcome(outcome);
+  request.set_reason(ReportableReason(reason));
+  if (absl::Status s = client.ReportNvccCall(request); !s.ok()) {
+    log->debug("call not reported to build {}: {}", options.build_id, s.message());
+  }
+}
+
+}  // namespace farm

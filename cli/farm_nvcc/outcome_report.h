@@ -1,0 +1,21 @@
+// Tells the coordinator how one farm-nvcc call ended (split, cached, fallback with its
+// reason, compile error), so a build's fallbacks are counted and shown (issue 13). Best
+// effort: a short deadline, and a coordinator that is away never fails the compile.
+#pragma once
+
+#include <string>
+
+#include "cli/farm_nvcc/farm_nvcc_options.h"
+#include "farm/v1/builds.pb.h"
+
+namespace farm {
+
+// The report's reason: at most `max_bytes`, every byte outside printable ASCII as '?' (the
+// coordinator takes valid UTF-8 only and classes the text anyway).
+std::string ReportableReason(const std::string& reason, size_t max_bytes = 1024);
+
+// Sends the report under options.build_id; failures are logged at debug level only.
+void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
+                       const std::string& reason = "");
+
+}  // namespace farm

@@ -1,0 +1,22 @@
+// FARM_NVCC_STRICT=1: a call farm-nvcc would run with plain nvcc fails instead, naming the
+// source file and the reason, so a build that must run on the farm cannot quietly become a
+// slow single-host build (issue 13).
+#pragma once
+
+#include <string>
+
+#include "cli/farm_nvcc/nvcc_locator.h"
+
+namespace farm {
+
+// What farm-nvcc exits with when strict mode refuses a fallback.
+inline constexpr int kStrictFallbackExitCode = 3;
+
+// The source file the call compiles (its last argument naming a C/C++/CUDA source), or
+// "the nvcc call" when it names none. Only for messages: no nvcc parsing.
+std::string CallSourceFile(const NvccInvocation& call);
+
+// "farm-nvcc: strict mode: k.cu would run plain nvcc: <reason>. Fix: ..."
+std::string StrictModeMessage(const NvccInvocation& call, const std::string& reason);
+
+}  // namespace farm

@@ -1,0 +1,157 @@
+#include "coordinator/builds/nvcc_call_counts.h"
+
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace farm::coordinator {
+namespace {
+
+using farm::v1::NvccCallOutcome;
+
+// Removes '...', "..." and `...` (an unterminated one to the end of the text).
+std::string WithoutQuotedParts(absl::string_view text) {
+  std::string out;
+  char open = 0;
+  for (char c : text) {
+    if (open != 0) {
+      if (c == open) open = 0;
+    } else if (c == '\'' || c == '"' || c == '`') {
+      open = c;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+bool IsIdLike(absl::string_view word) {
+  int digits = 0;
+  for (char c : word) digits += absl::ascii_isdigit(static_cast<unsigned char>(c)) ? 1 : 0;
+  return digits >= 4;
+}
+
+}  // namespace
+
+absl::Status CheckNvccCallReport(const farm::v1::ReportNvccCallRequest& report) {
+  if (report.build_id().empty() || report.build_id().size() > 128) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("an nvcc call report names a build id of ", report.build_id().size(),
+                     " bytes. Fix: set FARM_BUILD_ID to a build id (1 to 128 bytes)"));
+  }
+  if (report.outcome() == farm::v1::NVCC_CALL_OUTCOME_UNSPECIFIED ||
+      !farm::v1::NvccCallOutcome_IsValid(report.outcome())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("nvcc call outcome ", static_cast<int>(report.outcome()),
+                     " is not one of split, cached, fallback, compile_error. Fix: use a "
+                     "farm-nvcc as new as the coordinator"));
+  }
+  if (report.reason().size() > kMaxNvccReasonBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("an nvcc call's reason of ", report.reason().size(),
+                     " bytes is too long. Fix: send at most ", kMaxNvccReasonBytes, " bytes"));
+  }
+  if (report.outcome() != farm::v1::NVCC_CALL_OUTCOME_FALLBACK && !report.reason().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("a reason is for fallbacks only, not for ",
+                                                   NvccOutcomeName(report.outcome()),
+                                                   ". Fix: leave it empty"));
+  }
+  return absl::OkStatus();
+}
+
+std::string NvccReasonClass(absl::string_view reason) {
+  absl::string_view first_line = reason.substr(0, reason.find('\n'));
+  absl::ConsumePrefix(&first_line, "not decomposable: ");
+  std::string text = WithoutQuotedParts(first_line);
+  for (const char* cut : {". Fix:", ": "}) {
+    if (size_t at = text.find(cut); at != std::string::npos) text.resize(at);
+  }
+  std::string printable;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x80 || u == 0x7f) continue;  // non-ASCII and DEL dropped
+    printable.push_back(u < 0x20 ? ' ' : c);
+  }
+  std::vector<absl::string_view> words;
+  for (absl::string_view w : absl::StrSplit(printable, ' ', absl::SkipWhitespace())) {
+    if (!IsIdLike(w)) words.push_back(w);
+  }
+  std::string out = absl::StrJoin(words, " ");
+  if (out.size() > kMaxNvccReasonClassBytes) out.resize(kMaxNvccReasonClassBytes);
+  while (!out.empty() && (out.back() == ' ' || out.back() == ',' || out.back() == '.' ||
+                          out.back() == ':' || out.back() == ';')) {
+    out.pop_back();
+  }
+  return out.empty() ? "unknown" : out;
+}
+
+std::string NvccOutcomeName(NvccCallOutcome outcome) {
+  switch (outcome) {
+    case farm::v1::NVCC_CALL_OUTCOME_SPLIT:
+      return "split";
+    case farm::v1::NVCC_CALL_OUTCOME_CACHED:
+      return "cached";
+    case farm::v1::NVCC_CALL_OUTCOME_FALLBACK:
+      return "fallback";
+    case farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR:
+      return "compile_error";
+    default:
+      return "unknown";
+  }
+}
+
+void CountNvccCall(farm::v1::NvccCalls& calls, NvccCallOutcome outcome,
+                   const std::string& reason_class) {
+  calls.set_total(calls.total() + 1);
+  switch (outcome) {
+    case farm::v1::NVCC_CALL_OUTCOME_SPLIT:
+      calls.set_split(calls.split() + 1);
+      break;
+    case farm::v1::NVCC_CALL_OUTCOME_CACHED:
+      calls.set_cached(calls.cached() + 1);
+      break;
+    case farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR:
+      calls.set_compile_errors(calls.compile_errors() + 1);
+      break;
+    default: {
+      calls.set_fallbacks(calls.fallbacks() + 1);
+      auto& reasons = *calls.mutable_fallback_reasons();
+      const bool known = reasons.count(reason_class) > 0;
+      // "other" itself takes the last of the kMaxNvccReasonsPerBuild places.
+      const size_t named = reasons.size() - reasons.count(std::string(kOtherNvccReason));
+      const std::string key = known || named + 1 < kMaxNvccReasonsPerBuild
+                                  ? reason_class
+                                  : std::string(kOtherNvccReason);
+      reasons[key] += 1;
+      break;
+    }
+  }
+}
+
+NvccCallMetrics::NvccCallMetrics(MetricsRegistry* metrics) : metrics_(metrics) {}
+
+void NvccCallMetrics::Count(NvccCallOutcome outcome, const std::string& reason_class) {
+  std::string reason;
+  if (outcome == farm::v1::NVCC_CALL_OUTCOME_FALLBACK) {
+    absl::MutexLock lock(&mu_);
+    if (reasons_.count(reason_class) > 0 || reasons_.size() + 1 < kMaxNvccReasonsInMetrics) {
+      reasons_.insert(reason_class);
+      reason = reason_class;
+    } else {
+      reason = std::string(kOtherNvccReason);
+    }
+  }
+  metrics_
+      ->GetCounter("farm_nvcc_calls_total",
+                   "farm-nvcc calls reported by build hosts, by outcome (split, cached, "
+                   "fallback, compile_error) and, for fallbacks, reason class.",
+                   {{"outcome", NvccOutcomeName(outcome)}, {"reason", reason}})
+      ->Increment();
+}
+
+}  // namespace farm::coordinator
