@@ -255,6 +255,12 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
   absl::StrAppend(&out, "build host linux ", p.cpu_arch(), ", glibc <= ", p.glibc_max(), ": ",
                   absl::StrJoin(p.build_hosts(), ", "), "\n");
   absl::StrAppend(&out, "source     ", p.source(), "\n");
+  if (!p.python_version().empty()) {
+    absl::StrAppend(
+        &out, "python env python", p.python_version(), " virtualenv, requirements ",
+        p.python_requirements().empty() ? "(none)" : absl::StrJoin(p.python_requirements(), ", "),
+        " (hash ", p.requirements_hash(), ", cached on the build host)\n");
+  }
   if (p.has_size_estimate()) {
     absl::StrAppend(&out, "wheel size ~", absl::StrFormat("%.1f", p.estimated_wheel_mib()),
                     " MiB (the recipe's estimate)\n");

@@ -8,9 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 farmctl=build/bin/farmctl
-# The build hosts run the recipe's python3.11 -m pip wheel; the tools venv has the
-# setuptools it needs (>= 70.1), so the workers start with it first on PATH.
-export PATH="$PWD/.venv/bin:$PATH"
 echo
 echo "== farmctl up --workers 2"
 "$farmctl" down >/dev/null 2>&1 || true

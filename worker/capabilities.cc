@@ -7,6 +7,7 @@
 #include "libfarm/cuda/toolkit_probe.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/logging/logger.h"
+#include "worker/python_interpreters.h"
 
 namespace farm::worker {
 
@@ -45,6 +46,16 @@ absl::StatusOr<farm::v1::WorkerCapabilities> DetectCapabilities(const Capability
   caps.set_disk_free_bytes(*disk);
   caps.set_slots(options.slots > 0 ? options.slots : DefaultSlots(host.cores, host.ram_bytes));
   for (const auto& [k, v] : options.labels) (*caps.mutable_labels())[k] = v;
+  for (auto& python : DetectPythonInterpreters()) {
+    log->info("python{} for build environments: {} ({})", python.version(), python.path(),
+              python.release());
+    *caps.add_python() = std::move(python);
+  }
+  if (caps.python_size() == 0) {
+    log->warn(
+        "no Python interpreter that can make virtualenvs found: this worker cannot host wheel "
+        "builds. Fix: install python3 and python3-venv");
+  }
 
   const bool none = options.cuda_paths.size() == 1 && options.cuda_paths[0] == "none";
   std::vector<std::string> roots;

@@ -1,4 +1,5 @@
-// What this worker advertises: platform, size and CUDA toolkits, detected at start.
+// What this worker advertises: platform, size, CUDA toolkits and Python interpreters,
+// detected at start.
 #pragma once
 
 #include <map>

@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
   build_options.cores = caps->cores();
   build_options.ram_bytes = caps->ram_bytes();
   for (const auto& t : caps->cuda()) build_options.cuda_roots.emplace(t.version(), t.path());
+  for (const auto& p : caps->python()) build_options.pythons.emplace(p.version(), p);
   auto channel = farm::DialCoordinator(coordinator);
   auto build_stub = farm::v1::BuildService::NewStub(channel);
   farm::worker::WheelBuildRunner wheel_builds(build_options, &runner, cas.get(), build_stub.get(),

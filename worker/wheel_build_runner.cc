@@ -18,6 +18,7 @@
 #include "libfarm/recipes/placeholders.h"
 #include "libfarm/recipes/recipe_proto.h"
 #include "worker/build_log_streamer.h"
+#include "worker/echoed_command.h"
 
 extern char** environ;
 
@@ -87,12 +88,6 @@ std::optional<std::string> HostVariable(const std::string& name) {
   return std::string(value);
 }
 
-std::string QuotedArgv(const std::vector<std::string>& argv) {
-  std::vector<std::string> quoted;
-  for (const auto& a : argv) quoted.push_back(ShellQuote(a));
-  return absl::StrJoin(quoted, " ");
-}
-
 // The one wheel the build left under `src` matching `pattern`.
 absl::StatusOr<std::string> FindWheel(const fs::path& src, const std::string& pattern) {
   glob_t found{};
@@ -136,13 +131,6 @@ void FailCompletion(farm::v1::Completion& completion, const std::string& message
   if (log != nullptr) log->Note(absl::StrCat("wheelfarm: ", message, "\n"));
 }
 
-// Echoes the command as `+ words` (as `sh -x` would), then runs it: the log shows each step.
-// printf, not echo: dash's echo interprets backslashes.
-void AppendEchoedCommand(std::string& script, const std::vector<std::string>& argv) {
-  absl::StrAppend(&script, "printf '%s\\n' ", ShellQuote(absl::StrCat("+ ", QuotedArgv(argv))),
-                  "\n", QuotedArgv(argv), "\n");
-}
-
 }  // namespace
 
 WheelBuildRunner::WheelBuildRunner(WheelBuildOptions options, ActionRunner* runner, CasClient* cas,
@@ -151,7 +139,8 @@ WheelBuildRunner::WheelBuildRunner(WheelBuildOptions options, ActionRunner* runn
       runner_(runner),
       cas_(cas),
       builds_(builds),
-      token_(std::move(token)) {}
+      token_(std::move(token)),
+      environments_(options_.builds_root + "/.envs", runner) {}
 
 std::string WheelBuildRunner::Script(const farm::v1::WheelBuildTask& task,
                                      const std::vector<std::vector<std::string>>& steps) {
@@ -252,6 +241,37 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
             task.archs(), task.cuda_version(), dir->path());
   streamer.Note(absl::StrCat("wheelfarm: building ", name, " for ", task.archs(), " with CUDA ",
                              task.cuda_version(), " in ", dir->path(), "/root\n"));
+  // The recipe's Python environment first: the build runs with its bin first on PATH.
+  auto python = options_.pythons.find(task.recipe().python());
+  if (python == options_.pythons.end()) {
+    std::vector<std::string> have;
+    for (const auto& [version, p] : options_.pythons) have.push_back(version);
+    FailCompletion(
+        completion,
+        absl::StrCat("this worker has no python", task.recipe().python(), " (it has ",
+                     have.empty() ? "none" : absl::StrJoin(have, ", "), "). Fix: install python",
+                     task.recipe().python(), " with its venv module and restart the worker"),
+        &streamer);
+    return completion;
+  }
+  std::map<std::string, std::string> env(action->env().begin(), action->env().end());
+  BuildLogStreamer env_streamer(builds_, token_, lease.action().build_id());
+  std::string env_dir;
+  completion = environments_.Prepare(
+      lease,
+      {.python = python->second,
+       .requirements = {task.recipe().python_requirements().begin(),
+                        task.recipe().python_requirements().end()},
+       .recipe_file = task.recipe().file(),
+       .env = env},
+      cancel, &env_streamer, [&streamer](const std::string& text) { streamer.Note(text); },
+      &env_dir);
+  if (!completion.infra_error().empty() || completion.result().exit_code() != 0 || cancel.load()) {
+    return completion;
+  }
+  environments_.Activate(env_dir, env);
+  action->mutable_env()->clear();
+  action->mutable_env()->insert(env.begin(), env.end());
   completion = runner_->RunIn(lease, *action, dir->path(), cancel, &streamer);
   if (!completion.infra_error().empty() || completion.result().exit_code() != 0 || cancel.load()) {
     return completion;

@@ -1,5 +1,6 @@
 // Runs a wheel build (Action.wheel_build) on this host: renders the recipe with this host's
-// facts, runs its commands in a build directory whose path is the same for every build of
+// facts, makes (or reuses) the recipe's Python environment (build_environment.h), runs its
+// commands in a build directory whose path is the same for every build of
 // that package version (so the preprocessed device code, which names source paths, and with
 // it the farm's action cache, match across builds and hosts), streams the output to the
 // build log, and returns the wheel.
@@ -14,11 +15,13 @@
 #include "libfarm/cas/cas_client.h"
 #include "worker/action_executor.h"
 #include "worker/action_runner.h"
+#include "worker/build_environment.h"
 
 namespace farm::worker {
 
 struct WheelBuildOptions {
-  // Parent of the build directories: <root>/<package>-<version>[-N].
+  // Parent of the build directories: <root>/<package>-<version>[-N], and of the cached
+  // Python environments, <root>/.envs/<key>.
   std::string builds_root = "/var/tmp/wheelfarm-builds";
   std::string coordinator;  // given to farm-nvcc as FARM_COORDINATOR
   std::string token_file;   // given to farm-nvcc as FARM_TOKEN_FILE
@@ -26,6 +29,8 @@ struct WheelBuildOptions {
   uint32_t cores = 1;
   uint64_t ram_bytes = 0;
   std::map<std::string, std::string> cuda_roots;  // toolkit root by version ("13.0")
+  // Interpreters build environments are made from, by version ("3.11").
+  std::map<std::string, farm::v1::PythonInterpreter> pythons;
 };
 
 class WheelBuildRunner final : public ActionExecutor {
@@ -50,6 +55,7 @@ class WheelBuildRunner final : public ActionExecutor {
   CasClient* const cas_;
   farm::v1::BuildService::StubInterface* const builds_;
   const std::string token_;
+  BuildEnvironments environments_;
 };
 
 // Runs wheel builds with the WheelBuildRunner and every other action with the ActionRunner.

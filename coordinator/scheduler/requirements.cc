@@ -44,6 +44,12 @@ std::string DescribeCudaNeed(const farm::v1::Requirements& req) {
 
 }  // namespace
 
+std::string PythonVersions(const farm::v1::WorkerCapabilities& worker) {
+  std::vector<std::string> versions;
+  for (const auto& p : worker.python()) versions.push_back(p.version());
+  return versions.empty() ? "no Python" : absl::StrJoin(versions, ", ");
+}
+
 absl::Status ValidateRequirements(const farm::v1::Requirements& req) {
   for (const std::string* v :
        {&req.max_glibc(), &req.cuda_version(), &req.cuda_min(), &req.cuda_max()}) {
@@ -76,6 +82,12 @@ absl::Status CheckRequirements(const farm::v1::Requirements& req,
       return miss("needs label ", key, "=", value,
                   it == w.labels().end() ? ", has none" : absl::StrCat(", has ", it->second));
     }
+  }
+  if (!req.python_version().empty() &&
+      std::none_of(w.python().begin(), w.python().end(), [&](const farm::v1::PythonInterpreter& p) {
+        return p.version() == req.python_version();
+      })) {
+    return miss("needs python", req.python_version(), ", has ", PythonVersions(w));
   }
   const bool needs_cuda = !req.cuda_version().empty() || !req.cuda_min().empty() ||
                           !req.cuda_max().empty() || req.sms_size() > 0;

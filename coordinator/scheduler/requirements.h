@@ -16,6 +16,9 @@ namespace farm::coordinator {
 absl::Status CheckRequirements(const farm::v1::Requirements& req,
                                const farm::v1::WorkerCapabilities& worker);
 
+// The Python versions a worker advertises, "3.10, 3.11", or "no Python".
+std::string PythonVersions(const farm::v1::WorkerCapabilities& worker);
+
 // INVALID_ARGUMENT for requirements no worker could ever meet (malformed versions).
 absl::Status ValidateRequirements(const farm::v1::Requirements& req);
 

@@ -78,6 +78,18 @@ TEST(RequirementsTest, EachMissNamesTheRequirement) {
   EXPECT_THAT(CheckRequirements(any_cuda, no_cuda).message(), HasSubstr("no CUDA toolkit"));
 }
 
+TEST(RequirementsTest, APythonVersionNeedsThatInterpreter) {
+  farm::v1::Requirements r;
+  r.set_python_version("3.10");
+  farm::v1::WorkerCapabilities w = Grace();
+  EXPECT_THAT(CheckRequirements(r, w).message(), HasSubstr("needs python3.10, has no Python"));
+  w.add_python()->set_version("3.11");
+  w.add_python()->set_version("3.12");
+  EXPECT_THAT(CheckRequirements(r, w).message(), HasSubstr("needs python3.10, has 3.11, 3.12"));
+  w.add_python()->set_version("3.10");
+  EXPECT_TRUE(CheckRequirements(r, w).ok());
+}
+
 TEST(RequirementsTest, MalformedVersionsAreInvalid) {
   farm::v1::Requirements r;
   r.set_cuda_version("thirteen");

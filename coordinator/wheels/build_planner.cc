@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/scheduler/requirements.h"
+#include "libfarm/recipes/python_environment.h"
 #include "libfarm/recipes/recipe_proto.h"
 #include "libfarm/recipes/toolkit_choice.h"
 
@@ -101,21 +102,45 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
   plan.set_glibc_max(recipe.platform.glibc_max.ToString());
   plan.set_source(DescribeSource(*out.version));
 
-  // The build host: the first CPU arch of the policy that an online worker offers.
+  // The build host: the first CPU arch of the policy that an online worker offers, among the
+  // workers with the recipe's python{version} (its build environment is made from it).
   std::vector<std::string> why;
+  std::vector<std::string> without_python;  // "w1: 3.11": hosts that qualify but for Python
   for (const std::string& cpu : recipe.platform.cpu_archs) {
     farm::v1::Requirements req;
     req.set_os("linux");
     req.set_cpu_arch(cpu);
     req.set_max_glibc(recipe.platform.glibc_max.ToString());
     req.set_cuda_version(out.cuda.ToString());
-    std::vector<std::string> hosts = Qualifying(req, online, &why);
+    req.set_python_version(recipe.python);
+    std::vector<std::string> hosts;
+    for (const auto& w : online) {
+      absl::Status s = CheckRequirements(req, w.capabilities());
+      if (s.ok()) {
+        hosts.push_back(w.name());
+        continue;
+      }
+      farm::v1::Requirements platform = req;
+      platform.clear_python_version();
+      if (CheckRequirements(platform, w.capabilities()).ok()) {
+        without_python.push_back(absl::StrCat(w.name(), ": ", PythonVersions(w.capabilities())));
+      } else {
+        why.push_back(absl::StrCat(w.name(), ": ", s.message()));
+      }
+    }
     if (!hosts.empty()) {
       out.host_requirements = req;
       plan.set_cpu_arch(cpu);
       for (const auto& h : hosts) plan.add_build_hosts(h);
       break;
     }
+  }
+  if (plan.build_hosts().empty() && !without_python.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no build host has python", recipe.python, " (", absl::StrJoin(without_python, "; "),
+        "). Fix: install python", recipe.python,
+        " on a build host (a worker finds it in /usr/local/bin, /usr/bin, on PATH or under "
+        "~/.pyenv/versions when it starts, so restart the worker after installing)"));
   }
   if (plan.build_hosts().empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -124,6 +149,9 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
         ", glibc <= ", recipe.platform.glibc_max.ToString(), ", CUDA ", out.cuda.ToString(),
         "): ", absl::StrJoin(why, "; "), ". Fix: start a worker that meets the recipe's platform"));
   }
+  plan.set_python_version(recipe.python);
+  for (const std::string& r : recipe.python_requirements) plan.add_python_requirements(r);
+  plan.set_requirements_hash(PythonRequirementsHash(recipe.python_requirements));
 
   for (const ArchRequest& r : out.archs.requests) {
     farm::v1::Requirements req;

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "libfarm/recipes/python_environment.h"
+
 namespace farm::coordinator {
 namespace {
 
@@ -10,7 +12,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 farm::v1::Worker Worker(const std::string& name, const std::string& cpu, const std::string& cuda,
-                        std::vector<std::string> sms) {
+                        std::vector<std::string> sms,
+                        std::vector<std::string> pythons = {"3.10", "3.11"}) {
   farm::v1::Worker w;
   w.set_name(name);
   auto* caps = w.mutable_capabilities();
@@ -20,6 +23,11 @@ farm::v1::Worker Worker(const std::string& name, const std::string& cpu, const s
   auto* tk = caps->add_cuda();
   tk->set_version(cuda);
   for (auto& sm : sms) tk->add_sms(sm);
+  for (auto& v : pythons) {
+    auto* p = caps->add_python();
+    p->set_version(v);
+    p->set_path("/usr/bin/python" + v);
+  }
   return w;
 }
 
@@ -38,6 +46,8 @@ RecipeDirectory Recipes() {
   r.platform.cuda = CudaRange{{12, 6}, {13, 0}};
   r.size.base_mib = 100;
   r.size.per_arch_mib = 50;
+  r.python = "3.10";
+  r.python_requirements = {"cmake>=3.27", "numpy<2.0"};
   RecipeDirectory dir;
   dir.recipes.push_back(r);
   return dir;
@@ -61,6 +71,38 @@ TEST(BuildPlannerTest, PlansToolkitHostsShardsAndSize) {
   EXPECT_DOUBLE_EQ(p.estimated_wheel_mib(), 250);
   EXPECT_EQ(p.source(), "git https://example.invalid/t.git at v2.9.1");
   EXPECT_EQ(planned->host_requirements.max_glibc(), "2.35");
+  // The host must have the recipe's interpreter, also when the build is leased.
+  EXPECT_EQ(planned->host_requirements.python_version(), "3.10");
+  EXPECT_EQ(p.python_version(), "3.10");
+  EXPECT_THAT(p.python_requirements(), ElementsAre("cmake>=3.27", "numpy<2.0"));
+  EXPECT_EQ(p.requirements_hash(), PythonRequirementsHash({"cmake>=3.27", "numpy<2.0"}));
+}
+
+TEST(BuildPlannerTest, OnlyHostsWithTheRecipesPythonBuildIt) {
+  const RecipeDirectory recipes = Recipes();
+  auto planned = PlanWheelBuild("torchlike-2.9.1", "9.0", recipes,
+                                {Worker("g1", "aarch64", "13.0", kAllSms, {"3.11"}),
+                                 Worker("g2", "aarch64", "13.0", kAllSms, {"3.9", "3.10"})});
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  EXPECT_THAT(planned->plan.build_hosts(), ElementsAre("g2"));
+  // Shards compile device code only: any worker with the toolkit helps.
+  EXPECT_THAT(planned->plan.shards(0).workers(), ElementsAre("g1", "g2"));
+}
+
+TEST(BuildPlannerTest, AMissingInterpreterIsRefusedNamingEachHostAndTheFix) {
+  const RecipeDirectory recipes = Recipes();
+  auto planned = PlanWheelBuild(
+      "torchlike-2.9.1", "9.0", recipes,
+      {Worker("w1", "aarch64", "13.0", kAllSms, {"3.11"}),
+       Worker("w2", "aarch64", "13.0", kAllSms, {"3.11", "3.12"}),
+       Worker("bare", "aarch64", "13.0", kAllSms, {}), Worker("x86", "x86_64", "13.0", kAllSms)});
+  ASSERT_FALSE(planned.ok());
+  EXPECT_EQ(planned.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(planned.status().message(),
+            "no build host has python3.10 (w1: 3.11; w2: 3.11, 3.12; bare: no Python). Fix: "
+            "install python3.10 on a build host (a worker finds it in /usr/local/bin, /usr/bin, "
+            "on PATH or under ~/.pyenv/versions when it starts, so restart the worker after "
+            "installing)");
 }
 
 TEST(BuildPlannerTest, RefusesWhatCannotBeBuiltSayingWhy) {

@@ -2,7 +2,8 @@
 // demo CUDA extension built for three archs through farm-nvcc, retagged, verified, published
 // to the built-in index and pip-installed back. Then the action cache across builds, a
 // coordinator restart mid-build, cancellation, and bad input of every kind. Nothing is
-// mocked; the Python tools come from the repository's .venv (scripts/install-deps.sh).
+// mocked; the Python tools (pypiserver) come from the repository's .venv
+// (scripts/install-deps.sh), never the workers': they start without any virtualenv on PATH.
 #include <signal.h>
 
 #include <cstdlib>
@@ -13,9 +14,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "libfarm/process/subprocess.h"
+#include "libfarm/recipes/python_environment.h"
 #include "tests/support/farm_processes.h"
 
 namespace farm::testing {
@@ -59,12 +64,20 @@ const std::string kBuildCommand =
 class SubmitTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    // The build hosts run the recipe's python3.11, which needs the venv's setuptools.
+    // The workers start with a stock environment: no virtualenv on PATH (not the tools venv
+    // this test drives pypiserver from, not one ctest was started in). The recipe's build
+    // environment is theirs to make.
     ASSERT_TRUE(fs::exists(kVenvBin + "/python3.11"))
         << "the tools venv is missing. Fix: bash scripts/install-deps.sh";
     const char* path = std::getenv("PATH");
-    setenv("PATH", absl::StrCat(kVenvBin, ":", path == nullptr ? "/usr/bin:/bin" : path).c_str(),
-           1);
+    std::vector<std::string> stock;
+    for (absl::string_view d :
+         absl::StrSplit(path == nullptr ? "/usr/bin:/bin" : path, ':', absl::SkipEmpty())) {
+      if (!fs::exists(fs::path(std::string(d)).parent_path() / "pyvenv.cfg")) stock.emplace_back(d);
+    }
+    setenv("PATH", absl::StrJoin(stock, ":").c_str(), 1);
+    unsetenv("VIRTUAL_ENV");
+    unsetenv("PYTHONPATH");
     dir_ = new TempDir("submit-test");
     const std::string recipes = *dir_ / "recipes";
     WriteText(recipes + "/demo.toml", DemoRecipe("demo"));
@@ -80,6 +93,13 @@ class SubmitTest : public ::testing::Test {
     WriteText(recipes + "/unverified.toml",
               DemoRecipe("unverified",
                          {{"DEMO_CUDA_ARCHS = \"{cmake_archs}\"", "DEMO_CUDA_ARCHS = \"75\""}}));
+    // A requirement no index has: the build fails at its environment step.
+    WriteText(recipes + "/badreq.toml",
+              DemoRecipe("badreq", {{"requirements = [\"setuptools>=70.1\", \"wheel\"]",
+                                     "requirements = [\"wheelfarm-no-such-package-xyz==1.0\"]"}}));
+    // An interpreter no worker has.
+    WriteText(recipes + "/oldpython.toml",
+              DemoRecipe("oldpython", {{"version = \"3.11\"", "version = \"3.5\""}}));
     WriteText(recipes + "/slow.toml",
               DemoRecipe("slow", {{kBuildCommand, "command = \"sleep 300\""}}));
     // The same package version, published by a command hook into a directory (the built-in
@@ -231,6 +251,12 @@ TEST_F(SubmitTest, DryRunPrintsThePlanAndQueuesNothing) {
   }
   // 0.1 MiB + 3 x 0.3 MiB per arch, from the recipe.
   EXPECT_NE(r.stdout_text.find("wheel size ~1.0 MiB"), std::string::npos) << r.stdout_text;
+  // The build environment: the recipe's Python and requirements, and the hash they cache by.
+  EXPECT_NE(r.stdout_text.find("python env python3.11 virtualenv, requirements "
+                               "setuptools>=70.1, wheel (hash " +
+                               PythonRequirementsHash({"setuptools>=70.1", "wheel"})),
+            std::string::npos)
+      << r.stdout_text;
   CommandResult builds = Farmctl({"--json", "builds"});
   EXPECT_EQ(builds.stdout_text.find("\"demo-cuda-ext\""), std::string::npos) << builds.stdout_text;
 }
@@ -253,6 +279,9 @@ TEST_F(SubmitTest, RefusesBadInputWithAPreciseMessage) {
       // PyTorch's policy wants aarch64 hosts; these workers are x86_64.
       {{"pytorch-2.9.1", "--archs", "9.0", "--dry-run"}, "no online worker can host the build"},
       {{"demo-0.1.0", "--archs", "9.0", "--source", *dir_ / "no-such-dir"}, "no-such-dir"},
+      // No worker has python3.5: refused at plan time, naming each host and the fix.
+      {{"oldpython-0.1.0", "--archs", "9.0", "--dry-run"}, "no build host has python3.5 (w1: 3."},
+      {{"oldpython-0.1.0", "--archs", "9.0"}, "Fix: install python3.5 on a build host"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = {"submit"};
@@ -282,6 +311,31 @@ TEST_F(SubmitTest, AFailingBuildCommandShowsItsErrorText) {
   const std::string id = SubmittedId(r);
   CommandResult logs = Farmctl({"logs", id});
   EXPECT_NE(logs.stdout_text.find("blockDimx"), std::string::npos) << Output(logs);
+}
+
+TEST_F(SubmitTest, ARequirementNoIndexHasFailsAtTheEnvironmentStepWithPipsMessage) {
+  CommandResult r = Farmctl({"submit", "badreq-0.1.0", "--archs", "9.0", "--wait"});
+  EXPECT_NE(r.exit_code, 0) << Output(r);
+  EXPECT_NE(r.stderr_text.find("No matching distribution found for "
+                               "wheelfarm-no-such-package-xyz==1.0"),
+            std::string::npos)
+      << Output(r);
+  EXPECT_NE(r.stderr_text.find("wheelfarm: the environment step failed: pip could not install "
+                               "the recipe's [python] requirements = "
+                               "[\"wheelfarm-no-such-package-xyz==1.0\"]"),
+            std::string::npos)
+      << Output(r);
+  // It stopped there: the recipe's build command never ran.
+  CommandResult logs = Farmctl({"logs", SubmittedId(r)});
+  EXPECT_NE(logs.stdout_text.find("'pip' 'install'"), std::string::npos) << Output(logs);
+  EXPECT_EQ(logs.stdout_text.find("'pip' 'wheel'"), std::string::npos) << Output(logs);
+  // Nothing half-made is left in the hosts' environment cache: only links to finished ones.
+  for (const auto& e : fs::directory_iterator(*dir_ / "builds/.envs")) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name == "pip-cache" || absl::EndsWith(name, ".lock") || e.is_symlink() ||
+                fs::exists(e.path() / "made.log"))
+        << name;
+  }
 }
 
 TEST_F(SubmitTest, AWheelThatFailsVerificationIsNotPublished) {
@@ -335,6 +389,14 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   }
   const std::string filename = build["wheel"].value("filename", "");
   EXPECT_EQ(filename.rfind("demo_cuda_ext-0.1.0+cu130-py3-none-manylinux_2_", 0), 0u) << filename;
+
+  // The build ran in the recipe's own environment, made (or reused) before the command.
+  CommandResult logs = Farmctl({"logs", id});
+  EXPECT_NE(logs.stdout_text.find("python3.11"), std::string::npos) << Output(logs);
+  EXPECT_TRUE(logs.stdout_text.find("wheelfarm: making the build environment") !=
+                  std::string::npos ||
+              logs.stdout_text.find(", reused") != std::string::npos)
+      << Output(logs);
 
   // 2. pip installs it from the built-in index into a fresh venv; the module loads.
   const std::string venv = *dir_ / "venv";

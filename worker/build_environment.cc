@@ -1,0 +1,225 @@
+#include "worker/build_environment.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "libfarm/logging/logger.h"
+#include "libfarm/process/output_tail.h"
+#include "libfarm/recipes/python_environment.h"
+#include "worker/echoed_command.h"
+
+namespace farm::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+// An exclusive flock held until destruction.
+class LockFile {
+ public:
+  explicit LockFile(int fd) : fd_(fd) {}
+  LockFile(LockFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  LockFile& operator=(LockFile&&) = delete;
+  ~LockFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+ private:
+  int fd_;
+};
+
+void Fail(farm::v1::Completion& completion, int exit_code, const std::string& text) {
+  auto* result = completion.mutable_result();
+  result->set_exit_code(exit_code);
+  result->set_stderr_tail(absl::StrCat(result->stderr_tail(), text));
+}
+
+bool IsReady(const fs::path& env) {
+  std::error_code ec;
+  return fs::exists(env / "bin" / "python", ec);
+}
+
+}  // namespace
+
+BuildEnvironments::BuildEnvironments(std::string root, ActionRunner* runner)
+    : root_(std::move(root)), runner_(runner) {}
+
+std::string BuildEnvironments::RequirementsLine(const std::vector<std::string>& requirements) {
+  std::vector<std::string> quoted;
+  for (const auto& r : requirements) quoted.push_back(absl::StrCat("\"", r, "\""));
+  return absl::StrCat("[python] requirements = [", absl::StrJoin(quoted, ", "), "]");
+}
+
+std::string BuildEnvironments::StepScript(const std::string& python, const std::string& dir,
+                                          const std::vector<std::string>& requirements) {
+  std::string script = "set -e\nexec 2>&1\n";
+  AppendEchoedCommand(script, {python, "-m", "venv", dir});
+  if (!requirements.empty()) {
+    // "--" ends pip's options: a requirement is never read as one (--index-url=...).
+    std::vector<std::string> pip = {dir + "/bin/python", "-m",  "pip", "install", "--no-input",
+                                    "--progress-bar",    "off", "--"};
+    pip.insert(pip.end(), requirements.begin(), requirements.end());
+    AppendEchoedCommand(script, pip);
+  }
+  return script;
+}
+
+void BuildEnvironments::Activate(const std::string& dir,
+                                 std::map<std::string, std::string>& env) const {
+  std::vector<std::string> path = {dir + "/bin"};
+  for (absl::string_view entry : absl::StrSplit(env["PATH"], ':', absl::SkipEmpty())) {
+    std::error_code ec;
+    // Another virtualenv's tools (the worker's own, say) must not leak into the build.
+    if (fs::exists(fs::path(std::string(entry)).parent_path() / "pyvenv.cfg", ec)) continue;
+    path.emplace_back(entry);
+  }
+  if (path.size() == 1) path.insert(path.end(), {"/usr/local/bin", "/usr/bin", "/bin"});
+  env["PATH"] = absl::StrJoin(path, ":");
+  env["VIRTUAL_ENV"] = dir;
+  env.erase("PYTHONHOME");
+  env.erase("PYTHONPATH");
+  env["PIP_CACHE_DIR"] = PipCacheDir();
+}
+
+farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
+                                                const EnvironmentRequest& request,
+                                                const std::atomic<bool>& cancel,
+                                                OutputFollower* follower,
+                                                const std::function<void(const std::string&)>& note,
+                                                std::string* env_dir) {
+  auto log = ComponentLogger("worker");
+  farm::v1::Completion completion;
+  completion.set_lease_id(lease.lease_id());
+  completion.set_action_id(lease.action_id());
+  const std::string key =
+      PythonEnvironmentKey(request.python.path(), request.python.release(), request.requirements);
+  const fs::path link = fs::path(root_) / key;
+  const std::string described =
+      absl::StrCat("python", request.python.version(), " (", request.python.path(), " ",
+                   request.python.release(), "), requirements hash ",
+                   PythonRequirementsHash(request.requirements));
+
+  std::error_code ec;
+  fs::create_directories(PipCacheDir(), ec);
+  if (ec) {
+    completion.set_infra_error(absl::StrCat("cannot create ", PipCacheDir(), ": ", ec.message(),
+                                            ". Fix: give the worker a writable --builds-dir"));
+    return completion;
+  }
+  const std::string lock_path = link.string() + ".lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    completion.set_infra_error(absl::StrCat("cannot open ", lock_path, ": ", std::strerror(errno)));
+    return completion;
+  }
+  LockFile lock(fd);
+  bool waited = false;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (cancel.load()) {
+      Fail(completion, 130, "wheelfarm: cancelled while waiting for the environment\n");
+      return completion;
+    }
+    if (!waited) {
+      note(absl::StrCat("wheelfarm: waiting for another build making the environment ",
+                        link.string(), "\n"));
+      waited = true;
+    }
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  if (IsReady(link)) {
+    *env_dir = link.string();
+    note(absl::StrCat("wheelfarm: environment ", link.string(), ": ", described, ", reused\n"));
+    return completion;
+  }
+
+  // Left by a step that crashed with the worker: nothing uses them (no link points there).
+  for (fs::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(key + ".", 0) == 0 && name != key + ".lock") {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
+  fs::remove(link, ec);  // a link to an environment someone deleted
+
+  std::string temp = absl::StrCat(link.string(), ".XXXXXX");
+  if (::mkdtemp(temp.data()) == nullptr) {
+    completion.set_infra_error(absl::StrCat("cannot create ", temp, ": ", std::strerror(errno)));
+    return completion;
+  }
+  const fs::path base(temp);
+  const fs::path made = base / "env";
+  note(absl::StrCat("wheelfarm: making the build environment ", link.string(), ": ", described,
+                    "\n"));
+  farm::v1::Action step;
+  step.add_argv("/bin/sh");
+  step.add_argv("-c");
+  step.add_argv(StepScript(request.python.path(), made.string(), request.requirements));
+  std::map<std::string, std::string> env = request.env;
+  env.erase("VIRTUAL_ENV");
+  env.erase("PYTHONHOME");
+  env.erase("PYTHONPATH");
+  env["PIP_CACHE_DIR"] = PipCacheDir();
+  env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1";
+  step.mutable_env()->insert(env.begin(), env.end());
+  step.set_timeout_seconds(lease.action().timeout_seconds());
+  step.set_build_id(lease.action().build_id());
+  completion = runner_->RunIn(lease, step, base.string(), cancel, follower);
+
+  const bool ok = completion.infra_error().empty() && completion.result().exit_code() == 0 &&
+                  !cancel.load() && IsReady(made);
+  if (!ok) {
+    const bool venv_made = IsReady(made);
+    fs::remove_all(base, ec);
+    if (!completion.infra_error().empty() || cancel.load()) return completion;
+    auto* result = completion.mutable_result();
+    if (result->exit_code() == 0) result->set_exit_code(1);
+    // The step merges stderr into stdout: pip's message is at the end of it.
+    const std::string output = TailLines(result->stdout_tail(), 20);
+    const std::string why =
+        venv_made ? absl::StrCat("pip could not install the recipe's ",
+                                 RequirementsLine(request.requirements), " (", request.recipe_file,
+                                 "). Fix: correct the requirement in the recipe, or make it "
+                                 "installable from this host's package index (PIP_INDEX_URL)")
+                  : absl::StrCat("could not make a virtualenv with ", request.python.path(),
+                                 ". Fix: install python", request.python.version(),
+                                 "-venv (or the venv module) on this host");
+    result->set_stderr_tail(absl::StrCat(output, output.empty() ? "" : "\n",
+                                         "wheelfarm: the environment step "
+                                         "failed: ",
+                                         why, "\n"));
+    note(absl::StrCat("wheelfarm: the environment step failed: ", why, "\n"));
+    return completion;
+  }
+  // The step's own files go; its output stays beside the environment for whoever wonders.
+  fs::remove_all(base / "root", ec);
+  fs::rename(base / "stdout", base / "made.log", ec);
+  fs::remove(base / "stderr", ec);
+  // Publish: a new symlink renamed over <key> (atomic), pointing at <key>.XXXXXX/env.
+  const fs::path staged = base.string() + ".link";
+  fs::create_directory_symlink(fs::path(base.filename()) / "env", staged, ec);
+  if (!ec) fs::rename(staged, link, ec);
+  if (ec) {
+    completion.set_infra_error(
+        absl::StrCat("cannot publish the environment ", link.string(), ": ", ec.message()));
+    std::error_code ignored;
+    fs::remove(staged, ignored);
+    fs::remove_all(base, ignored);
+    return completion;
+  }
+  log->info("build {}: made environment {} ({})", lease.action().build_id(), link.string(),
+            described);
+  *env_dir = link.string();
+  return completion;
+}
+
+}  // namespace farm::worker

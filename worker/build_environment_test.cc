@@ -1,0 +1,194 @@
+#include "worker/build_environment.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "farm/v1/cas.grpc.pb.h"
+#include "libfarm/process/subprocess.h"
+#include "libfarm/recipes/python_environment.h"
+#include "worker/python_interpreters.h"
+
+namespace farm::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// A store that already has every blob: the runner's log uploads succeed without bytes.
+class HasEverythingCas final : public farm::v1::CasService::Service {
+  grpc::Status FindMissing(grpc::ServerContext*, const farm::v1::FindMissingRequest*,
+                           farm::v1::FindMissingResponse*) override {
+    return grpc::Status::OK;
+  }
+};
+
+void WriteExecutable(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+  fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+}
+
+TEST(BuildEnvironmentTest, StepScriptKeepsHostileRequirementsAsPipArgumentsAfterDashDash) {
+  const fs::path dir = fs::temp_directory_path() / "build-env-script-test";
+  fs::remove_all(dir);
+  // A virtualenv whose python prints each argument it gets.
+  WriteExecutable(dir / "env" / "bin" / "python",
+                  "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]\\n' \"$a\"; done\nexit 3\n");
+  const std::vector<std::string> reqs = {"numpy<2; touch " + (dir / "pwned").string(), "$(id)",
+                                         "--index-url=http://evil.invalid/"};
+  const std::string script =
+      BuildEnvironments::StepScript("/bin/true", (dir / "env").string(), reqs);
+  auto r = RunCommand({"/bin/sh", "-c", script}, absl::Seconds(10));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 3);
+  const std::string env = (dir / "env").string();
+  EXPECT_EQ(r->stdout_text,
+            "+ '/bin/true' '-m' 'venv' '" + env + "'\n" + "+ '" + env +
+                "/bin/python' '-m' 'pip' 'install' '--no-input' '--progress-bar' "
+                "'off' '--' 'numpy<2; touch " +
+                (dir / "pwned").string() +
+                "' '$(id)' '--index-url=http://evil.invalid/'\n"
+                "[-m]\n[pip]\n[install]\n[--no-input]\n[--progress-bar]\n[off]\n[--]\n"
+                "[numpy<2; touch " +
+                (dir / "pwned").string() +
+                "]\n[$(id)]\n"
+                "[--index-url=http://evil.invalid/]\n");
+  EXPECT_FALSE(fs::exists(dir / "pwned"));
+  // A failed venv step stops the script; no requirements: no pip step.
+  auto failed = RunCommand(
+      {"/bin/sh", "-c", BuildEnvironments::StepScript("/bin/false", env, reqs)}, absl::Seconds(10));
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(failed->exit_code, 1);
+  EXPECT_EQ(failed->stdout_text, "+ '/bin/false' '-m' 'venv' '" + env + "'\n");
+  EXPECT_EQ(BuildEnvironments::StepScript("/bin/true", env, {}).find("pip"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(BuildEnvironmentTest, ActivatePutsTheEnvironmentFirstAndDropsOtherVirtualenvs) {
+  const fs::path dir = fs::temp_directory_path() / "build-env-activate-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "toolsvenv" / "bin");
+  std::ofstream(dir / "toolsvenv" / "pyvenv.cfg") << "home = /usr/bin\n";
+  BuildEnvironments envs((dir / "envs").string(), nullptr);
+  std::map<std::string, std::string> env = {
+      {"PATH", (dir / "toolsvenv" / "bin").string() + ":/usr/local/bin:/usr/bin"},
+      {"PYTHONPATH", "/somewhere"},
+      {"PYTHONHOME", "/elsewhere"},
+      {"VIRTUAL_ENV", (dir / "toolsvenv").string()}};
+  envs.Activate("/e/abc", env);
+  EXPECT_EQ(env["PATH"], "/e/abc/bin:/usr/local/bin:/usr/bin");
+  EXPECT_EQ(env["VIRTUAL_ENV"], "/e/abc");
+  EXPECT_EQ(env["PIP_CACHE_DIR"], (dir / "envs" / "pip-cache").string());
+  EXPECT_EQ(env.count("PYTHONPATH"), 0u);
+  EXPECT_EQ(env.count("PYTHONHOME"), 0u);
+  fs::remove_all(dir);
+}
+
+class PrepareTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / "build-env-prepare-test";
+    fs::remove_all(dir_);
+    server_ = grpc::ServerBuilder().RegisterService(&cas_service_).BuildAndStart();
+    grpc::ChannelArguments args;
+    cas_ = std::make_unique<CasClient>(
+        farm::v1::CasService::NewStub(server_->InProcessChannel(args)), "token");
+    runner_ = std::make_unique<ActionRunner>((dir_ / "scratch").string(), nullptr, cas_.get());
+    // The host's python3.11 (Debian 12's), found the way a worker finds it.
+    for (const auto& p : FindPythonInterpreters({"/usr/bin"})) {
+      if (p.version() == "3.11") python_ = p;
+    }
+    ASSERT_EQ(python_.path(), "/usr/bin/python3.11")
+        << "Fix: apt-get install python3.11 python3.11-venv";
+    lease_.set_lease_id("lease-1");
+    lease_.mutable_action()->set_build_id("b-1");
+    lease_.mutable_action()->set_timeout_seconds(300);
+  }
+  void TearDown() override {
+    server_->Shutdown();
+    fs::remove_all(dir_);
+  }
+
+  farm::v1::Completion Prepare(BuildEnvironments& envs, const EnvironmentRequest& request,
+                               std::string* env_dir, std::string* notes) {
+    std::atomic<bool> cancel{false};
+    return envs.Prepare(
+        lease_, request, cancel, nullptr, [notes](const std::string& t) { *notes += t; }, env_dir);
+  }
+
+  EnvironmentRequest Request(std::vector<std::string> requirements) {
+    EnvironmentRequest r{.python = python_,
+                         .requirements = std::move(requirements),
+                         .recipe_file = "/recipes/demo.toml"};
+    r.env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+    r.env["HOME"] = dir_.string();
+    // No index: pip answers as it does for a name PyPI lacks, without the network.
+    r.env["PIP_NO_INDEX"] = "1";
+    return r;
+  }
+
+  fs::path dir_;
+  HasEverythingCas cas_service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<CasClient> cas_;
+  std::unique_ptr<ActionRunner> runner_;
+  farm::v1::PythonInterpreter python_;
+  farm::v1::Lease lease_;
+};
+
+TEST_F(PrepareTest, MakesTheEnvironmentOnceAndReusesIt) {
+  BuildEnvironments envs((dir_ / "envs").string(), runner_.get());
+  std::string env_dir, notes;
+  farm::v1::Completion c = Prepare(envs, Request({}), &env_dir, &notes);
+  ASSERT_TRUE(c.infra_error().empty()) << c.infra_error();
+  ASSERT_EQ(c.result().exit_code(), 0) << c.result().stdout_tail() << c.result().stderr_tail();
+  const std::string key = PythonEnvironmentKey(python_.path(), python_.release(), {});
+  EXPECT_EQ(env_dir, (dir_ / "envs" / key).string());
+  EXPECT_TRUE(fs::is_symlink(env_dir));
+  EXPECT_THAT(c.result().stdout_tail(), HasSubstr("+ '/usr/bin/python3.11' '-m' 'venv'"));
+  EXPECT_THAT(notes, HasSubstr("making the build environment"));
+  // A real virtualenv of that interpreter, its own prefix.
+  auto r = RunCommand({env_dir + "/bin/python3.11", "-c",
+                       "import sys; print(sys.prefix != sys.base_prefix, sys.base_prefix)"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stdout_text, "True /usr\n");
+
+  std::string again_dir, again_notes;
+  c = Prepare(envs, Request({}), &again_dir, &again_notes);
+  ASSERT_EQ(c.result().exit_code(), 0);
+  EXPECT_EQ(again_dir, env_dir);
+  EXPECT_THAT(again_notes, HasSubstr("reused"));
+  EXPECT_EQ(c.result().stdout_tail(), "");  // nothing ran
+}
+
+TEST_F(PrepareTest, ANonexistentRequirementFailsWithPipsMessageAndLeavesNothingCached) {
+  BuildEnvironments envs((dir_ / "envs").string(), runner_.get());
+  std::string env_dir, notes;
+  const std::vector<std::string> reqs = {"wheelfarm-no-such-package-xyz==1.0"};
+  farm::v1::Completion c = Prepare(envs, Request(reqs), &env_dir, &notes);
+  EXPECT_TRUE(c.infra_error().empty()) << c.infra_error();
+  EXPECT_NE(c.result().exit_code(), 0);
+  EXPECT_EQ(env_dir, "");
+  const std::string& tail = c.result().stderr_tail();
+  EXPECT_THAT(tail, HasSubstr("No matching distribution found for "
+                              "wheelfarm-no-such-package-xyz==1.0"));
+  EXPECT_THAT(tail, HasSubstr("wheelfarm: the environment step failed: pip could not install "
+                              "the recipe's [python] requirements = "
+                              "[\"wheelfarm-no-such-package-xyz==1.0\"] (/recipes/demo.toml)"));
+  EXPECT_THAT(notes, HasSubstr("the environment step failed"));
+  // Only the lock and the shared pip cache remain: no environment, no half-made directory.
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir_ / "envs")) {
+    left.push_back(e.path().filename().string());
+  }
+  const std::string key = PythonEnvironmentKey(python_.path(), python_.release(), reqs);
+  EXPECT_THAT(left, ::testing::UnorderedElementsAre("pip-cache", key + ".lock"));
+}
+
+}  // namespace
+}  // namespace farm::worker
