@@ -55,3 +55,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 else
   echo "install-deps: Python tools present in $venv"
 fi
+
+# torch 2.9.1 for torch_cpp_extension_test, in a venv under ~/.cache/wheelfarm (a ~900 MB
+# download the first time on a machine; a stamp check afterwards).
+bash "$(dirname "$0")/install-torch.sh" >/dev/null
+echo "install-deps: torch 2.9.1 present in ${WHEELFARM_TORCH_VENV:-$HOME/.cache/wheelfarm/torch-2.9.1-venv}"

@@ -201,6 +201,10 @@ absl::StatusOr<farm::v1::Action> WheelBuildRunner::PlanAction(const farm::v1::Le
   }
   // farm-nvcc fans the device compiles out under this build's id.
   env["CMAKE_CUDA_COMPILER_LAUNCHER"] = options_.farm_nvcc;
+  // torch.utils.cpp_extension writes $PYTORCH_NVCC verbatim as build.ninja's nvcc (run by
+  // /bin/sh), else uses $CUDA_HOME/bin/nvcc: farm-nvcc as a launcher of this toolkit's nvcc.
+  env["PYTORCH_NVCC"] = absl::StrCat(ShellQuote(options_.farm_nvcc), " ",
+                                     ShellQuote(root->second + "/bin/nvcc"));
   env["FARM_COORDINATOR"] = options_.coordinator;
   env["FARM_TOKEN_FILE"] = options_.token_file;
   env["FARM_BUILD_ID"] = lease.action().build_id();

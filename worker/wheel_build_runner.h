@@ -25,7 +25,7 @@ struct WheelBuildOptions {
   std::string builds_root = "/var/tmp/wheelfarm-builds";
   std::string coordinator;  // given to farm-nvcc as FARM_COORDINATOR
   std::string token_file;   // given to farm-nvcc as FARM_TOKEN_FILE
-  std::string farm_nvcc;    // CMAKE_CUDA_COMPILER_LAUNCHER
+  std::string farm_nvcc;    // CMAKE_CUDA_COMPILER_LAUNCHER, and PYTORCH_NVCC with the nvcc
   uint32_t cores = 1;
   uint64_t ram_bytes = 0;
   std::map<std::string, std::string> cuda_roots;  // toolkit root by version ("13.0")

@@ -1,0 +1,193 @@
+// A torch.utils.cpp_extension package (examples/torch-cpp-ext) built against torch 2.9.1 from
+// PyPI, once with plain nvcc and once with farm-nvcc in nvcc's place on a real 2-worker farm:
+// every nvcc call must be split (no fallback), each arch's device compiles must run on the
+// farm, and the device code in the two extension libraries must be byte-identical.
+//
+// torch comes from the venv scripts/install-torch.sh makes (~/.cache/wheelfarm/
+// torch-2.9.1-venv, or $WHEELFARM_TORCH_VENV); without it the test fails and says so.
+//
+// The build goes through torch.utils.cpp_extension.load() (examples/torch-cpp-ext/
+// jit_build.py): the same build.ninja rules as setup.py's BuildExtension, but BuildExtension
+// refuses nvcc 13.0 against torch 2.9.1+cu128 (`_check_cuda_version`: CUDA majors must match)
+// and this host has no CUDA 12 toolkit. farm-nvcc reaches the build through PYTORCH_NVCC,
+// which cpp_extension writes verbatim as build.ninja's `nvcc = ...` on either path.
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "libfarm/elf/elf_file.h"
+#include "libfarm/elf/mapped_file.h"
+#include "libfarm/fatbin/device_code.h"
+#include "libfarm/process/subprocess.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+const char* const kCudaHome = "/usr/local/cuda";
+const char* const kArchs = "7.5;9.0";
+const char* const kModule = "wheelfarm_torch_cpp_ext_C";
+
+std::string TorchVenv() {
+  if (const char* v = std::getenv("WHEELFARM_TORCH_VENV"); v != nullptr && *v != '\0') return v;
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home != nullptr ? home : "", "/.cache/wheelfarm/torch-2.9.1-venv");
+}
+
+// Device code payloads by "section/container kind arch", for byte comparison.
+std::map<std::string, std::string> DevicePayloads(const std::string& binary) {
+  std::map<std::string, std::string> out;
+  auto file = MappedFile::Open(binary);
+  EXPECT_TRUE(file.ok()) << binary << ": " << file.status();
+  if (!file.ok()) return out;
+  auto elf = ElfFile::Parse(file->bytes());
+  EXPECT_TRUE(elf.ok()) << binary << ": " << elf.status();
+  if (!elf.ok()) return out;
+  auto containers = ReadElfDeviceCode(*elf);
+  EXPECT_TRUE(containers.ok()) << binary << ": " << containers.status();
+  if (!containers.ok()) return out;
+  for (size_t c = 0; c < containers->size(); ++c) {
+    const DeviceCodeContainer& dc = (*containers)[c];
+    for (const FatbinEntry& e : dc.container.entries) {
+      out[absl::StrCat(ContainerSectionName(dc.section), "/", c, " ", FatbinEntryKindName(e.kind),
+                       " ", e.ArchName())] =
+          std::string(reinterpret_cast<const char*>(e.payload.data()), e.payload.size());
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Keys(const std::map<std::string, std::string>& m) {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : m) keys.push_back(k);
+  return keys;
+}
+
+int CountOf(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The lines of `text` that contain `needle`, for failure messages.
+std::string LinesWith(const std::string& text, const std::string& needle) {
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StrContains(line, needle)) lines.emplace_back(line);
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
+class TorchCppExtensionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    venv_ = TorchVenv();
+    // Never skipped: a missing torch is a broken test environment, with a one-line fix.
+    ASSERT_TRUE(fs::exists(venv_ + "/bin/python") && fs::exists(venv_ + "/.wheelfarm-stamp") &&
+                fs::is_directory(venv_ + "/cuda-runtime-stubs"))
+        << "no torch 2.9.1 venv at " << venv_
+        << ": run `bash scripts/install-torch.sh` (downloads torch 2.9.1 from PyPI once, ~900 MB)";
+    dir_.emplace("torch-cpp-ext-test");
+    auto c = CoordinatorProcess::Start(*dir_ / "data");
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_.emplace(*c);
+    for (const char* name : {"w1", "w2"}) {
+      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
+                                    dir_->path().string(), {"--slots", "1"});
+      ASSERT_TRUE(w.ok()) << w.status();
+      workers_.push_back(*w);
+    }
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          auto w = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+          return StateOf(w, "w1") == "online" && StateOf(w, "w2") == "online";
+        },
+        absl::Seconds(30)));
+    // One copy of the package for both builds: nvcc's device code depends on the source's path.
+    src_ = *dir_ / "torch-cpp-ext";
+    fs::copy(std::string(FARM_SOURCE_DIR) + "/examples/torch-cpp-ext", src_,
+             fs::copy_options::recursive);
+  }
+
+  void TearDown() override {
+    for (WorkerProcess& w : workers_) w.Stop();
+    if (coordinator_) coordinator_->Stop();
+  }
+
+  // Builds the extension into `build_dir` the way a user of cpp_extension does, with torch's
+  // import-time CUDA libraries from the venv's stand-ins.
+  CommandResult Build(const std::string& build_dir, std::vector<std::string> env) {
+    env.insert(env.end(), {"CUDA_HOME=" + std::string(kCudaHome),
+                           absl::StrCat("TORCH_CUDA_ARCH_LIST=", kArchs), "MAX_JOBS=2",
+                           "LD_LIBRARY_PATH=" + venv_ + "/cuda-runtime-stubs"});
+    auto r = RunCommand({"env", "-C", src_, venv_ + "/bin/python", "-W", "ignore",
+                         "jit_build.py", build_dir},
+                        absl::Minutes(30), env);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  }
+
+  std::string venv_;
+  std::optional<TempDir> dir_;
+  std::optional<CoordinatorProcess> coordinator_;
+  std::vector<WorkerProcess> workers_;
+  std::string src_;
+};
+
+TEST_F(TorchCppExtensionTest, BuildsThroughTheFarmWithPlainNvccsDeviceCode) {
+  const std::string plain_dir = *dir_ / "build-plain";
+  CommandResult plain = Build(plain_dir, {});
+  ASSERT_EQ(plain.exit_code, 0) << plain.stdout_text << plain.stderr_text;
+
+  const std::string farm_dir = *dir_ / "build-farm";
+  const std::string farm_nvcc = FarmBinary("farm-nvcc");
+  CommandResult farm =
+      Build(farm_dir, {"PYTORCH_NVCC=" + farm_nvcc + " " + kCudaHome + "/bin/nvcc",
+                       "FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                       "FARM_TOKEN_FILE=" + coordinator_->token_file(), "FARM_NVCC_LOG=debug",
+                       "FARM_BUILD_ID=torch-cpp-ext-test"});
+  const std::string log = farm.stdout_text + farm.stderr_text;
+  ASSERT_EQ(farm.exit_code, 0) << log;
+
+  // cpp_extension wrote farm-nvcc into build.ninja's nvcc variable and the cuda_compile rule
+  // kept its dependency-file flags: this is the command line farm-nvcc has to split.
+  const std::string ninja = ReadFile(farm_dir + "/build.ninja");
+  EXPECT_THAT(ninja, HasSubstr(absl::StrCat("nvcc = ", farm_nvcc, " ", kCudaHome, "/bin/nvcc\n")))
+      << ninja;
+  EXPECT_THAT(ninja, HasSubstr("--generate-dependencies-with-compile --dependency-output $out.d"));
+
+  // Every nvcc call split: a fallback names its reason on a "running plain nvcc" line.
+  EXPECT_EQ(CountOf(log, "running plain nvcc"), 0)
+      << "farm-nvcc ran plain nvcc for cpp_extension's compiles:\n"
+      << LinesWith(log, "running plain nvcc");
+  // Two .cu files, two archs: each (file, arch) device compile ran on a worker.
+  for (const char* arch : {"sm_75", "sm_90"}) {
+    EXPECT_EQ(CountOf(log, absl::StrCat("farm-nvcc: ", arch, ": ran on w")), 2)
+        << arch << " device compiles:\n"
+        << LinesWith(log, "farm-nvcc: ");
+  }
+
+  const std::string library = absl::StrCat("/", kModule, ".so");
+  auto want = DevicePayloads(plain_dir + library);
+  auto got = DevicePayloads(farm_dir + library);
+  EXPECT_THAT(Keys(want), Contains(HasSubstr("cubin sm_75")));
+  EXPECT_THAT(Keys(want), Contains(HasSubstr("cubin sm_90")));
+  ASSERT_EQ(Keys(got), Keys(want));
+  for (const auto& [key, bytes] : want) {
+    EXPECT_TRUE(got[key] == bytes)
+        << key << " differs (" << got[key].size() << " vs " << bytes.size() << " bytes)";
+  }
+}
+
+}  // namespace
+}  // namespace farm::testing
