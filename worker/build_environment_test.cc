@@ -7,7 +7,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include "absl/strings/str_cat.h"
 #include "farm/v1/cas.grpc.pb.h"
 #include "libfarm/process/subprocess.h"
 #include "libfarm/recipes/python_environment.h"
@@ -92,7 +94,10 @@ TEST(BuildEnvironmentTest, ActivatePutsTheEnvironmentFirstAndDropsOtherVirtualen
 class PrepareTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / "build-env-prepare-test";
+    dir_ = fs::temp_directory_path() /
+           absl::StrCat("build-env-prepare-test-",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "-",
+                        getpid());  // ctest runs each test in its own process, in parallel
     fs::remove_all(dir_);
     server_ = grpc::ServerBuilder().RegisterService(&cas_service_).BuildAndStart();
     grpc::ChannelArguments args;

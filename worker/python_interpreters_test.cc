@@ -5,7 +5,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include "absl/strings/str_cat.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm::worker {
@@ -26,7 +28,10 @@ std::string FakePython(const std::string& answer) { return "#!/bin/sh\nprintf '"
 class PythonInterpretersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / "python-interpreters-test";
+    dir_ = fs::temp_directory_path() /
+           absl::StrCat("python-interpreters-test-",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "-",
+                        getpid());  // ctest runs each test in its own process, in parallel
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
