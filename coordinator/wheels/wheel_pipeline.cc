@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "coordinator/wheels/arch_set_conflict.h"
 #include "coordinator/wheels/build_planner.h"
 #include "coordinator/wheels/source_tree.h"
 #include "libfarm/logging/logger.h"
@@ -77,6 +78,7 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
   farm::v1::SubmitBuildResponse response;
   farm::v1::BuildPlan& plan = *response.mutable_plan();
   plan = planned->plan;
+  if (absl::Status s = CheckArchSetIsNew(plan, builds_->List(0)); !s.ok()) return s;
 
   const RecipeSource& source = planned->version->source;
   std::vector<farm::v1::InputFile> inputs;

@@ -389,6 +389,15 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   }
   const std::string filename = build["wheel"].value("filename", "");
   EXPECT_EQ(filename.rfind("demo_cuda_ext-0.1.0+cu130-py3-none-manylinux_2_", 0), 0u) << filename;
+  // Every call split: none ran plain nvcc.
+  CommandResult shown = Farmctl({"build", id});
+  EXPECT_NE(shown.stdout_text.find("none ran plain nvcc"), std::string::npos) << Output(shown);
+
+  // Another arch set of 0.1.0 would get the same file name: refused at submit, before any
+  // compile, naming the build that holds the name.
+  CommandResult other = Farmctl({"submit", "demo-0.1.0", "--archs", "8.0", "--dry-run"});
+  EXPECT_NE(other.exit_code, 0) << Output(other);
+  EXPECT_NE(other.stderr_text.find("is already build " + id), std::string::npos) << Output(other);
 
   // The build ran in the recipe's own environment, made (or reused) before the command.
   CommandResult logs = Farmctl({"logs", id});
