@@ -28,12 +28,16 @@ TEST(ShippedRecipesTest, PytorchFollowsTheSeed) {
   auto rendered = RenderBuild(*r, values, [](const std::string&) { return std::nullopt; });
   ASSERT_TRUE(rendered.ok()) << rendered.status();
   for (const char* expected :
-       {"TORCH_CUDA_ARCH_LIST=7.5;9.0;12.1", "MAX_JOBS=24", "CMAKE_CUDA_ARCHITECTURES=75;90;121",
-        "CFLAGS=-g0", "USE_MKLDNN=0", "USE_FBGEMM=0", "CUDACXX=/usr/local/cuda/bin/nvcc",
-        "USE_PRIORITIZED_TEXT_FOR_LD=1", "BUILD_TEST=0",
-        "LD_LIBRARY_PATH=/usr/local/cuda/lib64:"}) {
+       {"TORCH_CUDA_ARCH_LIST=7.5;9.0;12.1", "MAX_JOBS=24", "CFLAGS=-g0", "USE_MKLDNN=0",
+        "USE_FBGEMM=0", "CUDACXX=/usr/local/cuda/bin/nvcc", "USE_PRIORITIZED_TEXT_FOR_LD=1",
+        "BUILD_TEST=0", "LD_LIBRARY_PATH=/usr/local/cuda/lib64:"}) {
     EXPECT_NE(std::find(rendered->env.begin(), rendered->env.end(), expected), rendered->env.end())
         << expected;
+  }
+  // Options 2.9.1 ignores are not passed: it reads TORCH_CUDA_ARCH_LIST only.
+  for (const char* ignored :
+       {"CMAKE_CUDA_ARCHITECTURES=", "CUDAARCHS=", "FORCE_CUDA=", "USE_QNNPACK="}) {
+    for (const std::string& e : rendered->env) EXPECT_NE(e.rfind(ignored, 0), 0u) << e;
   }
   EXPECT_EQ(rendered->command, (std::vector<std::string>{"python3.10", "setup.py", "bdist_wheel"}));
 }
