@@ -16,6 +16,22 @@ std::set<std::string> PlannedShards(const farm::v1::BuildPlan& plan) {
   return shards;
 }
 
+// Where a wheel lands: the built-in index, a repository's URL, a hook's command. Two wheels of
+// one name collide only where they land together.
+std::string Destination(const farm::v1::RecipePublishTarget& target) {
+  return absl::StrCat(target.kind(), " ", target.url(), " ", target.command().SerializeAsString());
+}
+
+// A destination both plans publish to, or "" when they share none.
+std::string SharedDestination(const farm::v1::BuildPlan& a, const farm::v1::BuildPlan& b) {
+  for (const auto& ta : a.publish()) {
+    for (const auto& tb : b.publish()) {
+      if (Destination(ta) == Destination(tb)) return ta.url().empty() ? ta.kind() : ta.url();
+    }
+  }
+  return "";
+}
+
 // The +cuXY label the wheel gets: equal major.minor, equal name.
 bool SameLocalLabel(const std::string& a, const std::string& b) {
   auto va = ParseToolkitVersion(a);
@@ -38,11 +54,14 @@ absl::Status CheckArchSetIsNew(const farm::v1::BuildPlan& plan,
     }
     const std::set<std::string> held(b.archs().begin(), b.archs().end());
     if (held == wanted) continue;
+    const std::string where = SharedDestination(plan, b.plan());
+    if (where.empty()) continue;
     return absl::FailedPreconditionError(absl::StrCat(
         plan.package(), " ", plan.version(), " for CUDA ", plan.cuda_version(), " on ",
         plan.cpu_arch(), " is already build ", b.id(), " (", absl::StrJoin(held, ", "), ", ",
         farm::v1::BuildState_Name(b.state()), "); a wheel of ", absl::StrJoin(wanted, ", "),
-        " would carry the same file name and be refused at publish, after every compile. Fix: "
+        " would carry the same file name to the same place (", where,
+        ") and be refused or replace it, after every compile. Fix: "
         "submit the same archs, or give this arch set a version of its own (a new recipe "
         "version, e.g. a post-release such as ",
         plan.version(), ".post1)"));

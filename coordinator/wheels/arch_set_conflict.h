@@ -12,7 +12,8 @@
 namespace farm {
 
 // OK unless a wheel build of the same package, version, CUDA major.minor (the +cuXY label)
-// and CPU arch, not failed or cancelled, has another arch set: then kFailedPrecondition.
+// and CPU arch, not failed or cancelled, publishing to a place this plan publishes to, has
+// another arch set: then kFailedPrecondition.
 absl::Status CheckArchSetIsNew(const farm::v1::BuildPlan& plan,
                                const std::vector<farm::v1::Build>& builds);
 

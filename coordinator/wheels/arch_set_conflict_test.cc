@@ -16,6 +16,7 @@ farm::v1::BuildPlan Plan(const std::vector<std::string>& shards, const std::stri
   plan.set_cuda_version(cuda);
   plan.set_cpu_arch(cpu);
   for (const auto& s : shards) plan.add_shards()->set_name(s);
+  plan.add_publish()->set_kind("builtin");
   return plan;
 }
 
@@ -39,6 +40,7 @@ TEST(ArchSetConflictTest, ASecondArchSetOfABuiltVersionIsRefusedNamingTheBuildAn
   absl::Status s = CheckArchSetIsNew(Plan({"sm_80"}), builds);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("build b1 (sm_121, sm_75, sm_90"));
+  EXPECT_THAT(s.message(), HasSubstr("to the same place (builtin)"));
   EXPECT_THAT(s.message(), HasSubstr("Fix: submit the same archs"));
   EXPECT_THAT(s.message(), HasSubstr("2.9.1.post1"));
   // One still in flight holds the name too.
@@ -65,6 +67,21 @@ TEST(ArchSetConflictTest, TheSameArchSetAnotherNameOrAFailedBuildDoNotConflict) 
   EXPECT_TRUE(CheckArchSetIsNew(Plan({"sm_80"}, "13.0", "x86_64"),
                                 {Built("b1", archs, farm::v1::BUILD_STATE_SUCCEEDED)})
                   .ok());
+  // Wheels that land in different places do not meet.
+  farm::v1::BuildPlan elsewhere = Plan({"sm_80"});
+  elsewhere.clear_publish();
+  auto* repo = elsewhere.add_publish();
+  repo->set_kind("repository");
+  repo->set_url("https://pypi.example/legacy/");
+  EXPECT_TRUE(
+      CheckArchSetIsNew(elsewhere, {Built("b1", archs, farm::v1::BUILD_STATE_SUCCEEDED)}).ok());
+  EXPECT_FALSE(CheckArchSetIsNew(elsewhere, {[&] {
+                                   farm::v1::Build b =
+                                       Built("b2", archs, farm::v1::BUILD_STATE_SUCCEEDED);
+                                   *b.mutable_plan()->add_publish() = *repo;
+                                   return b;
+                                 }()})
+                   .ok());
 }
 
 }  // namespace

@@ -105,13 +105,15 @@ class SubmitTest : public ::testing::Test {
     // The same package version, published by a command hook into a directory (the built-in
     // index keeps the first file of a name, so another build of it could not go there).
     fs::create_directories(*dir_ / "hook-published");
+    fs::create_directories(*dir_ / "hook-published-4");
     WriteText(recipes + "/demo-hook.toml",
               DemoRecipe("demo-hook", {{"[[publish]]\nkind = \"builtin\"\n",
                                         absl::StrCat("[[publish]]\nkind = \"command\"\ncommand = "
                                                      "[\"cp\", \"{wheel}\", \"",
                                                      *dir_ / "hook-published", "/\"]\n")}}));
-    // Step 4's wheel also goes to a real pypiserver through the legacy upload API, with a
-    // password the coordinator reads from its environment.
+    // Step 4's wheel (another arch set of 0.1.0) goes to a hook directory of its own, where it
+    // meets no wheel of the same name, and to a real pypiserver through the legacy upload API, with
+    // a password the coordinator reads from its environment.
     StartPypiserver();
     setenv("WHEELFARM_TEST_PYPI_PASSWORD", "s3cret", 1);
     WriteText(recipes + "/demo-pypi.toml",
@@ -119,7 +121,7 @@ class SubmitTest : public ::testing::Test {
                          {{"[[publish]]\nkind = \"builtin\"\n",
                            absl::StrCat("[[publish]]\nkind = \"command\"\ncommand = [\"cp\", "
                                         "\"{wheel}\", \"",
-                                        *dir_ / "hook-published",
+                                        *dir_ / "hook-published-4",
                                         "/\"]\n\n[[publish]]\nkind = \"repository\"\nurl = "
                                         "\"",
                                         pypi_url_,
@@ -471,14 +473,14 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   }
   // The hook and pypiserver got the verified, retagged wheel; pip downloads it back.
   const std::string name = build["wheel"].value("filename", "?");
-  EXPECT_TRUE(fs::exists(fs::path(*dir_ / "hook-published") / name)) << build.dump(2);
+  EXPECT_TRUE(fs::exists(fs::path(*dir_ / "hook-published-4") / name)) << build.dump(2);
   auto fetched = RunCommand({kVenvBin + "/python", "-m", "pip", "download", "--no-deps",
                              "--no-cache-dir", "--disable-pip-version-check", "-d", *dir_ / "dl",
                              "--index-url", pypi_url_ + "simple/", "demo-cuda-ext==0.1.0+cu130"},
                             absl::Minutes(2));
   ASSERT_TRUE(fetched.ok() && fetched->exit_code == 0)
       << (fetched.ok() ? Output(*fetched) : "spawn failed") << ReadFile(*dir_ / "pypiserver.log");
-  EXPECT_EQ(ReadFile(*dir_ / "dl" + "/" + name), ReadFile(*dir_ / "hook-published" + "/" + name));
+  EXPECT_EQ(ReadFile(*dir_ / "dl" + "/" + name), ReadFile(*dir_ / "hook-published-4" + "/" + name));
   EXPECT_EQ(build["published_to"].size(), 2u) << build.dump(2);
 }
 
