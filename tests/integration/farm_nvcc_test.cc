@@ -34,33 +34,15 @@ class FarmNvccTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir("farm-nvcc-test");
-    auto c = CoordinatorProcess::Start(*dir_ / "data");
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = new CoordinatorProcess(*c);
-    for (const char* name : {"w1", "w2"}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_->path().string(), {"--slots", "1"});
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(new WorkerProcess(*w));
-    }
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          auto w = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-          return StateOf(w, "w1") == "online" && StateOf(w, "w2") == "online";
-        },
-        absl::Seconds(30)));
+    auto farm = TestFarm::Start(dir_->path());
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = farm->release();
+    coordinator_ = &farm_->coordinator();
   }
   static void TearDownTestSuite() {
-    for (WorkerProcess* w : workers_) {
-      w->Stop();
-      delete w;
-    }
-    workers_.clear();
-    if (coordinator_ != nullptr) {
-      coordinator_->Stop();
-      delete coordinator_;
-      coordinator_ = nullptr;
-    }
+    coordinator_ = nullptr;
+    delete farm_;
+    farm_ = nullptr;
     delete dir_;
     dir_ = nullptr;
   }
@@ -117,13 +99,13 @@ class FarmNvccTest : public ::testing::Test {
   }
 
   static TempDir* dir_;
-  static CoordinatorProcess* coordinator_;
-  static std::vector<WorkerProcess*> workers_;
+  static TestFarm* farm_;
+  static CoordinatorProcess* coordinator_;  // farm_'s
 };
 
 TempDir* FarmNvccTest::dir_ = nullptr;
+TestFarm* FarmNvccTest::farm_ = nullptr;
 CoordinatorProcess* FarmNvccTest::coordinator_ = nullptr;
-std::vector<WorkerProcess*> FarmNvccTest::workers_;
 
 TEST_F(FarmNvccTest, CubTemplatesOnThreeArchsMatchPlainNvcc) {
   ExpectSameDeviceCode("cub", "reduce_cub.cu",
@@ -458,12 +440,6 @@ TEST_F(FarmNvccTest, DropInFormFindsNvccThroughCudaHome) {
 namespace farm::testing {
 namespace {
 
-int CountOf(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
 TEST_F(FarmNvccTest, CompileCacheRestoresAWholeCompileUntilAnIncludedHeaderChanges) {
   const std::string d = WorkDir("compile-cache");
   std::ofstream(d + "/scale.h") << "#define SCALE 2.0f\n";
@@ -520,9 +496,9 @@ TEST_F(FarmNvccTest, CMakeProjectBuildsThroughTheLauncherAndRebuildsOneFile) {
   CommandResult first = Run({"ninja", "-C", tree, "-j2"}, src);
   ASSERT_EQ(first.exit_code, 0) << first.stdout_text << first.stderr_text;
   const std::string log = first.stdout_text + first.stderr_text;
-  EXPECT_EQ(CountOf(log, "farm-nvcc: sm_75: "), 6) << log;
-  EXPECT_EQ(CountOf(log, "farm-nvcc: sm_90: "), 6) << log;
-  EXPECT_EQ(CountOf(log, "running plain nvcc"), 0) << log;
+  EXPECT_EQ(CountOccurrences(log, "farm-nvcc: sm_75: "), 6) << log;
+  EXPECT_EQ(CountOccurrences(log, "farm-nvcc: sm_90: "), 6) << log;
+  EXPECT_EQ(CountOccurrences(log, "running plain nvcc"), 0) << log;
   auto payloads = DevicePayloads(tree + "/libcuda_kernels.so");
   EXPECT_THAT(Keys(payloads), ::testing::Contains(HasSubstr("cubin sm_75")));
   EXPECT_THAT(Keys(payloads), ::testing::Contains(HasSubstr("cubin sm_90")));
@@ -535,8 +511,8 @@ TEST_F(FarmNvccTest, CMakeProjectBuildsThroughTheLauncherAndRebuildsOneFile) {
   CommandResult second = Run({"ninja", "-C", tree, "-j2"}, src);
   ASSERT_EQ(second.exit_code, 0) << second.stdout_text << second.stderr_text;
   const std::string log2 = second.stdout_text + second.stderr_text;
-  EXPECT_EQ(CountOf(log2, "farm-nvcc: sm_"), 2) << log2;
-  EXPECT_EQ(CountOf(log2, ": action cache"), 2) << log2;
+  EXPECT_EQ(CountOccurrences(log2, "farm-nvcc: sm_"), 2) << log2;
+  EXPECT_EQ(CountOccurrences(log2, ": action cache"), 2) << log2;
   EXPECT_THAT(log2, HasSubstr("saxpy.cu"));
 
   // A clean rebuild of unchanged sources is restored from the compile cache, every file.
@@ -545,8 +521,8 @@ TEST_F(FarmNvccTest, CMakeProjectBuildsThroughTheLauncherAndRebuildsOneFile) {
   CommandResult third = Run({"ninja", "-C", tree, "-j2"}, src);
   ASSERT_EQ(third.exit_code, 0) << third.stdout_text << third.stderr_text;
   const std::string log3 = third.stdout_text + third.stderr_text;
-  EXPECT_EQ(CountOf(log3, ": compile cache"), 6) << log3;
-  EXPECT_EQ(CountOf(log3, "farm-nvcc: sm_"), 0) << log3;
+  EXPECT_EQ(CountOccurrences(log3, ": compile cache"), 6) << log3;
+  EXPECT_EQ(CountOccurrences(log3, "farm-nvcc: sm_"), 0) << log3;
   EXPECT_EQ(DevicePayloads(tree + "/libcuda_kernels.so"), payloads);
 }
 

@@ -79,33 +79,13 @@ class NvccCorpusTest : public ::testing::TestWithParam<CorpusCase> {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir("nvcc-corpus-test");
-    auto c = CoordinatorProcess::Start(*dir_ / "data");
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = new CoordinatorProcess(*c);
-    for (const char* name : {"w1", "w2"}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_->path().string(), {"--slots", "1"});
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(new WorkerProcess(*w));
-    }
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          auto w = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-          return StateOf(w, "w1") == "online" && StateOf(w, "w2") == "online";
-        },
-        absl::Seconds(30)));
+    auto farm = TestFarm::Start(dir_->path());
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = farm->release();
   }
   static void TearDownTestSuite() {
-    for (WorkerProcess* w : workers_) {
-      w->Stop();
-      delete w;
-    }
-    workers_.clear();
-    if (coordinator_ != nullptr) {
-      coordinator_->Stop();
-      delete coordinator_;
-      coordinator_ = nullptr;
-    }
+    delete farm_;
+    farm_ = nullptr;
     delete dir_;
     dir_ = nullptr;
   }
@@ -122,22 +102,20 @@ class NvccCorpusTest : public ::testing::TestWithParam<CorpusCase> {
 
   CommandResult Run(std::vector<std::string> argv, const std::string& cwd, int line) {
     argv.insert(argv.begin(), {"env", "-C", cwd});
-    auto r = RunCommand(argv, absl::Minutes(5),
-                        {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
-                         "FARM_TOKEN_FILE=" + coordinator_->token_file(), "FARM_NVCC_LOG=debug",
-                         absl::StrCat("FARM_BUILD_ID=nvcc-corpus-", line)});
+    std::vector<std::string> env = farm_->ClientEnvironment();
+    env.insert(env.end(),
+               {"FARM_NVCC_LOG=debug", absl::StrCat("FARM_BUILD_ID=nvcc-corpus-", line)});
+    auto r = RunCommand(argv, absl::Minutes(5), env);
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : CommandResult{};
   }
 
   static TempDir* dir_;
-  static CoordinatorProcess* coordinator_;
-  static std::vector<WorkerProcess*> workers_;
+  static TestFarm* farm_;
 };
 
 TempDir* NvccCorpusTest::dir_ = nullptr;
-CoordinatorProcess* NvccCorpusTest::coordinator_ = nullptr;
-std::vector<WorkerProcess*> NvccCorpusTest::workers_;
+TestFarm* NvccCorpusTest::farm_ = nullptr;
 
 TEST_P(NvccCorpusTest, SplitsWithNoFallbackAndTheSameDeviceCode) {
   const CorpusCase& c = GetParam();

@@ -21,10 +21,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "libfarm/elf/elf_file.h"
-#include "libfarm/elf/mapped_file.h"
-#include "libfarm/fatbin/device_code.h"
 #include "libfarm/process/subprocess.h"
+#include "tests/support/device_payloads.h"
 #include "tests/support/farm_processes.h"
 
 namespace farm::testing {
@@ -42,41 +40,6 @@ std::string TorchVenv() {
   if (const char* v = std::getenv("WHEELFARM_TORCH_VENV"); v != nullptr && *v != '\0') return v;
   const char* home = std::getenv("HOME");
   return absl::StrCat(home != nullptr ? home : "", "/.cache/wheelfarm/torch-2.9.1-venv");
-}
-
-// Device code payloads by "section/container kind arch", for byte comparison.
-std::map<std::string, std::string> DevicePayloads(const std::string& binary) {
-  std::map<std::string, std::string> out;
-  auto file = MappedFile::Open(binary);
-  EXPECT_TRUE(file.ok()) << binary << ": " << file.status();
-  if (!file.ok()) return out;
-  auto elf = ElfFile::Parse(file->bytes());
-  EXPECT_TRUE(elf.ok()) << binary << ": " << elf.status();
-  if (!elf.ok()) return out;
-  auto containers = ReadElfDeviceCode(*elf);
-  EXPECT_TRUE(containers.ok()) << binary << ": " << containers.status();
-  if (!containers.ok()) return out;
-  for (size_t c = 0; c < containers->size(); ++c) {
-    const DeviceCodeContainer& dc = (*containers)[c];
-    for (const FatbinEntry& e : dc.container.entries) {
-      out[absl::StrCat(ContainerSectionName(dc.section), "/", c, " ", FatbinEntryKindName(e.kind),
-                       " ", e.ArchName())] =
-          std::string(reinterpret_cast<const char*>(e.payload.data()), e.payload.size());
-    }
-  }
-  return out;
-}
-
-std::vector<std::string> Keys(const std::map<std::string, std::string>& m) {
-  std::vector<std::string> keys;
-  for (const auto& [k, v] : m) keys.push_back(k);
-  return keys;
-}
-
-int CountOf(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
 }
 
 // The lines of `text` that contain `needle`, for failure messages.
@@ -98,30 +61,13 @@ class TorchCppExtensionTest : public ::testing::Test {
         << "no torch 2.9.1 venv at " << venv_
         << ": run `bash scripts/install-torch.sh` (downloads torch 2.9.1 from PyPI once, ~900 MB)";
     dir_.emplace("torch-cpp-ext-test");
-    auto c = CoordinatorProcess::Start(*dir_ / "data");
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_.emplace(*c);
-    for (const char* name : {"w1", "w2"}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_->path().string(), {"--slots", "1"});
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(*w);
-    }
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          auto w = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-          return StateOf(w, "w1") == "online" && StateOf(w, "w2") == "online";
-        },
-        absl::Seconds(30)));
+    auto farm = TestFarm::Start(dir_->path());
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
     // One copy of the package for both builds: nvcc's device code depends on the source's path.
     src_ = *dir_ / "torch-cpp-ext";
     fs::copy(std::string(FARM_SOURCE_DIR) + "/examples/torch-cpp-ext", src_,
              fs::copy_options::recursive);
-  }
-
-  void TearDown() override {
-    for (WorkerProcess& w : workers_) w.Stop();
-    if (coordinator_) coordinator_->Stop();
   }
 
   // Builds the extension into `build_dir` the way a user of cpp_extension does, with torch's
@@ -130,17 +76,16 @@ class TorchCppExtensionTest : public ::testing::Test {
     env.insert(env.end(), {"CUDA_HOME=" + std::string(kCudaHome),
                            absl::StrCat("TORCH_CUDA_ARCH_LIST=", kArchs), "MAX_JOBS=2",
                            "LD_LIBRARY_PATH=" + venv_ + "/cuda-runtime-stubs"});
-    auto r = RunCommand({"env", "-C", src_, venv_ + "/bin/python", "-W", "ignore",
-                         "jit_build.py", build_dir},
-                        absl::Minutes(30), env);
+    auto r = RunCommand(
+        {"env", "-C", src_, venv_ + "/bin/python", "-W", "ignore", "jit_build.py", build_dir},
+        absl::Minutes(30), env);
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : CommandResult{};
   }
 
   std::string venv_;
   std::optional<TempDir> dir_;
-  std::optional<CoordinatorProcess> coordinator_;
-  std::vector<WorkerProcess> workers_;
+  std::unique_ptr<TestFarm> farm_;
   std::string src_;
 };
 
@@ -151,11 +96,10 @@ TEST_F(TorchCppExtensionTest, BuildsThroughTheFarmWithPlainNvccsDeviceCode) {
 
   const std::string farm_dir = *dir_ / "build-farm";
   const std::string farm_nvcc = FarmBinary("farm-nvcc");
-  CommandResult farm =
-      Build(farm_dir, {"PYTORCH_NVCC=" + farm_nvcc + " " + kCudaHome + "/bin/nvcc",
-                       "FARM_COORDINATOR=" + coordinator_->grpc_address(),
-                       "FARM_TOKEN_FILE=" + coordinator_->token_file(), "FARM_NVCC_LOG=debug",
-                       "FARM_BUILD_ID=torch-cpp-ext-test"});
+  CommandResult farm = Build(farm_dir, {"PYTORCH_NVCC=" + farm_nvcc + " " + kCudaHome + "/bin/nvcc",
+                                        "FARM_COORDINATOR=" + farm_->coordinator().grpc_address(),
+                                        "FARM_TOKEN_FILE=" + farm_->coordinator().token_file(),
+                                        "FARM_NVCC_LOG=debug", "FARM_BUILD_ID=torch-cpp-ext-test"});
   const std::string log = farm.stdout_text + farm.stderr_text;
   ASSERT_EQ(farm.exit_code, 0) << log;
 
@@ -167,12 +111,12 @@ TEST_F(TorchCppExtensionTest, BuildsThroughTheFarmWithPlainNvccsDeviceCode) {
   EXPECT_THAT(ninja, HasSubstr("--generate-dependencies-with-compile --dependency-output $out.d"));
 
   // Every nvcc call split: a fallback names its reason on a "running plain nvcc" line.
-  EXPECT_EQ(CountOf(log, "running plain nvcc"), 0)
+  EXPECT_EQ(CountOccurrences(log, "running plain nvcc"), 0)
       << "farm-nvcc ran plain nvcc for cpp_extension's compiles:\n"
       << LinesWith(log, "running plain nvcc");
   // Two .cu files, two archs: each (file, arch) device compile ran on a worker.
   for (const char* arch : {"sm_75", "sm_90"}) {
-    EXPECT_EQ(CountOf(log, absl::StrCat("farm-nvcc: ", arch, ": ran on w")), 2)
+    EXPECT_EQ(CountOccurrences(log, absl::StrCat("farm-nvcc: ", arch, ": ran on w")), 2)
         << arch << " device compiles:\n"
         << LinesWith(log, "farm-nvcc: ");
   }

@@ -160,4 +160,48 @@ void WorkerProcess::Stop() {
   process_->Wait(absl::Seconds(5));
 }
 
+absl::StatusOr<std::unique_ptr<TestFarm>> TestFarm::Start(const std::filesystem::path& dir,
+                                                          int workers) {
+  auto c = CoordinatorProcess::Start((dir / "data").string());
+  if (!c.ok()) return c.status();
+  std::unique_ptr<TestFarm> farm(new TestFarm(*std::move(c)));
+  std::vector<std::string> names;
+  for (int i = 1; i <= workers; ++i) {
+    names.push_back(absl::StrCat("w", i));
+    auto w =
+        WorkerProcess::Start(farm->coordinator_.grpc_address(), farm->coordinator_.token_file(),
+                             names.back(), dir.string(), {"--slots", "1"});
+    if (!w.ok()) return w.status();
+    farm->workers_.push_back(*std::move(w));
+  }
+  const bool online = WaitFor(
+      [&] {
+        auto listed =
+            ListWorkersJson(farm->coordinator_.grpc_address(), farm->coordinator_.token_file());
+        for (const std::string& name : names) {
+          if (StateOf(listed, name) != "online") return false;
+        }
+        return true;
+      },
+      absl::Seconds(30));
+  if (!online) return absl::DeadlineExceededError("the test farm's workers did not come online");
+  return farm;
+}
+
+TestFarm::~TestFarm() {
+  for (WorkerProcess& w : workers_) w.Stop();
+  coordinator_.Stop();
+}
+
+std::vector<std::string> TestFarm::ClientEnvironment() const {
+  return {"FARM_COORDINATOR=" + coordinator_.grpc_address(),
+          "FARM_TOKEN_FILE=" + coordinator_.token_file()};
+}
+
+int CountOccurrences(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 }  // namespace farm::testing

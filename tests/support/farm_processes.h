@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +72,25 @@ class WorkerProcess {
   std::string log_;
 };
 
+// The farm most compile tests run on: a coordinator and workers w1, w2, ... with one slot
+// each, all online. Stops every process it started when destroyed.
+class TestFarm {
+ public:
+  static absl::StatusOr<std::unique_ptr<TestFarm>> Start(const std::filesystem::path& dir,
+                                                         int workers = 2);
+  TestFarm(const TestFarm&) = delete;
+  TestFarm& operator=(const TestFarm&) = delete;
+  ~TestFarm();
+  CoordinatorProcess& coordinator() { return coordinator_; }
+  // FARM_COORDINATOR and FARM_TOKEN_FILE for a farm-nvcc or farmctl talking to this farm.
+  std::vector<std::string> ClientEnvironment() const;
+
+ private:
+  explicit TestFarm(CoordinatorProcess coordinator) : coordinator_(std::move(coordinator)) {}
+  CoordinatorProcess coordinator_;
+  std::vector<WorkerProcess> workers_;
+};
+
 // Runs farmctl with `args` and the given extra environment; never throws.
 CommandResult RunFarmctl(const std::vector<std::string>& args,
                          const std::vector<std::string>& env = {});
@@ -82,6 +102,9 @@ nlohmann::json ListWorkersJson(const std::string& coordinator, const std::string
 std::string StateOf(const nlohmann::json& workers, const std::string& name);
 
 std::string ReadFile(const std::string& path);
+
+// How often `needle` occurs in `text` (overlaps counted).
+int CountOccurrences(const std::string& text, const std::string& needle);
 
 // A TCP port on 127.0.0.1 that was free a moment ago, for servers that need one up front.
 int FreePort();
