@@ -162,6 +162,24 @@ std::string WheelBuildRunner::Script(const farm::v1::WheelBuildTask& task,
   return script;
 }
 
+std::map<std::string, std::string> WheelBuildRunner::FarmNvccEnvironment(
+    const WheelBuildOptions& options, const std::string& cuda_root, const std::string& build_id,
+    bool strict) {
+  std::map<std::string, std::string> env = {
+      // farm-nvcc fans the device compiles out under this build's id.
+      {"CMAKE_CUDA_COMPILER_LAUNCHER", options.farm_nvcc},
+      // torch.utils.cpp_extension writes $PYTORCH_NVCC verbatim as build.ninja's nvcc (run by
+      // /bin/sh), else uses $CUDA_HOME/bin/nvcc: farm-nvcc as a launcher of this toolkit's nvcc.
+      {"PYTORCH_NVCC",
+       absl::StrCat(ShellQuote(options.farm_nvcc), " ", ShellQuote(cuda_root + "/bin/nvcc"))},
+      {"FARM_COORDINATOR", options.coordinator},
+      {"FARM_TOKEN_FILE", options.token_file},
+      {"FARM_BUILD_ID", build_id},
+  };
+  if (strict) env["FARM_NVCC_STRICT"] = "1";  // a fallback fails the build
+  return env;
+}
+
 absl::StatusOr<farm::v1::Action> WheelBuildRunner::PlanAction(const farm::v1::Lease& lease) const {
   const farm::v1::WheelBuildTask& task = lease.action().wheel_build();
   const Recipe recipe = BuildRecipeFromProto(task.recipe());
@@ -199,16 +217,10 @@ absl::StatusOr<farm::v1::Action> WheelBuildRunner::PlanAction(const farm::v1::Le
     const size_t eq = entry.find('=');
     env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
-  // farm-nvcc fans the device compiles out under this build's id.
-  env["CMAKE_CUDA_COMPILER_LAUNCHER"] = options_.farm_nvcc;
-  // torch.utils.cpp_extension writes $PYTORCH_NVCC verbatim as build.ninja's nvcc (run by
-  // /bin/sh), else uses $CUDA_HOME/bin/nvcc: farm-nvcc as a launcher of this toolkit's nvcc.
-  env["PYTORCH_NVCC"] = absl::StrCat(ShellQuote(options_.farm_nvcc), " ",
-                                     ShellQuote(root->second + "/bin/nvcc"));
-  env["FARM_COORDINATOR"] = options_.coordinator;
-  env["FARM_TOKEN_FILE"] = options_.token_file;
-  env["FARM_BUILD_ID"] = lease.action().build_id();
-  if (recipe.build.strict_nvcc) env["FARM_NVCC_STRICT"] = "1";  // a fallback fails the build
+  for (auto& [name, value] : FarmNvccEnvironment(options_, root->second, lease.action().build_id(),
+                                                 recipe.build.strict_nvcc)) {
+    env[name] = std::move(value);
+  }
   *action.mutable_inputs() = lease.action().inputs();
   *action.mutable_requirements() = lease.action().requirements();
   action.set_timeout_seconds(lease.action().timeout_seconds());

@@ -46,6 +46,14 @@ class WheelBuildRunner final : public ActionExecutor {
   static std::string Script(const farm::v1::WheelBuildTask& task,
                             const std::vector<std::vector<std::string>>& steps);
 
+  // What a build's environment gets so its nvcc calls go through farm-nvcc: CMake's launcher,
+  // PYTORCH_NVCC for torch.utils.cpp_extension, the farm, the build id and, for a
+  // strict_nvcc recipe, FARM_NVCC_STRICT.
+  static std::map<std::string, std::string> FarmNvccEnvironment(const WheelBuildOptions& options,
+                                                                const std::string& cuda_root,
+                                                                const std::string& build_id,
+                                                                bool strict);
+
  private:
   // The plain action that runs the build (argv, full environment, inputs).
   absl::StatusOr<farm::v1::Action> PlanAction(const farm::v1::Lease& lease) const;

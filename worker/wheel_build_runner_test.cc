@@ -50,5 +50,22 @@ TEST(WheelBuildRunnerTest, GitSourcesAreClonedAtTheVersionsTag) {
       << script;
 }
 
+TEST(WheelBuildRunnerTest, BuildsReachFarmNvccThroughCMakeAndCppExtension) {
+  WheelBuildOptions options;
+  options.farm_nvcc = "/opt/wheel farm/farm-nvcc";
+  options.coordinator = "127.0.0.1:7420";
+  options.token_file = "/etc/wheelfarm/token";
+  auto env = WheelBuildRunner::FarmNvccEnvironment(options, "/usr/local/cuda-13.0", "b1", false);
+  EXPECT_EQ(env["CMAKE_CUDA_COMPILER_LAUNCHER"], "/opt/wheel farm/farm-nvcc");
+  // cpp_extension writes it into build.ninja, which /bin/sh runs: quoted words.
+  EXPECT_EQ(env["PYTORCH_NVCC"], "'/opt/wheel farm/farm-nvcc' '/usr/local/cuda-13.0/bin/nvcc'");
+  EXPECT_EQ(env["FARM_BUILD_ID"], "b1");
+  EXPECT_EQ(env["FARM_COORDINATOR"], "127.0.0.1:7420");
+  EXPECT_EQ(env["FARM_TOKEN_FILE"], "/etc/wheelfarm/token");
+  EXPECT_EQ(env.count("FARM_NVCC_STRICT"), 0u);
+  EXPECT_EQ(WheelBuildRunner::FarmNvccEnvironment(options, "/c", "b1", true)["FARM_NVCC_STRICT"],
+            "1");
+}
+
 }  // namespace
 }  // namespace farm::worker
