@@ -1,23 +1,15 @@
 #include "cli/farm_nvcc/strict_mode.h"
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "libfarm/nvcc/nvcc_command_line.h"
 
 namespace farm {
 
 std::string CallSourceFile(const NvccInvocation& call) {
-  std::string source;
-  for (size_t i = 0; i < call.args.size(); ++i) {
-    const std::string& a = call.args[i];
-    if (a == "-o" || a == "--output-file" || a == "-MF" || a == "-MT") {
-      ++i;  // their value is an output, not the source
-      continue;
-    }
-    for (const char* ext : {".cu", ".cpp", ".cc", ".cxx", ".c"}) {
-      if (absl::EndsWith(a, ext) && a[0] != '-') source = a;
-    }
-  }
-  return source.empty() ? "the nvcc call" : source;
+  auto command = ParseNvccCommandLine(call.args);
+  if (!command.ok() || command->inputs.empty()) return "the nvcc call";
+  return absl::StrJoin(command->inputs, " ");
 }
 
 std::string StrictModeMessage(const NvccInvocation& call, const std::string& reason) {

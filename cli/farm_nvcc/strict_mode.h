@@ -12,8 +12,8 @@ namespace farm {
 // What farm-nvcc exits with when strict mode refuses a fallback.
 inline constexpr int kStrictFallbackExitCode = 3;
 
-// The source file the call compiles (its last argument naming a C/C++/CUDA source), or
-// "the nvcc call" when it names none. Only for messages: no nvcc parsing.
+// The source file(s) the call compiles, as nvcc's command line names them (the inputs
+// ParseNvccCommandLine finds), or "the nvcc call" when it names none or does not parse.
 std::string CallSourceFile(const NvccInvocation& call);
 
 // "farm-nvcc: strict mode: k.cu would run plain nvcc: <reason>. Fix: ..."
