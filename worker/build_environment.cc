@@ -17,6 +17,7 @@
 #include "libfarm/process/output_tail.h"
 #include "libfarm/recipes/python_environment.h"
 #include "worker/echoed_command.h"
+#include "worker/python_interpreters.h"
 
 namespace farm::worker {
 namespace {
@@ -77,14 +78,18 @@ void BuildEnvironments::Activate(const std::string& dir,
                                  std::map<std::string, std::string>& env) const {
   std::vector<std::string> path = {dir + "/bin"};
   for (absl::string_view entry : absl::StrSplit(env["PATH"], ':', absl::SkipEmpty())) {
-    std::error_code ec;
     // Another virtualenv's tools (the worker's own, say) must not leak into the build.
-    if (fs::exists(fs::path(std::string(entry)).parent_path() / "pyvenv.cfg", ec)) continue;
+    if (IsVirtualenvBin(std::string(entry))) continue;
     path.emplace_back(entry);
   }
   if (path.size() == 1) path.insert(path.end(), {"/usr/local/bin", "/usr/bin", "/bin"});
   env["PATH"] = absl::StrJoin(path, ":");
+  ScrubPythonVariables(env);
   env["VIRTUAL_ENV"] = dir;
+}
+
+void BuildEnvironments::ScrubPythonVariables(std::map<std::string, std::string>& env) const {
+  env.erase("VIRTUAL_ENV");
   env.erase("PYTHONHOME");
   env.erase("PYTHONPATH");
   env["PIP_CACHE_DIR"] = PipCacheDir();
@@ -165,10 +170,7 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
   step.add_argv("-c");
   step.add_argv(StepScript(request.python.path(), made.string(), request.requirements));
   std::map<std::string, std::string> env = request.env;
-  env.erase("VIRTUAL_ENV");
-  env.erase("PYTHONHOME");
-  env.erase("PYTHONPATH");
-  env["PIP_CACHE_DIR"] = PipCacheDir();
+  ScrubPythonVariables(env);
   env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1";
   step.mutable_env()->insert(env.begin(), env.end());
   step.set_timeout_seconds(lease.action().timeout_seconds());

@@ -58,6 +58,8 @@ class BuildEnvironments {
   static std::string RequirementsLine(const std::vector<std::string>& requirements);
 
  private:
+  // No other virtualenv's or Python's variables; pip's cache shared by every environment.
+  void ScrubPythonVariables(std::map<std::string, std::string>& env) const;
   std::string PipCacheDir() const { return root_ + "/pip-cache"; }
 
   const std::string root_;

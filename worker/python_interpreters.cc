@@ -33,11 +33,6 @@ constexpr char kProbe[] =
     "print(int(sys.prefix != getattr(sys, 'base_prefix', sys.prefix)))\n"
     "print(can)\n";
 
-bool IsVirtualenvBin(const fs::path& dir) {
-  std::error_code ec;
-  return fs::exists(dir.parent_path() / "pyvenv.cfg", ec);
-}
-
 // "3.11" from "python3.11", or "" for any other name.
 std::string VersionOfName(const std::string& name) {
   static const std::regex kName("python(3\\.[0-9]+)");
@@ -55,12 +50,17 @@ int Minor(const std::string& version) {
 
 }  // namespace
 
+bool IsVirtualenvBin(const std::string& dir) {
+  std::error_code ec;
+  return fs::exists(fs::path(dir).parent_path() / "pyvenv.cfg", ec);
+}
+
 std::vector<std::string> PythonSearchDirs(const std::string& path_env, const std::string& home,
                                           const std::string& pyenv_root) {
   std::vector<std::string> dirs = {"/usr/local/bin", "/usr/bin"};
   for (absl::string_view d : absl::StrSplit(path_env, ':', absl::SkipEmpty())) {
     const fs::path dir{std::string(d)};
-    if (dir.filename() == "shims" || IsVirtualenvBin(dir)) continue;
+    if (dir.filename() == "shims" || IsVirtualenvBin(dir.string())) continue;
     dirs.emplace_back(d);
   }
   const std::string root = !pyenv_root.empty() ? pyenv_root

@@ -11,6 +11,9 @@
 
 namespace farm::worker {
 
+// True when `dir` is a virtualenv's bin directory (a pyvenv.cfg beside it).
+bool IsVirtualenvBin(const std::string& dir);
+
 // Where to look, in order of preference: /usr/local/bin, /usr/bin (the distribution's and
 // the operator's installs, the same on every host built alike), then each $PATH directory
 // that is not a virtualenv's or a shims directory, then <pyenv root>/versions/*/bin (newest
