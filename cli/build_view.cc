@@ -252,7 +252,11 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
   absl::StrAppend(&out, "archs      ", p.archs(), "\n");
   absl::StrAppend(&out, "CUDA       ", p.cuda_version(),
                   " (the newest the fleet offers that builds every arch)\n");
-  absl::StrAppend(&out, "build host linux ", p.cpu_arch(), ", glibc <= ", p.glibc_max(), ": ",
+  std::string ceiling = p.glibc_max();
+  if (!p.recipe_glibc_max().empty() && p.recipe_glibc_max() != p.glibc_max()) {
+    absl::StrAppend(&ceiling, " (--glibc-max; the recipe says ", p.recipe_glibc_max(), ")");
+  }
+  absl::StrAppend(&out, "build host linux ", p.cpu_arch(), ", glibc <= ", ceiling, ": ",
                   absl::StrJoin(p.build_hosts(), ", "), "\n");
   absl::StrAppend(&out, "source     ", p.source(), "\n");
   if (!p.python_version().empty()) {

@@ -1,6 +1,7 @@
 // farmctl submit RECIPE-VERSION --archs LIST: builds a verified wheel on the farm.
 //   --dry-run   print the plan (toolkit, build host, eligible workers per arch shard) only
 //   --source    upload this tree instead of the recipe's default
+//   --cpu-arch  the wheel's CPU arch; --glibc-max  this build's glibc ceiling
 //   --wait      follow progress per arch shard, then print the wheel, its coverage and sizes
 //               and where it was published; exit 0 only when the build succeeded
 #include <iostream>
@@ -23,6 +24,8 @@ struct SubmitOptions {
   std::string archs;
   std::string source;
   bool dry_run = false;
+  std::string cpu_arch;
+  std::string glibc_max;
   bool wait = false;
   double interval = 1.0;
 };
@@ -64,6 +67,8 @@ int RunSubmit(const SubmitOptions& o, const GlobalOptions& global) {
   request.set_recipe(o.recipe);
   request.set_archs(o.archs);
   request.set_dry_run(o.dry_run);
+  request.set_cpu_arch(o.cpu_arch);
+  request.set_glibc_max(o.glibc_max);
   if (!o.source.empty()) {
     if (absl::Status s = UploadSource(global, o.source, request); !s.ok()) return Fail(s);
   }
@@ -115,6 +120,12 @@ void AddSubmitCommand(CLI::App& app, CliContext& ctx) {
       ->required();
   cmd->add_option("--source", o->source, "upload this source tree instead of the recipe's");
   cmd->add_flag("--dry-run", o->dry_run, "print the plan; queue nothing");
+  cmd->add_option("--cpu-arch", o->cpu_arch,
+                  "the wheel's CPU arch (aarch64, x86_64), one of the recipe's platform.cpu_archs; "
+                  "default: the first an online build host offers");
+  cmd->add_option("--glibc-max", o->glibc_max,
+                  "replace the recipe's glibc ceiling for this build, e.g. 2.36 when the wheel's "
+                  "users run newer systems (the wheel is tagged manylinux_2_NN by what it needs)");
   cmd->add_flag("--wait", o->wait, "follow the build to its end and print the wheel");
   cmd->add_option("--interval", o->interval, "seconds between progress updates with --wait")
       ->capture_default_str();

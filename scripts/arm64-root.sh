@@ -11,7 +11,8 @@ host_packages=(qemu-user-static mmdebstrap g++-aarch64-linux-gnu binfmt-support)
 # Inside the root: what the farm's binaries link against (the -dev packages, so the cross
 # build finds headers and CMake packages), what an aarch64 build host needs to build a
 # CUDA Python extension (compiler, CMake, ninja, Python with venv and headers), and
-# protobuf-compiler-grpc because gRPC's CMake targets name its plugin.
+# protobuf-compiler-grpc because gRPC's CMake targets name its plugin, libbz2-dev because
+# RocksDB's name libbz2.so.
 root_packages=(
   g++ make cmake ninja-build pkg-config ca-certificates
   python3 python3-venv python3-dev
@@ -19,6 +20,7 @@ root_packages=(
   libabsl-dev librocksdb-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev nlohmann-json3-dev libcpp-httplib-dev
   libzstd-dev liblz4-dev libssl-dev zlib1g-dev libtomlplusplus-dev
+  libbz2-dev
 )
 suite=bookworm
 mirror="${WHEELFARM_DEBIAN_MIRROR:-http://deb.debian.org}"
@@ -65,6 +67,12 @@ $SUDO find "$tmp/usr/lib/aarch64-linux-gnu/cmake" "$tmp/usr/lib/cmake" "$tmp/usr
   $SUDO xargs -0 sed -i -E \
     -e 's#([" ;(])/usr/lib/aarch64-linux-gnu/#\1${CMAKE_SYSROOT}/usr/lib/aarch64-linux-gnu/#g' \
     -e 's#([" ;(])/usr/include([/";)])#\1${CMAKE_SYSROOT}/usr/include\2#g'
+# Absolute symlinks (libbz2.so -> /lib/aarch64-linux-gnu/libbz2.so.1.0) would point at the
+# build machine's own files: make them relative, valid both as sysroot and as a root.
+$SUDO find "$tmp/usr/lib/aarch64-linux-gnu" -lname '/*' -print0 |
+  while IFS= read -r -d '' link; do
+    $SUDO ln -sfrn "$tmp$(readlink "$link")" "$link"
+  done
 $SUDO touch "$tmp/.wheelfarm-complete"
 $SUDO mv "$tmp" "$root"
 echo "$root"

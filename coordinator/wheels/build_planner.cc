@@ -1,5 +1,7 @@
 #include "coordinator/wheels/build_planner.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/scheduler/requirements.h"
@@ -55,7 +57,8 @@ std::string ShardName(const CudaTarget& target) { return target.SmName(); }
 absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
                                             const std::string& archs_text,
                                             const RecipeDirectory& recipes,
-                                            const std::vector<farm::v1::Worker>& online) {
+                                            const std::vector<farm::v1::Worker>& online,
+                                            const PlanOptions& options) {
   auto ref = ParseRecipeRef(recipe_ref);
   if (!ref.ok()) return ref.status();
   PlannedBuild out;
@@ -71,6 +74,24 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
     return absl::NotFoundError(absl::StrCat(
         "recipe '", recipe.name, "' has no version '", ref->version, "'; it builds ",
         absl::StrJoin(recipe.VersionNames(), ", "), ". Fix: add the version to ", recipe.file));
+  }
+  std::vector<std::string> cpu_archs = recipe.platform.cpu_archs;
+  if (!options.cpu_arch.empty()) {
+    if (std::find(cpu_archs.begin(), cpu_archs.end(), options.cpu_arch) == cpu_archs.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "recipe '", recipe.name, "' builds wheels for ", absl::StrJoin(cpu_archs, ", "), ", not ",
+          options.cpu_arch, ". Fix: pass --cpu-arch ", absl::StrJoin(cpu_archs, " or --cpu-arch "),
+          ", or add ", options.cpu_arch, " to platform.cpu_archs in ", recipe.file));
+    }
+    cpu_archs = {options.cpu_arch};
+  }
+  DottedVersion glibc_max = recipe.platform.glibc_max;
+  if (!options.glibc_max.empty()) {
+    auto ceiling = ParseGlibcCeiling(options.glibc_max);
+    if (!ceiling.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--glibc-max ", ceiling.status().message()));
+    }
+    glibc_max = *ceiling;
   }
   if (archs_text.empty()) {
     return absl::InvalidArgumentError(
@@ -99,18 +120,19 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
   plan.set_version(out.version->version);
   plan.set_archs(out.archs.ToString());
   plan.set_cuda_version(out.cuda.ToString());
-  plan.set_glibc_max(recipe.platform.glibc_max.ToString());
+  plan.set_glibc_max(glibc_max.ToString());
+  plan.set_recipe_glibc_max(recipe.platform.glibc_max.ToString());
   plan.set_source(DescribeSource(*out.version));
 
   // The build host: the first CPU arch of the policy that an online worker offers, among the
   // workers with the recipe's python{version} (its build environment is made from it).
   std::vector<std::string> why;
   std::vector<std::string> without_python;  // "w1: 3.11": hosts that qualify but for Python
-  for (const std::string& cpu : recipe.platform.cpu_archs) {
+  for (const std::string& cpu : cpu_archs) {
     farm::v1::Requirements req;
     req.set_os("linux");
     req.set_cpu_arch(cpu);
-    req.set_max_glibc(recipe.platform.glibc_max.ToString());
+    req.set_max_glibc(glibc_max.ToString());
     req.set_cuda_version(out.cuda.ToString());
     req.set_python_version(recipe.python);
     std::vector<std::string> hosts;
@@ -145,9 +167,13 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
   if (plan.build_hosts().empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no online worker can host the build of ", recipe.name, "-", out.version->version,
-        " (linux ", absl::StrJoin(recipe.platform.cpu_archs, " or "),
-        ", glibc <= ", recipe.platform.glibc_max.ToString(), ", CUDA ", out.cuda.ToString(),
-        "): ", absl::StrJoin(why, "; "), ". Fix: start a worker that meets the recipe's platform"));
+        " (linux ", absl::StrJoin(cpu_archs, " or "), ", glibc <= ", glibc_max.ToString(),
+        ", CUDA ", out.cuda.ToString(), "): ", absl::StrJoin(why, "; "),
+        ". Fix: start a worker that meets the recipe's platform, or, when the wheel may need a "
+        "newer glibc than ",
+        glibc_max.ToString(),
+        " (its users' systems are newer), raise the "
+        "ceiling for this build with --glibc-max"));
   }
   plan.set_python_version(recipe.python);
   for (const std::string& r : recipe.python_requirements) plan.add_python_requirements(r);

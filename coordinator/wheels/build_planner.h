@@ -25,14 +25,24 @@ struct PlannedBuild {
   farm::v1::Requirements host_requirements;  // what the build host must offer
 };
 
+// What a submit may choose beyond the recipe, for this one build.
+struct PlanOptions {
+  // One of the recipe's platform.cpu_archs; empty: the first an online build host offers.
+  std::string cpu_arch;
+  // Replaces the recipe's glibc ceiling ("2.36"), for users whose containers are newer (or
+  // older) than the recipe assumes; empty: the recipe's.
+  std::string glibc_max;
+};
+
 // NOT_FOUND: unknown recipe or version (listing the known ones). INVALID_ARGUMENT: a
 // malformed reference or arch list. FAILED_PRECONDITION: no toolkit the recipe allows builds
 // every arch, or no online worker can host the build or compile an arch shard (saying why
-// for each worker).
+// for each worker). INVALID_ARGUMENT also for options the recipe does not allow.
 absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
                                             const std::string& archs_text,
                                             const RecipeDirectory& recipes,
-                                            const std::vector<farm::v1::Worker>& online);
+                                            const std::vector<farm::v1::Worker>& online,
+                                            const PlanOptions& options = {});
 
 // The shard farm-nvcc files a target's device compiles under ("sm_90a").
 std::string ShardName(const CudaTarget& target);

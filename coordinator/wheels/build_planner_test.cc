@@ -13,13 +13,14 @@ using ::testing::HasSubstr;
 
 farm::v1::Worker Worker(const std::string& name, const std::string& cpu, const std::string& cuda,
                         std::vector<std::string> sms,
-                        std::vector<std::string> pythons = {"3.10", "3.11"}) {
+                        std::vector<std::string> pythons = {"3.10", "3.11"},
+                        const std::string& glibc = "2.35") {
   farm::v1::Worker w;
   w.set_name(name);
   auto* caps = w.mutable_capabilities();
   caps->set_os("linux");
   caps->set_cpu_arch(cpu);
-  caps->set_glibc("2.35");
+  caps->set_glibc(glibc);
   auto* tk = caps->add_cuda();
   tk->set_version(cuda);
   for (auto& sm : sms) tk->add_sms(sm);
@@ -138,6 +139,54 @@ TEST(BuildPlannerTest, NoHostMeetingThePolicyNamesEachWorkersMiss) {
   EXPECT_THAT(planned.status().message(), HasSubstr("x86: "));
   EXPECT_THAT(PlanWheelBuild("torchlike-2.9.1", "9.0", recipes, {}).status().message(),
               HasSubstr("no worker is online"));
+}
+
+TEST(BuildPlannerTest, ANewerGlibcHostIsRefusedNamingTheCeilingUntilTheSubmitRaisesIt) {
+  const RecipeDirectory recipes = Recipes();
+  // Debian 12's arm64 root: glibc 2.36, above the recipe's 2.35.
+  const std::vector<farm::v1::Worker> fleet = {
+      Worker("arm", "aarch64", "13.0", kAllSms, {"3.10"}, "2.36"),
+      Worker("x86", "x86_64", "13.0", kAllSms, {"3.10"}, "2.36")};
+  auto refused = PlanWheelBuild("torchlike-2.9.1", "7.5;9.0;12.1", recipes, fleet);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("glibc <= 2.35"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("arm: needs glibc <= 2.35, has 2.36"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("--glibc-max"));
+
+  auto raised =
+      PlanWheelBuild("torchlike-2.9.1", "7.5;9.0;12.1", recipes, fleet, {.glibc_max = "2.36"});
+  ASSERT_TRUE(raised.ok()) << raised.status();
+  EXPECT_EQ(raised->plan.glibc_max(), "2.36");
+  EXPECT_EQ(raised->plan.recipe_glibc_max(), "2.35");
+  EXPECT_EQ(raised->plan.cpu_arch(), "aarch64");
+  EXPECT_THAT(raised->plan.build_hosts(), ElementsAre("arm"));
+  // Device shards need the toolkit, not the build host's CPU.
+  EXPECT_THAT(raised->plan.shards(2).workers(), ElementsAre("arm", "x86"));
+
+  auto bad = PlanWheelBuild("torchlike-2.9.1", "9.0", recipes, fleet, {.glibc_max = "2.x"});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("--glibc-max \"2.x\" is not a glibc version"));
+}
+
+TEST(BuildPlannerTest, TheSubmitChoosesOneOfTheRecipesCpuArchs) {
+  RecipeDirectory recipes = Recipes();
+  recipes.recipes[0].platform.cpu_archs = {"x86_64", "aarch64"};
+  const std::vector<farm::v1::Worker> fleet = {Worker("arm", "aarch64", "13.0", kAllSms),
+                                               Worker("x86", "x86_64", "13.0", kAllSms)};
+  auto first = PlanWheelBuild("torchlike-2.9.1", "9.0", recipes, fleet);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->plan.cpu_arch(), "x86_64");
+  auto arm = PlanWheelBuild("torchlike-2.9.1", "9.0", recipes, fleet, {.cpu_arch = "aarch64"});
+  ASSERT_TRUE(arm.ok()) << arm.status();
+  EXPECT_EQ(arm->plan.cpu_arch(), "aarch64");
+  EXPECT_THAT(arm->plan.build_hosts(), ElementsAre("arm"));
+  EXPECT_EQ(arm->host_requirements.cpu_arch(), "aarch64");
+
+  auto other = PlanWheelBuild("torchlike-2.9.1", "9.0", recipes, fleet, {.cpu_arch = "riscv64"});
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(other.status().message(),
+              HasSubstr("builds wheels for x86_64, aarch64, not riscv64. Fix: pass --cpu-arch "
+                        "x86_64 or --cpu-arch aarch64"));
 }
 
 }  // namespace

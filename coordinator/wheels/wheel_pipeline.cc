@@ -72,8 +72,9 @@ void WheelPipeline::Stop() {
 
 absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
     const farm::v1::SubmitBuildRequest& request) {
-  auto planned = PlanWheelBuild(request.recipe(), request.archs(), recipes_->recipes(),
-                                workers_->ListOnline());
+  auto planned =
+      PlanWheelBuild(request.recipe(), request.archs(), recipes_->recipes(), workers_->ListOnline(),
+                     {.cpu_arch = request.cpu_arch(), .glibc_max = request.glibc_max()});
   if (!planned.ok()) return planned.status();
   farm::v1::SubmitBuildResponse response;
   farm::v1::BuildPlan& plan = *response.mutable_plan();

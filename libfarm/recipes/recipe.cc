@@ -1,8 +1,10 @@
 #include "libfarm/recipes/recipe.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 
 namespace farm {
 
@@ -22,6 +24,19 @@ std::string PlatformPolicy::ManylinuxCeilingTag(absl::string_view cpu_arch) cons
   const int major = glibc_max.parts.empty() ? 0 : glibc_max.parts[0];
   const int minor = glibc_max.parts.size() < 2 ? 0 : glibc_max.parts[1];
   return absl::StrCat("manylinux_", major, "_", minor, "_", cpu_arch);
+}
+
+absl::StatusOr<DottedVersion> ParseGlibcCeiling(absl::string_view text) {
+  std::vector<std::string> parts = absl::StrSplit(text, '.');
+  int major = 0, minor = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &major) ||
+      !absl::SimpleAtoi(parts[1], &minor) || major != 2 || minor < 5) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", text,
+                     "\" is not a glibc version: write it like \"2.35\" (Ubuntu 22.04), the "
+                     "oldest glibc the wheel must run on"));
+  }
+  return DottedVersion{{major, minor}};
 }
 
 std::vector<std::string> RecipeCommand::Argv() const {

@@ -53,6 +53,10 @@ struct PlatformPolicy {
   std::string ManylinuxCeilingTag(absl::string_view cpu_arch) const;
 };
 
+// A glibc ceiling as recipes and `farmctl submit --glibc-max` write it: "2.35". The error
+// says how to write one.
+absl::StatusOr<DottedVersion> ParseGlibcCeiling(absl::string_view text);
+
 // One command: an argv (run directly) or a shell string (run with /bin/sh -c).
 struct RecipeCommand {
   std::vector<std::string> argv;

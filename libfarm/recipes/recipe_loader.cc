@@ -373,16 +373,11 @@ absl::Status ReadPlatform(const Where& where, const toml::table& root, Recipe& r
 
   auto glibc = StringAt(where, t, "glibc_max", "platform", true);
   if (!glibc.ok()) return glibc.status();
-  std::vector<std::string> parts = absl::StrSplit(**glibc, '.');
-  int major = 0, minor = 0;
-  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &major) ||
-      !absl::SimpleAtoi(parts[1], &minor) || major != 2 || minor < 5) {
-    return where.Error(*t.get("glibc_max"), "platform.glibc_max",
-                       absl::StrCat("\"", **glibc,
-                                    "\" is not a glibc version: write it like \"2.35\" (Ubuntu "
-                                    "22.04), the oldest glibc the wheel must run on"));
+  auto ceiling = ParseGlibcCeiling(**glibc);
+  if (!ceiling.ok()) {
+    return where.Error(*t.get("glibc_max"), "platform.glibc_max", ceiling.status().message());
   }
-  recipe.platform.glibc_max = DottedVersion{{major, minor}};
+  recipe.platform.glibc_max = *ceiling;
 
   auto cmin = CudaVersionAt(where, t, "cuda_min", "platform");
   if (!cmin.ok()) return cmin.status();
