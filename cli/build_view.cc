@@ -60,6 +60,18 @@ std::string WheelVersion(const std::string& filename) {
   return parts.size() >= 2 ? parts[1] : "";
 }
 
+// "w1 (x86_64),arm1 (aarch64)": who compiled a shard and on which CPU.
+std::string ShardWorkers(const farm::v1::Shard& s) {
+  if (s.workers().empty()) return "-";
+  std::vector<std::string> named;
+  for (const std::string& w : s.workers()) {
+    auto cpu = s.worker_cpu_archs().find(w);
+    named.push_back(cpu == s.worker_cpu_archs().end() ? w
+                                                      : absl::StrCat(w, " (", cpu->second, ")"));
+  }
+  return absl::StrJoin(named, ",");
+}
+
 }  // namespace
 
 nlohmann::json ProtoToJson(const google::protobuf::Message& message) {
@@ -170,8 +182,7 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
                      absl::StrCat(s.done(), "/", s.total()), absl::StrCat(s.running()),
                      absl::StrCat(s.queued()), absl::StrCat(s.failed()), absl::StrCat(s.cached()),
                      Took(s.started_at(), s.finished_at(), now),
-                     ShortDuration(absl::Seconds(s.cpu_seconds())),
-                     s.workers().empty() ? "-" : absl::StrJoin(s.workers(), ",")});
+                     ShortDuration(absl::Seconds(s.cpu_seconds())), ShardWorkers(s)});
     }
     absl::StrAppend(&out, shards.Render());
   }

@@ -22,7 +22,10 @@ farm::v1::Build FailedBuild() {
   s->set_total(4);
   s->set_done(3);
   s->set_failed(1);
+  s->add_workers("arm1");
   s->add_workers("w1");
+  (*s->mutable_worker_cpu_archs())["arm1"] = "aarch64";
+  (*s->mutable_worker_cpu_archs())["w1"] = "x86_64";
   s->set_failed_action_id("a7");
   s->set_failed_exit_code(2);
   s->set_error("kernel.cu(3): error: identifier \"x\" is undefined\n");
@@ -41,6 +44,7 @@ TEST(BuildViewTest, ReportShowsShardsWheelVerificationAndTheFailure) {
   EXPECT_THAT(text, HasSubstr("failed: 1 of 4 actions failed"));
   EXPECT_THAT(text, HasSubstr("sm_90"));
   EXPECT_THAT(text, HasSubstr("3/4"));
+  EXPECT_THAT(text, HasSubstr("arm1 (aarch64),w1 (x86_64)"));
   EXPECT_THAT(text, HasSubstr("2.0 MiB"));
   EXPECT_THAT(text, HasSubstr("verification FAILED"));
   EXPECT_THAT(text, HasSubstr("no SASS in libtorch_cuda.so"));

@@ -1,7 +1,7 @@
 // farmctl submit RECIPE-VERSION --archs LIST: builds a verified wheel on the farm.
 //   --dry-run   print the plan (toolkit, build host, eligible workers per arch shard) only
 //   --source    upload this tree instead of the recipe's default
-//   --cpu-arch  the wheel's CPU arch; --glibc-max  this build's glibc ceiling
+//   --cpu-arch, --glibc-max, --python  the wheel's CPU arch, glibc ceiling and Python
 //   --wait      follow progress per arch shard, then print the wheel, its coverage and sizes
 //               and where it was published; exit 0 only when the build succeeded
 #include <iostream>
@@ -26,6 +26,7 @@ struct SubmitOptions {
   bool dry_run = false;
   std::string cpu_arch;
   std::string glibc_max;
+  std::string python;
   bool wait = false;
   double interval = 1.0;
 };
@@ -69,6 +70,7 @@ int RunSubmit(const SubmitOptions& o, const GlobalOptions& global) {
   request.set_dry_run(o.dry_run);
   request.set_cpu_arch(o.cpu_arch);
   request.set_glibc_max(o.glibc_max);
+  request.set_python(o.python);
   if (!o.source.empty()) {
     if (absl::Status s = UploadSource(global, o.source, request); !s.ok()) return Fail(s);
   }
@@ -126,6 +128,9 @@ void AddSubmitCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--glibc-max", o->glibc_max,
                   "replace the recipe's glibc ceiling for this build, e.g. 2.36 when the wheel's "
                   "users run newer systems (the wheel is tagged manylinux_2_NN by what it needs)");
+  cmd->add_option("--python", o->python,
+                  "the Python the wheel is for, e.g. 3.11 (the build host's python3.11 makes its "
+                  "environment); default: the recipe's [python] version");
   cmd->add_flag("--wait", o->wait, "follow the build to its end and print the wheel");
   cmd->add_option("--interval", o->interval, "seconds between progress updates with --wait")
       ->capture_default_str();

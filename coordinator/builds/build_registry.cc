@@ -70,6 +70,7 @@ farm::v1::ActionEntry EntryFrom(const farm::v1::ActionStatus& s) {
   e.set_cache_hit(s.result().cache_hit());
   e.set_attempts(s.attempts());
   e.set_wall_seconds(s.result().wall_seconds());
+  if (!s.result().cache_hit()) e.set_worker_cpu_arch(s.worker_cpu_arch());
   return e;
 }
 

@@ -35,6 +35,7 @@ class BuildRegistryTest : public ::testing::Test {
     worker_.set_name("w1");
     worker_.set_state(farm::v1::WORKER_STATE_ONLINE);
     worker_.mutable_capabilities()->set_os("linux");
+    worker_.mutable_capabilities()->set_cpu_arch("aarch64");
     worker_.mutable_capabilities()->set_slots(8);
     Reopen();
   }
@@ -121,6 +122,8 @@ TEST_F(BuildRegistryTest, ShardsFollowActionsAndSurviveARestart) {
     EXPECT_EQ(sm90.error(), "k.cu: error: boom\n");
     EXPECT_EQ(sm90.failed_exit_code(), 2);
     EXPECT_EQ(sm90.workers_size(), 1);
+    // Which CPU compiled the shard: device compiles of any build host run on any CPU.
+    EXPECT_EQ(sm90.worker_cpu_archs().at("w1"), "aarch64");
     EXPECT_DOUBLE_EQ(sm90.wall_seconds(), 6);
     EXPECT_EQ(b.shards(0).done(), 1u);
     EXPECT_TRUE(b.has_finished_at());
@@ -141,6 +144,7 @@ TEST_F(BuildRegistryTest, ShardsFollowActionsAndSurviveARestart) {
   auto actions = builds_->Actions("b1", farm::v1::ACTION_STATE_UNSPECIFIED, 0);
   ASSERT_TRUE(actions.ok());
   EXPECT_EQ(actions->size(), 3u);
+  for (const auto& a : *actions) EXPECT_EQ(a.worker_cpu_arch(), "aarch64") << a.action_id();
 }
 
 TEST_F(BuildRegistryTest, WheelBuildsAreDrivenThroughTheApi) {

@@ -22,6 +22,7 @@ ActionFacts ActionFacts::From(const farm::v1::ActionStatus& s) {
   f.succeeded = s.state() == farm::v1::ACTION_STATE_COMPLETED && s.result().exit_code() == 0;
   f.cache_hit = s.result().cache_hit();
   f.worker = s.worker();
+  f.worker_cpu_arch = s.worker_cpu_arch();
   f.cpu_seconds = s.result().cpu_seconds();
   f.wall_seconds = s.result().wall_seconds();
   f.submitted = TimeOrPast(s.submitted_at());
@@ -71,7 +72,10 @@ void ShardProgress::Add(const ActionFacts& a) {
     if (a.finished > last_finished_) last_finished_ = a.finished;
   }
   // A cache hit never ran here; its "worker" is whoever ran it first.
-  if (!a.worker.empty() && !a.cache_hit) ++workers_[a.worker];
+  if (!a.worker.empty() && !a.cache_hit) {
+    ++workers_[a.worker];
+    if (!a.worker_cpu_arch.empty()) worker_cpu_archs_[a.worker] = a.worker_cpu_arch;
+  }
   // Work starts when an action is leased; one that never ran (a cache hit, or refused) marks
   // its shard started when it finished. Queued actions say nothing, so progress watched live
   // and progress replayed from final records agree.
@@ -111,7 +115,10 @@ void ShardProgress::Remove(const ActionFacts& a) {
   }
   if (!a.worker.empty() && !a.cache_hit) {
     auto it = workers_.find(a.worker);
-    if (it != workers_.end() && --it->second <= 0) workers_.erase(it);
+    if (it != workers_.end() && --it->second <= 0) {
+      workers_.erase(it);
+      worker_cpu_archs_.erase(a.worker);
+    }
   }
 }
 
@@ -128,7 +135,11 @@ farm::v1::Shard ShardProgress::ToProto(const std::string& name) const {
   // Milliseconds: sums taken in a different order (live vs. replayed on start) then agree.
   s.set_cpu_seconds(std::round(cpu_seconds_ * 1000) / 1000);
   s.set_wall_seconds(std::round(wall_seconds_ * 1000) / 1000);
-  for (const auto& [w, n] : workers_) s.add_workers(w);
+  for (const auto& [w, n] : workers_) {
+    s.add_workers(w);
+    auto cpu = worker_cpu_archs_.find(w);
+    if (cpu != worker_cpu_archs_.end()) (*s.mutable_worker_cpu_archs())[w] = cpu->second;
+  }
   if (first_started_ != absl::InfiniteFuture())
     *s.mutable_started_at() = ToProtoTime(first_started_);
   if (finished() && last_finished_ != absl::InfinitePast()) {

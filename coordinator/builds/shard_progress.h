@@ -20,6 +20,7 @@ struct ActionFacts {
   bool succeeded = false;  // completed with exit code 0
   bool cache_hit = false;
   std::string worker;
+  std::string worker_cpu_arch;
   double cpu_seconds = 0, wall_seconds = 0;
   absl::Time submitted, started, finished;  // InfinitePast when unset
   int32_t exit_code = 0;
@@ -55,6 +56,7 @@ class ShardProgress {
            cancelled_ = 0;
   double cpu_seconds_ = 0, wall_seconds_ = 0;
   std::map<std::string, int> workers_;  // worker -> actions counted
+  std::map<std::string, std::string> worker_cpu_archs_;  // worker -> CPU arch last seen
   // Only ever move earlier/later: a start that happened stays the shard's start even when
   // its action is requeued, and finished actions never change again.
   absl::Time first_started_ = absl::InfiniteFuture();

@@ -430,6 +430,7 @@ absl::StatusOr<std::vector<farm::v1::Lease>> Scheduler::Lease(
     status.set_state(farm::v1::ACTION_STATE_RUNNING);
     status.set_attempts(status.attempts() + 1);
     status.set_worker(worker);
+    status.set_worker_cpu_arch(capabilities.cpu_arch());
     *status.mutable_started_at() = ToProtoTime(now);
     e.record.set_lease_id(NewId(now));
     e.record.set_lease_worker(worker);

@@ -93,6 +93,10 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
     }
     glibc_max = *ceiling;
   }
+  out.python = options.python.empty() ? recipe.python : options.python;
+  if (absl::Status s = CheckPythonVersion(out.python); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--python ", s.message()));
+  }
   if (archs_text.empty()) {
     return absl::InvalidArgumentError(
         "no archs given. Fix: pass --archs, e.g. --archs \"7.5;9.0;12.1\"");
@@ -134,7 +138,7 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
     req.set_cpu_arch(cpu);
     req.set_max_glibc(glibc_max.ToString());
     req.set_cuda_version(out.cuda.ToString());
-    req.set_python_version(recipe.python);
+    req.set_python_version(out.python);
     std::vector<std::string> hosts;
     for (const auto& w : online) {
       absl::Status s = CheckRequirements(req, w.capabilities());
@@ -159,8 +163,8 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
   }
   if (plan.build_hosts().empty() && !without_python.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "no build host has python", recipe.python, " (", absl::StrJoin(without_python, "; "),
-        "). Fix: install python", recipe.python,
+        "no build host has python", out.python, " (", absl::StrJoin(without_python, "; "),
+        "). Fix: install python", out.python,
         " on a build host (a worker finds it in /usr/local/bin, /usr/bin, on PATH or under "
         "~/.pyenv/versions when it starts, so restart the worker after installing)"));
   }
@@ -175,7 +179,7 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
         " (its users' systems are newer), raise the "
         "ceiling for this build with --glibc-max"));
   }
-  plan.set_python_version(recipe.python);
+  plan.set_python_version(out.python);
   for (const std::string& r : recipe.python_requirements) plan.add_python_requirements(r);
   plan.set_requirements_hash(PythonRequirementsHash(recipe.python_requirements));
 

@@ -23,6 +23,7 @@ struct PlannedBuild {
   ArchList archs;
   ToolkitVersion cuda;
   farm::v1::Requirements host_requirements;  // what the build host must offer
+  std::string python;  // the recipe's [python] version, or the submit's --python
 };
 
 // What a submit may choose beyond the recipe, for this one build.
@@ -32,6 +33,9 @@ struct PlanOptions {
   // Replaces the recipe's glibc ceiling ("2.36"), for users whose containers are newer (or
   // older) than the recipe assumes; empty: the recipe's.
   std::string glibc_max;
+  // The wheel's Python ("3.11"): python{version} on the build host makes its environment;
+  // empty: the recipe's [python] version.
+  std::string python;
 };
 
 // NOT_FOUND: unknown recipe or version (listing the known ones). INVALID_ARGUMENT: a

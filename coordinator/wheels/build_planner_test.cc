@@ -182,6 +182,19 @@ TEST(BuildPlannerTest, TheSubmitChoosesOneOfTheRecipesCpuArchs) {
   EXPECT_THAT(arm->plan.build_hosts(), ElementsAre("arm"));
   EXPECT_EQ(arm->host_requirements.cpu_arch(), "aarch64");
 
+  // The recipe says python3.10; a submit may build the wheel for another Python.
+  auto py311 = PlanWheelBuild("torchlike-2.9.1", "9.0", recipes,
+                              {Worker("arm", "aarch64", "13.0", kAllSms, {"3.11"})},
+                              {.cpu_arch = "aarch64", .python = "3.11"});
+  ASSERT_TRUE(py311.ok()) << py311.status();
+  EXPECT_EQ(py311->plan.python_version(), "3.11");
+  EXPECT_EQ(py311->python, "3.11");
+  EXPECT_EQ(py311->host_requirements.python_version(), "3.11");
+  EXPECT_THAT(PlanWheelBuild("torchlike-2.9.1", "9.0", recipes, fleet, {.python = "py3"})
+                  .status()
+                  .message(),
+              HasSubstr("--python \"py3\" is not a Python version"));
+
   auto other = PlanWheelBuild("torchlike-2.9.1", "9.0", recipes, fleet, {.cpu_arch = "riscv64"});
   EXPECT_EQ(other.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(other.status().message(),

@@ -74,7 +74,9 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
     const farm::v1::SubmitBuildRequest& request) {
   auto planned =
       PlanWheelBuild(request.recipe(), request.archs(), recipes_->recipes(), workers_->ListOnline(),
-                     {.cpu_arch = request.cpu_arch(), .glibc_max = request.glibc_max()});
+                     {.cpu_arch = request.cpu_arch(),
+                      .glibc_max = request.glibc_max(),
+                      .python = request.python()});
   if (!planned.ok()) return planned.status();
   farm::v1::SubmitBuildResponse response;
   farm::v1::BuildPlan& plan = *response.mutable_plan();
@@ -116,6 +118,7 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
   farm::v1::Action action;
   farm::v1::WheelBuildTask* task = action.mutable_wheel_build();
   *task->mutable_recipe() = RecipeToProto(*planned->recipe);
+  task->mutable_recipe()->set_python(planned->python);
   task->set_version(plan.version());
   task->set_archs(plan.archs());
   task->set_cuda_version(plan.cuda_version());

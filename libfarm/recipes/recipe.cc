@@ -26,6 +26,17 @@ std::string PlatformPolicy::ManylinuxCeilingTag(absl::string_view cpu_arch) cons
   return absl::StrCat("manylinux_", major, "_", minor, "_", cpu_arch);
 }
 
+absl::Status CheckPythonVersion(absl::string_view text) {
+  std::vector<std::string> parts = absl::StrSplit(text, '.');
+  int major = 0, minor = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &major) ||
+      !absl::SimpleAtoi(parts[1], &minor) || major != 3 || minor < 0 || minor > 99) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", text, "\" is not a Python version: write e.g. \"3.10\""));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<DottedVersion> ParseGlibcCeiling(absl::string_view text) {
   std::vector<std::string> parts = absl::StrSplit(text, '.');
   int major = 0, minor = 0;

@@ -53,6 +53,9 @@ struct PlatformPolicy {
   std::string ManylinuxCeilingTag(absl::string_view cpu_arch) const;
 };
 
+// A Python version as recipes and `farmctl submit --python` write it: "3.11".
+absl::Status CheckPythonVersion(absl::string_view text);
+
 // A glibc ceiling as recipes and `farmctl submit --glibc-max` write it: "2.35". The error
 // says how to write one.
 absl::StatusOr<DottedVersion> ParseGlibcCeiling(absl::string_view text);

@@ -401,13 +401,8 @@ absl::Status ReadPython(const Where& where, const toml::table& root, Recipe& rec
   }
   auto version = StringAt(where, t, "version", "python", true);
   if (!version.ok()) return version.status();
-  std::vector<std::string> parts = absl::StrSplit(**version, '.');
-  int major = 0, minor = 0;
-  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &major) ||
-      !absl::SimpleAtoi(parts[1], &minor) || major != 3) {
-    return where.Error(
-        *t.get("version"), "python.version",
-        absl::StrCat("\"", **version, "\" is not a Python version: write e.g. \"3.10\""));
+  if (absl::Status s = CheckPythonVersion(**version); !s.ok()) {
+    return where.Error(*t.get("version"), "python.version", s.message());
   }
   recipe.python = **version;
   auto requirements = StringArrayAt(where, t, "requirements", "python");

@@ -51,16 +51,6 @@ CommandResult RunTool(const std::vector<std::string>& argv,
   return *r;
 }
 
-std::string Output(const CommandResult& r) {
-  return absl::StrCat("exit ", r.exit_code, "\nstdout:\n", r.stdout_text, "\nstderr:\n",
-                      r.stderr_text);
-}
-
-void WriteText(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
 std::string Sha256Of(const std::string& bytes) { return DigestOfBytes(bytes).hash(); }
 
 // Fails the test loudly when the tools venv is missing: nothing here is skipped.

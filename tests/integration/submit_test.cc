@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "libfarm/process/subprocess.h"
 #include "libfarm/recipes/python_environment.h"
+#include "tests/support/demo_recipe.h"
 #include "tests/support/farm_processes.h"
 
 namespace farm::testing {
@@ -29,33 +30,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kVenvBin = FARM_SOURCE_DIR "/.venv/bin";
-const std::string kDemoDir = FARM_SOURCE_DIR "/examples/demo-cuda-ext";
-
-std::string Output(const CommandResult& r) {
-  return absl::StrCat("exit ", r.exit_code, "\nstdout:\n", r.stdout_text, "\nstderr:\n",
-                      r.stderr_text);
-}
-
-void WriteText(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-// The shipped demo recipe with its tree made absolute (it lives elsewhere here) and
-// `replacements` applied, e.g. a narrower CUDA range or another build command.
-std::string DemoRecipe(const std::string& name,
-                       const std::vector<std::pair<std::string, std::string>>& replacements = {}) {
-  std::string text = ReadFile(FARM_SOURCE_DIR "/recipes/demo.toml");
-  text = absl::StrReplaceAll(text, {{"name = \"demo\"", absl::StrCat("name = \"", name, "\"")}});
-  const std::string path_line = "path = \"../examples/demo-cuda-ext\"";
-  EXPECT_NE(text.find(path_line), std::string::npos) << "recipes/demo.toml changed its source";
-  text = absl::StrReplaceAll(text, {{path_line, absl::StrCat("path = \"", kDemoDir, "\"")}});
-  for (const auto& [from, to] : replacements) {
-    EXPECT_NE(text.find(from), std::string::npos) << from;
-    text = absl::StrReplaceAll(text, {{from, to}});
-  }
-  return text;
-}
 
 const std::string kBuildCommand =
     "command = [\"python{python}\", \"-m\", \"pip\", \"wheel\", \"--no-deps\", "

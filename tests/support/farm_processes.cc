@@ -88,8 +88,6 @@ absl::StatusOr<WorkerProcess> WorkerProcess::Start(const std::string& coordinato
                                                    const std::string& token_file,
                                                    const std::string& name, const std::string& dir,
                                                    const std::vector<std::string>& extra_args) {
-  WorkerProcess w;
-  w.log_ = dir + "/" + name + ".log";
   std::vector<std::string> argv = {FarmBinary("farm-worker"),
                                    "--coordinator",
                                    coordinator,
@@ -100,6 +98,13 @@ absl::StatusOr<WorkerProcess> WorkerProcess::Start(const std::string& coordinato
                                    "--work-dir",
                                    dir + "/" + name};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  return Spawn(argv, dir + "/" + name + ".log");
+}
+
+absl::StatusOr<WorkerProcess> WorkerProcess::Spawn(const std::vector<std::string>& argv,
+                                                   const std::string& log_path) {
+  WorkerProcess w;
+  w.log_ = log_path;
   auto p = Subprocess::Spawn(argv, {.log_path = w.log_});
   if (!p.ok()) return p.status();
   w.process_ = *p;
@@ -135,6 +140,16 @@ std::string ReadFile(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string Output(const CommandResult& r) {
+  return absl::StrCat("exit ", r.exit_code, "\nstdout:\n", r.stdout_text, "\nstderr:\n",
+                      r.stderr_text);
 }
 
 int FreePort() {

@@ -62,6 +62,9 @@ class WorkerProcess {
                                              const std::string& token_file, const std::string& name,
                                              const std::string& dir,
                                              const std::vector<std::string>& extra_args = {});
+  // A worker started by another command line (e.g. inside an emulated host).
+  static absl::StatusOr<WorkerProcess> Spawn(const std::vector<std::string>& argv,
+                                             const std::string& log_path);
   Subprocess& process() { return *process_; }
   const std::string& log_path() const { return log_; }
   // Kills the worker and reaps it.
@@ -102,6 +105,11 @@ nlohmann::json ListWorkersJson(const std::string& coordinator, const std::string
 std::string StateOf(const nlohmann::json& workers, const std::string& name);
 
 std::string ReadFile(const std::string& path);
+// Writes `text` to `path`, making its directory.
+void WriteText(const std::string& path, const std::string& text);
+
+// A finished command for a failure message: exit code, stdout and stderr.
+std::string Output(const CommandResult& r);
 
 // How often `needle` occurs in `text` (overlaps counted).
 int CountOccurrences(const std::string& text, const std::string& needle);

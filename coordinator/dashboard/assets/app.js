@@ -210,10 +210,12 @@ function timeline(actions, shardNames) {
     root.append(svg('line', {x1: x, x2: x, y1: top - 4, y2: height - 6, stroke: '#e3e3de'}));
     root.append(svg('text', {x: x + 2, y: 12}, duration((t1 - t0) * i / 5000)));
   }
+  const cpuOf = {};
+  for (const a of ran) if (a.worker_cpu_arch) cpuOf[a.worker] = a.worker_cpu_arch;
   workers.forEach((w, i) => {
     const y = top + i * lane;
     root.append(svg('rect', {x: 0, y, width, height: lane - 2, fill: i % 2 ? '#fafaf8' : '#f1f1ed'}));
-    root.append(svg('text', {x: 6, y: y + lane / 2 + 3}, w));
+    root.append(svg('text', {x: 6, y: y + lane / 2 + 3}, cpuOf[w] ? `${w} · ${cpuOf[w]}` : w));
   });
   for (const a of ran) {
     const y = top + workers.indexOf(a.worker) * lane + 3;
@@ -225,7 +227,8 @@ function timeline(actions, shardNames) {
       width: Math.max(2, (end - start) * scale), height: lane - 8, rx: 2,
       fill: shardColor(shardNames, a.shard || ''), stroke: failed ? '#d0453a' : 'none', 'stroke-width': failed ? 2 : 0,
       opacity: actionState(a) === 'running' ? 0.6 : 1});
-    bar.append(svg('title', {}, `${a.shard || '(no shard)'} on ${a.worker}: ${actionState(a)}` +
+    bar.append(svg('title', {}, `${a.shard || '(no shard)'} on ${a.worker}` +
+                                (a.worker_cpu_arch ? ` (${a.worker_cpu_arch})` : '') + `: ${actionState(a)}` +
                                 (failed ? ` (exit ${num(a.exit_code)})` : '') + `, ${span(a.started_at, a.finished_at)}`));
     root.append(bar);
   }
@@ -255,7 +258,10 @@ async function renderBuild(id) {
     el('td', {class: 'num'}, `${num(s.done)}/${num(s.total)}`),
     el('td', {class: 'num'}, num(s.running)), el('td', {class: 'num'}, num(s.queued)),
     el('td', {class: 'num'}, num(s.failed)), el('td', {class: 'num'}, num(s.cached)),
-    el('td', {}, (s.workers || []).join(', ')),
+    el('td', {class: 'shard-workers'}, (s.workers || []).map(w => {
+      const cpu = (s.worker_cpu_archs || {})[w];
+      return cpu ? `${w} (${cpu})` : w;
+    }).join(', ')),
     el('td', {class: 'num'}, span(s.started_at, s.finished_at)),
     el('td', {class: 'num'}, duration(num(s.cpu_seconds)))));
 
