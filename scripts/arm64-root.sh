@@ -43,7 +43,10 @@ bash "$here/binfmt-aarch64.sh" >&2
 
 key="$(printf '%s\n' "$suite" "${root_packages[@]}" | sha256sum | cut -c1-12)"
 root="${WHEELFARM_ARM64_ROOT:-$HOME/.cache/wheelfarm/arm64-root-$key}"
+# Mount points of scripts/arm64-host.sh, which binds into the root read-only.
+mount_points=(host opt/wheelfarm/bin opt/cuda)
 if [ -f "$root/.wheelfarm-complete" ]; then
+  for d in "${mount_points[@]}"; do [ -d "$root/$d" ] || $SUDO mkdir -p "$root/$d"; done
   echo "$root"
   exit 0
 fi
@@ -73,6 +76,7 @@ $SUDO find "$tmp/usr/lib/aarch64-linux-gnu" -lname '/*' -print0 |
   while IFS= read -r -d '' link; do
     $SUDO ln -sfrn "$tmp$(readlink "$link")" "$link"
   done
+for d in "${mount_points[@]}"; do $SUDO mkdir -p "$tmp/$d"; done
 $SUDO touch "$tmp/.wheelfarm-complete"
 $SUDO mv "$tmp" "$root"
 echo "$root"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lets this x86_64 host run aarch64 binaries through qemu-user-static: mounts binfmt_misc
 # and registers Debian's qemu-aarch64 entry (flag F: the interpreter is opened now, so it
-# works inside chroots too). Safe to run again. Fails loudly with the fix when it cannot.
+# works inside chroots too). Safe to run again; silent when nothing needed doing. Fails loudly with the fix when it cannot.
 set -euo pipefail
 binfmt=/proc/sys/fs/binfmt_misc
 conf=/usr/lib/binfmt.d/qemu-aarch64.conf
@@ -18,6 +18,7 @@ if [ ! -e "$binfmt/register" ]; then
   fi
 fi
 if [ ! -e "$binfmt/qemu-aarch64" ]; then
+  echo "binfmt-aarch64: registering $conf"
   if ! cat "$conf" >"$binfmt/register" 2>/dev/null; then
     echo "binfmt-aarch64: cannot register $conf in $binfmt/register. Fix: as root," \
       "'cat $conf > $binfmt/register'" >&2
@@ -29,4 +30,3 @@ if ! grep -q '^enabled' "$binfmt/qemu-aarch64"; then
     "$binfmt/qemu-aarch64" >&2
   exit 1
 fi
-echo "binfmt-aarch64: qemu-aarch64 registered ($(grep ^interpreter "$binfmt/qemu-aarch64"))"

@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# aarch64 binaries for the emulated ARM64 hosts of arm64_test (and the arm64 root they run in).
+bash scripts/cross-build-aarch64.sh
 (cd build && ctest -j2 --output-on-failure --timeout 600)
 bash scripts/fuzz.sh "${FARM_FUZZ_SECONDS:-15}"
