@@ -119,7 +119,9 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
   CommandSpec spec;
   spec.argv.assign(action.argv().begin(), action.argv().end());
   spec.env.insert(action.env().begin(), action.env().end());
-  if (auto root = cuda_roots_.find(action.requirements().cuda_version());
+  const auto& req = action.requirements();
+  if (auto root =
+          cuda_roots_.find(req.cuda_release().empty() ? req.cuda_version() : req.cuda_release());
       root != cuda_roots_.end()) {
     spec.env["FARM_CUDA_ROOT"] = root->second;
   }
