@@ -20,6 +20,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "libfarm/cas/digest.h"
 #include "libfarm/files/json_file.h"
@@ -265,6 +266,7 @@ absl::StatusOr<ToolkitInstallResult> InstallToolkit(
   }
   result.check = *std::move(check);
   result.check.root = base;
+  result.check.not_run = absl::StrReplaceAll(result.check.not_run, {{partial, base}});
   return result;
 }
 
