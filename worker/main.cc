@@ -133,8 +133,8 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> toolkits;
   for (const auto& t : caps->cuda()) {
-    toolkits.push_back(
-        absl::StrCat("CUDA ", t.version(), " (", t.sms_size(), " SMs) at ", t.path()));
+    toolkits.push_back(absl::StrCat("CUDA ", t.version(), " (", t.release(), ", ", t.sms_size(),
+                                    " SMs) at ", t.path()));
   }
   log->info("farm-worker {} '{}': {} {}, glibc {}, {} cores, {} GiB RAM, {} slots, {}",
             FARM_VERSION, name, caps->os(), caps->cpu_arch(), caps->glibc(), caps->cores(),
