@@ -59,6 +59,12 @@ std::string ForeignToolkitFix(const std::string& arch, const std::string& host) 
                           : "");
 }
 
+bool IsScript(const std::string& path) {
+  char head[2] = {};
+  std::ifstream(path, std::ios::binary).read(head, sizeof(head));
+  return head[0] == '#' && head[1] == '!';
+}
+
 // The loader an executable names (PT_INTERP, kept in .interp); empty for a static one.
 std::string LoaderOf(const ElfFile& elf) {
   const ElfSection* interp = elf.FindSection(".interp");
@@ -158,6 +164,7 @@ absl::Status CheckToolkitFiles(const std::string& root) {
 }
 
 absl::StatusOr<std::string> ExecutableCpuArch(const std::string& path) {
+  if (IsScript(path)) return std::string("script");
   auto mapped = MappedFile::Open(path);
   if (!mapped.ok()) return mapped.status();
   auto elf = ElfFile::Parse(mapped->bytes());
@@ -197,6 +204,8 @@ std::optional<BinfmtHandler> FindBinfmtHandler(const std::string& path,
 }
 
 absl::Status CheckHostCanRun(const std::string& path) {
+  // The kernel runs its interpreter, which is this host's (a wrapper around the real nvcc).
+  if (IsScript(path)) return absl::OkStatus();
   auto mapped = MappedFile::Open(path);
   if (!mapped.ok()) return mapped.status();
   auto elf = ElfFile::Parse(mapped->bytes());

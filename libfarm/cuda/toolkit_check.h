@@ -24,7 +24,8 @@ const std::vector<ToolkitFile>& RequiredToolkitFiles();
 // NOT_FOUND naming each missing (or non-executable) file by its full path, with a Fix.
 absl::Status CheckToolkitFiles(const std::string& root);
 
-// The CPU an ELF executable is for: "x86_64", "aarch64", or "ELF machine N".
+// The CPU an ELF executable is for: "x86_64", "aarch64", or "ELF machine N"; "script" for a
+// #! script (a wrapper nvcc runs with this host's interpreter).
 absl::StatusOr<std::string> ExecutableCpuArch(const std::string& path);
 
 // A binfmt_misc entry the kernel would hand `path` to (qemu-user for a foreign CPU).
@@ -36,7 +37,7 @@ struct BinfmtHandler {
 std::optional<BinfmtHandler> FindBinfmtHandler(
     const std::string& path, const std::string& binfmt_dir = "/proc/sys/fs/binfmt_misc");
 
-// OK when this host can start `path`, an ELF executable: it is for this host's CPU, or a
+// OK when this host can start `path`: a #! script, or an ELF executable for this host's CPU, or a
 // binfmt_misc handler takes it and its loader (PT_INTERP) is found where qemu-user looks
 // ($QEMU_LD_PREFIX, /etc/qemu-binfmt/<arch>, then /). Otherwise FAILED_PRECONDITION saying
 // why, with a Fix.

@@ -120,6 +120,17 @@ TEST_F(ToolkitCheckTest, AToolkitThisHostCannotRunIsCheckedAsFilesOrRefused) {
   EXPECT_EQ(probed.status().message(), refused.status().message());
 }
 
+// Some hosts put a wrapper script at bin/nvcc that execs the real one: it runs here.
+TEST_F(ToolkitCheckTest, AWrapperScriptNvccIsRun) {
+  const std::string root = FakeToolkit("wrapper", {"bin/nvcc"});
+  std::ofstream(root + "/bin/nvcc") << "#!/bin/sh\nexec " << kInstalled << "/bin/nvcc \"$@\"\n";
+  ::chmod((root + "/bin/nvcc").c_str(), 0755);
+  auto check = CheckToolkit(root);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->ran_nvcc);
+  EXPECT_EQ(check->cpu_arch, "script");
+}
+
 TEST_F(ToolkitCheckTest, BinfmtEntriesMatchByMaskedMagic) {
   const fs::path binfmt = dir_ / "binfmt_misc";
   fs::create_directories(binfmt);
