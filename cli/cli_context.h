@@ -36,5 +36,6 @@ void AddLogsCommand(CLI::App& app, CliContext& ctx);
 void AddWatchCommand(CLI::App& app, CliContext& ctx);
 void AddSubmitCommand(CLI::App& app, CliContext& ctx);
 void AddCancelCommand(CLI::App& app, CliContext& ctx);
+void AddToolkitCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace farm::cli

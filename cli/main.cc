@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   farm::cli::AddBuildCommand(app, ctx);
   farm::cli::AddLogsCommand(app, ctx);
   farm::cli::AddWatchCommand(app, ctx);
+  farm::cli::AddToolkitCommand(app, ctx);
 
   CLI11_PARSE(app, argc, argv);
   return ctx.exit_code;

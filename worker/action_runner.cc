@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -119,9 +120,17 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
   CommandSpec spec;
   spec.argv.assign(action.argv().begin(), action.argv().end());
   spec.env.insert(action.env().begin(), action.env().end());
-  if (auto root = cuda_roots_.find(action.requirements().cuda_version());
+  const auto& req = action.requirements();
+  if (auto root =
+          cuda_roots_.find(req.cuda_release().empty() ? req.cuda_version() : req.cuda_release());
       root != cuda_roots_.end()) {
     spec.env["FARM_CUDA_ROOT"] = root->second;
+    // A toolkit for another CPU runs through qemu-user, which finds its loader here. The
+    // worker's start check counted on it (toolkit_check), so its actions get it too; it
+    // changes where qemu looks, never what cicc writes.
+    if (const char* prefix = std::getenv("QEMU_LD_PREFIX"); prefix != nullptr && *prefix != '\0') {
+      spec.env["QEMU_LD_PREFIX"] = prefix;
+    }
   }
   spec.cwd = scratch.string();
   spec.stdout_path = (base / "stdout").string();

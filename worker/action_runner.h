@@ -23,9 +23,9 @@ class OutputFollower {
 
 class ActionRunner final : public ActionExecutor {
  public:
-  // `cuda_roots`: toolkit root by version ("13.0"). An action that requires an exact
-  // version sees that root as $FARM_CUDA_ROOT, so it can name tools without knowing where
-  // this host keeps them.
+  // `cuda_roots`: toolkit root by version ("13.0") and by release ("13.0.88"). An action
+  // that requires an exact release (else version) sees that root as $FARM_CUDA_ROOT, so it
+  // can name tools without knowing where this host keeps them.
   ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas,
                std::map<std::string, std::string> cuda_roots = {});
 

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "libfarm/cuda/toolkit_check.h"
 #include "libfarm/cuda/toolkit_probe.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/logging/logger.h"
@@ -61,10 +62,16 @@ absl::StatusOr<farm::v1::WorkerCapabilities> DetectCapabilities(const Capability
   std::vector<std::string> roots;
   if (!none) roots = options.cuda_paths.empty() ? DiscoverToolkitRoots() : options.cuda_paths;
   for (const auto& root : roots) {
-    auto toolkit = ProbeToolkit(root);
+    // Complete and runnable here, checked now: a toolkit missing cicc, or built for a CPU
+    // this host cannot run, would otherwise fail every action leased to this worker.
+    auto toolkit = ProbeUsableToolkit(root);
     if (!toolkit.ok()) {
       // A path the operator named must work; a discovered one that doesn't is skipped.
-      if (!options.cuda_paths.empty()) return toolkit.status();
+      if (!options.cuda_paths.empty()) {
+        return absl::Status(
+            toolkit.status().code(),
+            absl::StrCat("--cuda-path ", root, " refused: ", toolkit.status().message()));
+      }
       log->warn("skipping CUDA toolkit at {}: {}", root, toolkit.status().message());
       continue;
     }

@@ -15,7 +15,9 @@ struct CapabilityOptions {
   std::string work_dir;
   uint32_t slots = 0;  // 0: from cores and RAM
   std::map<std::string, std::string> labels;
-  // Toolkit roots to use. Empty: discover them. {"none"}: advertise no toolkit.
+  // Toolkit roots to use. Empty: discover them. {"none"}: advertise no toolkit. Each is
+  // checked (files, nvcc runs here): a named one that fails is an error, a discovered one
+  // is skipped with a warning.
   std::vector<std::string> cuda_paths;
 };
 

@@ -1,7 +1,14 @@
 #include "worker/capabilities.h"
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "libfarm/cuda/toolkit_check.h"
 
 namespace farm::worker {
 namespace {
@@ -44,6 +51,56 @@ TEST(DetectCapabilitiesTest, DiscoversInstalledToolkitAndHonoursOverrides) {
   EXPECT_THAT(caps->cuda(0).sms(), ::testing::Contains("sm_121"));
   EXPECT_EQ(caps->slots(), 3u);
   EXPECT_EQ(caps->labels().at("instance"), "m8g.8xlarge");
+}
+
+}  // namespace
+}  // namespace farm::worker
+
+namespace farm::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A toolkit root whose files link to the installed toolkit's, less `omit`.
+std::string FakeToolkit(const fs::path& root, const std::string& omit) {
+  fs::remove_all(root);
+  for (const ToolkitFile& f : RequiredToolkitFiles()) {
+    if (f.path == omit) continue;
+    fs::create_directories((root / f.path).parent_path());
+    fs::create_symlink(fs::path("/usr/local/cuda") / f.path, root / f.path);
+  }
+  return root.string();
+}
+
+TEST(DetectCapabilitiesTest, ANamedToolkitWithoutCiccIsRefusedNamingThePath) {
+  const fs::path dir = fs::temp_directory_path() / ("farm_caps_" + std::to_string(::getpid()));
+  const std::string root = FakeToolkit(dir / "no-cicc", "nvvm/bin/cicc");
+  auto caps = DetectCapabilities({.work_dir = "/tmp", .cuda_paths = {root}});
+  ASSERT_FALSE(caps.ok());
+  EXPECT_THAT(caps.status().message(),
+              ::testing::HasSubstr("--cuda-path " + root + " refused: the CUDA toolkit at " + root +
+                                   " is incomplete: missing " + root + "/nvvm/bin/cicc"));
+  fs::remove_all(dir);
+}
+
+// CUDA_HOME is where discovery looks first: a broken toolkit there is skipped, the
+// installed one still offered.
+TEST(DetectCapabilitiesTest, ADiscoveredBrokenToolkitIsSkipped) {
+  const fs::path dir = fs::temp_directory_path() / ("farm_caps_d_" + std::to_string(::getpid()));
+  const std::string root = FakeToolkit(dir / "discovered-no-cicc", "nvvm/bin/cicc");
+  const char* old = std::getenv("CUDA_HOME");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("CUDA_HOME", root.c_str(), 1);
+  auto caps = DetectCapabilities({.work_dir = "/tmp"});
+  if (old != nullptr) {
+    ::setenv("CUDA_HOME", saved.c_str(), 1);
+  } else {
+    ::unsetenv("CUDA_HOME");
+  }
+  ASSERT_TRUE(caps.ok()) << caps.status();
+  ASSERT_GE(caps->cuda_size(), 1);
+  for (const auto& t : caps->cuda()) EXPECT_NE(t.path(), root);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/notification.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/cas/byte_size.h"
@@ -132,8 +133,8 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> toolkits;
   for (const auto& t : caps->cuda()) {
-    toolkits.push_back(
-        absl::StrCat("CUDA ", t.version(), " (", t.sms_size(), " SMs) at ", t.path()));
+    toolkits.push_back(absl::StrCat("CUDA ", t.version(), " (", t.release(), ", ", t.sms_size(),
+                                    " SMs) at ", t.path()));
   }
   log->info("farm-worker {} '{}': {} {}, glibc {}, {} cores, {} GiB RAM, {} slots, {}",
             FARM_VERSION, name, caps->os(), caps->cpu_arch(), caps->glibc(), caps->cores(),
@@ -151,7 +152,11 @@ int main(int argc, char** argv) {
   auto cas = farm::CasClient::Connect(coordinator, *token);
   farm::worker::BlobCache cache(caps_options.work_dir + "/cache", *cache_bytes, cas.get());
   std::map<std::string, std::string> cuda_roots;
-  for (const auto& t : caps->cuda()) cuda_roots.emplace(t.version(), t.path());
+  for (const auto& t : caps->cuda()) {
+    cuda_roots.emplace(t.version(), t.path());
+    // Device compiles name the exact release ("13.0.88"; nvcc says "V13.0.88").
+    cuda_roots.emplace(std::string(absl::StripPrefix(t.release(), "V")), t.path());
+  }
   farm::worker::ActionRunner runner(caps_options.work_dir + "/scratch", &cache, cas.get(),
                                     std::move(cuda_roots));
   build_options.coordinator = coordinator;

@@ -37,6 +37,10 @@ std::string ActionKey(const farm::v1::Action& action) {
   key_req->set_cuda_version(r.cuda_version());
   key_req->set_cuda_min(r.cuda_min());
   key_req->set_cuda_max(r.cuda_max());
+  // Two patch releases of one CUDA version may compile the same input differently: a result
+  // from 13.0.88 must never answer a 13.0.96 compile. Empty (no release asked) leaves the
+  // serialization, and so every earlier key, unchanged.
+  key_req->set_cuda_release(r.cuda_release());
   std::vector<std::string> sms(r.sms().begin(), r.sms().end());
   std::sort(sms.begin(), sms.end());
   for (auto& sm : sms) key_req->add_sms(std::move(sm));

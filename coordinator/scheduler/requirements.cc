@@ -14,7 +14,17 @@ bool VersionAtMost(const std::string& have, const std::string& limit) {
   return c.ok() && *c <= 0;
 }
 
+// "V13.0.88" (nvcc --version, CudaToolkit.release) -> "13.0.88" (Requirements.cuda_release).
+std::string ReleaseNumber(const std::string& release) {
+  return !release.empty() && release.front() == 'V' ? release.substr(1) : release;
+}
+
 bool ToolkitMatches(const farm::v1::Requirements& req, const farm::v1::CudaToolkit& t) {
+  // Compared as text: both sides copy nvcc's own digits (farm-nvcc from its plan's
+  // __CUDACC_VER_*__, the worker from `nvcc --version`).
+  if (!req.cuda_release().empty() && ReleaseNumber(t.release()) != req.cuda_release()) {
+    return false;
+  }
   if (!req.cuda_version().empty()) {
     auto c = CompareDottedVersions(t.version(), req.cuda_version());
     if (!c.ok() || *c != 0) return false;
@@ -33,7 +43,11 @@ bool ToolkitMatches(const farm::v1::Requirements& req, const farm::v1::CudaToolk
 
 std::string DescribeCudaNeed(const farm::v1::Requirements& req) {
   std::vector<std::string> parts;
-  if (!req.cuda_version().empty()) parts.push_back(absl::StrCat("CUDA ", req.cuda_version()));
+  if (!req.cuda_release().empty()) {
+    parts.push_back(absl::StrCat("CUDA ", req.cuda_release()));
+  } else if (!req.cuda_version().empty()) {
+    parts.push_back(absl::StrCat("CUDA ", req.cuda_version()));
+  }
   if (!req.cuda_min().empty()) parts.push_back(absl::StrCat("CUDA >= ", req.cuda_min()));
   if (!req.cuda_max().empty()) parts.push_back(absl::StrCat("CUDA <= ", req.cuda_max()));
   if (!req.sms().empty()) {
@@ -51,8 +65,8 @@ std::string PythonVersions(const farm::v1::WorkerCapabilities& worker) {
 }
 
 absl::Status ValidateRequirements(const farm::v1::Requirements& req) {
-  for (const std::string* v :
-       {&req.max_glibc(), &req.cuda_version(), &req.cuda_min(), &req.cuda_max()}) {
+  for (const std::string* v : {&req.max_glibc(), &req.cuda_version(), &req.cuda_min(),
+                               &req.cuda_max(), &req.cuda_release()}) {
     if (!v->empty() && !ParseDottedVersion(*v).ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("requirement version '", *v, "' is not a version like 2.35 or 13.0"));
@@ -90,12 +104,18 @@ absl::Status CheckRequirements(const farm::v1::Requirements& req,
     return miss("needs python", req.python_version(), ", has ", PythonVersions(w));
   }
   const bool needs_cuda = !req.cuda_version().empty() || !req.cuda_min().empty() ||
-                          !req.cuda_max().empty() || req.sms_size() > 0;
+                          !req.cuda_max().empty() || !req.cuda_release().empty() ||
+                          req.sms_size() > 0;
   if (needs_cuda &&
       std::none_of(w.cuda().begin(), w.cuda().end(),
                    [&](const farm::v1::CudaToolkit& t) { return ToolkitMatches(req, t); })) {
     std::vector<std::string> have;
-    for (const auto& t : w.cuda()) have.push_back(t.version());
+    // Name releases when one was asked for: "has CUDA 13.0" would not say why 13.0.88 missed.
+    for (const auto& t : w.cuda()) {
+      have.push_back(req.cuda_release().empty() || t.release().empty()
+                         ? t.version()
+                         : ReleaseNumber(t.release()));
+    }
     return miss(
         "needs ", DescribeCudaNeed(req), ", has ",
         have.empty() ? "no CUDA toolkit" : absl::StrCat("CUDA ", absl::StrJoin(have, ", ")));

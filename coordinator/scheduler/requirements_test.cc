@@ -78,6 +78,41 @@ TEST(RequirementsTest, EachMissNamesTheRequirement) {
   EXPECT_THAT(CheckRequirements(any_cuda, no_cuda).message(), HasSubstr("no CUDA toolkit"));
 }
 
+TEST(RequirementsTest, AnExactReleaseNeedsThatToolkitWhateverTheCpu) {
+  farm::v1::WorkerCapabilities grace = Grace();
+  grace.mutable_cuda(0)->set_release("V13.0.88");
+  farm::v1::WorkerCapabilities x86 = grace;
+  x86.set_cpu_arch("x86_64");
+  auto* newer = x86.add_cuda();
+  newer->set_version("13.2");
+  newer->set_release("V13.2.86");
+  newer->add_sms("sm_90");
+
+  farm::v1::Requirements r;
+  r.set_cuda_version("13.0");
+  r.set_cuda_release("13.0.88");
+  r.add_sms("sm_90");
+  EXPECT_TRUE(CheckRequirements(r, grace).ok());
+  EXPECT_TRUE(CheckRequirements(r, x86).ok()) << "a device compile runs on any CPU";
+
+  farm::v1::Requirements patch = r;
+  patch.set_cuda_release("13.0.96");
+  EXPECT_THAT(CheckRequirements(patch, x86).message(),
+              HasSubstr("needs CUDA 13.0.96 and a toolkit that supports sm_90, has CUDA "
+                        "13.0.88, 13.2.86"));
+  // The release and the SMs must hold for one toolkit, not one each.
+  farm::v1::Requirements newer_release;
+  newer_release.set_cuda_release("13.2.86");
+  newer_release.add_sms("sm_121");
+  EXPECT_FALSE(CheckRequirements(newer_release, x86).ok()) << "13.2.86 lists no sm_121 here";
+  newer_release.clear_sms();
+  EXPECT_TRUE(CheckRequirements(newer_release, x86).ok());
+
+  farm::v1::Requirements malformed;
+  malformed.set_cuda_release("V13.0.88");
+  EXPECT_EQ(ValidateRequirements(malformed).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(RequirementsTest, APythonVersionNeedsThatInterpreter) {
   farm::v1::Requirements r;
   r.set_python_version("3.10");

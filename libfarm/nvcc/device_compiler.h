@@ -21,8 +21,11 @@ struct DeviceJobOutcome {
 };
 
 struct DeviceCompileContext {
-  std::string cuda_version;  // "13.0": the worker's toolkit must be exactly this one
-  std::string build_id;      // groups the actions into one build (and its shards)
+  std::string cuda_version;  // "13.0"
+  // "13.0.88": the worker's toolkit must be exactly this release, the one that planned the
+  // compile; its CPU does not matter (cicc and ptxas give the same bytes on any host).
+  std::string cuda_release;
+  std::string build_id;  // groups the actions into one build (and its shards)
   // A job to send first and report as soon as its outputs are written (if it exited 0),
   // before the others finish: the one whose outputs let the caller start other work.
   std::optional<size_t> early_job;

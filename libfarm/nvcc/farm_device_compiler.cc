@@ -41,6 +41,8 @@ farm::v1::Action DeviceJobAction(const DeviceJob& job, const DeviceCompileContex
   auto* req = action.mutable_requirements();
   req->set_os("linux");
   req->set_cuda_version(context.cuda_version);
+  // No cpu_arch: a device compile of an aarch64 build host may run on an x86_64 worker.
+  req->set_cuda_release(context.cuda_release);
   for (const auto& sm : job.sms) req->add_sms(sm);
   action.set_timeout_seconds(kDeviceActionTimeoutSeconds);
   action.set_build_id(context.build_id);

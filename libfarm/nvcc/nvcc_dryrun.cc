@@ -384,4 +384,32 @@ std::vector<std::string> ExpandedArgv(const NvccDryrun& dryrun, const DryrunStep
   return argv;
 }
 
+absl::StatusOr<DryrunToolkit> ToolkitOfDryrun(const NvccDryrun& dryrun) {
+  for (const DryrunStep& step : dryrun.steps) {
+    std::string major, minor, build;
+    for (const std::string& word : step.argv) {
+      absl::string_view w = word;
+      // Digits only: the values become requirements and cache keys.
+      auto take = [&](absl::string_view prefix, std::string& out) {
+        if (absl::ConsumePrefix(&w, prefix) && !w.empty() &&
+            std::all_of(w.begin(), w.end(), [](char c) { return absl::ascii_isdigit(c); })) {
+          out = std::string(w);
+        }
+      };
+      take("-D__CUDACC_VER_MAJOR__=", major);
+      take("-D__CUDACC_VER_MINOR__=", minor);
+      take("-D__CUDACC_VER_BUILD__=", build);
+    }
+    if (major.empty() || minor.empty()) continue;
+    if (build.empty()) {
+      // Every nvcc since CUDA 7 defines it; without it two patch releases would look alike.
+      return absl::UnimplementedError(
+          "not decomposable: nvcc --dryrun names no toolkit release (__CUDACC_VER_BUILD__)");
+    }
+    return DryrunToolkit{absl::StrCat(major, ".", minor),
+                         absl::StrCat(major, ".", minor, ".", build)};
+  }
+  return absl::UnimplementedError("not decomposable: nvcc --dryrun names no toolkit version");
+}
+
 }  // namespace farm

@@ -108,4 +108,13 @@ std::string DryrunFlagValue(const std::vector<std::string>& argv, absl::string_v
 // `step.argv` with $VARS expanded from the dryrun's environment, ready to execute.
 std::vector<std::string> ExpandedArgv(const NvccDryrun& dryrun, const DryrunStep& step);
 
+// The toolkit that made the plan, from the -D__CUDACC_VER_{MAJOR,MINOR,BUILD}__ nvcc gives
+// its preprocessors: version "13.0" and release "13.0.88" (`nvcc --version`'s "V13.0.88"
+// without the V). UNIMPLEMENTED ("not decomposable: ...") when the plan names none.
+struct DryrunToolkit {
+  std::string version;
+  std::string release;
+};
+absl::StatusOr<DryrunToolkit> ToolkitOfDryrun(const NvccDryrun& dryrun);
+
 }  // namespace farm

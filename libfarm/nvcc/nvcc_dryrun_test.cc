@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "libfarm/process/path_search.h"
 #include "libfarm/process/subprocess.h"
@@ -234,6 +235,36 @@ TEST_F(NvccDryrunTest, ReplayedDeviceStepsGiveNvccsCubin) {
   const std::string replayed = ReadAll(g.cubins[0].second);
   ASSERT_FALSE(replayed.empty());
   EXPECT_TRUE(replayed == ReadAll(dir_ + "/ref.cubin")) << "cubins differ";
+}
+
+}  // namespace
+}  // namespace farm
+
+namespace farm {
+namespace {
+
+TEST_F(NvccDryrunTest, NamesTheToolkitReleaseThatPlannedIt) {
+  auto toolkit = ToolkitOfDryrun(Dryrun({"-c", "k.cu", "-o", "k.o", "-arch=sm_90"}));
+  ASSERT_TRUE(toolkit.ok()) << toolkit.status();
+  // What `nvcc --version` says of the same nvcc ("V13.0.88").
+  auto version = RunCommand({kNvcc, "--version"});
+  ASSERT_TRUE(version.ok()) << version.status();
+  EXPECT_THAT(version->stdout_text,
+              HasSubstr(absl::StrCat("release ", toolkit->version, ", V", toolkit->release, "\n")));
+}
+
+TEST(NvccDryrunParseTest, APlanWithoutABuildNumberIsNotDecomposable) {
+  NvccDryrun d;
+  d.steps.push_back({});
+  d.steps.back().argv = {"gcc", "-D__CUDACC_VER_MAJOR__=13", "-D__CUDACC_VER_MINOR__=0", "-E"};
+  EXPECT_EQ(ToolkitOfDryrun(d).status().code(), absl::StatusCode::kUnimplemented);
+  d.steps.back().argv.push_back("-D__CUDACC_VER_BUILD__=88");
+  auto toolkit = ToolkitOfDryrun(d);
+  ASSERT_TRUE(toolkit.ok()) << toolkit.status();
+  EXPECT_EQ(toolkit->version, "13.0");
+  EXPECT_EQ(toolkit->release, "13.0.88");
+  d.steps.back().argv.back() = "-D__CUDACC_VER_BUILD__=88;rm";
+  EXPECT_FALSE(ToolkitOfDryrun(d).ok());
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "libfarm/files/file_contents.h"
 #include "libfarm/nvcc/compile_cache.h"
 #include "libfarm/nvcc/dependency_file.h"
@@ -94,20 +93,6 @@ absl::Status CheckPlan(const NvccDryrun& dryrun) {
   return absl::OkStatus();
 }
 
-// "13.0" from the -D__CUDACC_VER_MAJOR__/MINOR__ nvcc gives its host steps.
-absl::StatusOr<std::string> ToolkitVersion(const NvccDryrun& dryrun) {
-  std::string major, minor;
-  for (const DryrunStep& step : dryrun.steps) {
-    for (const std::string& word : step.argv) {
-      absl::string_view w = word;
-      if (absl::ConsumePrefix(&w, "-D__CUDACC_VER_MAJOR__=")) major = std::string(w);
-      if (absl::ConsumePrefix(&w, "-D__CUDACC_VER_MINOR__=")) minor = std::string(w);
-    }
-    if (!major.empty() && !minor.empty()) return absl::StrCat(major, ".", minor);
-  }
-  return absl::UnimplementedError("not decomposable: nvcc --dryrun names no toolkit version");
-}
-
 // Runs each chain of steps on its own thread; returns the first failure.
 absl::Status RunChainsInParallel(LocalSteps& local,
                                  const std::vector<std::vector<size_t>>& chains) {
@@ -138,8 +123,8 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   }
   if (!dryrun.ok()) return dryrun.status();
   if (absl::Status s = CheckPlan(*dryrun); !s.ok()) return s;
-  auto cuda_version = ToolkitVersion(*dryrun);
-  if (!cuda_version.ok()) return cuda_version.status();
+  auto toolkit = ToolkitOfDryrun(*dryrun);
+  if (!toolkit.ok()) return toolkit.status();
   auto jobs = PlanDeviceJobs(*dryrun, temp->path());
   if (!jobs.ok()) return jobs.status();
 
@@ -185,7 +170,7 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
     read_by_step.push_back(LineMarkerFiles(*text));
   }
 
-  DeviceCompileContext context{*cuda_version, request.build_id};
+  DeviceCompileContext context{toolkit->version, toolkit->release, request.build_id};
   std::unique_ptr<HostCompileAhead> ahead =
       request.host_compile_ahead ? HostCompileAhead::Plan(*dryrun, *jobs, temp->path()) : nullptr;
   if (ahead) {

@@ -177,15 +177,23 @@ void WorkerProcess::Stop() {
 
 absl::StatusOr<std::unique_ptr<TestFarm>> TestFarm::Start(const std::filesystem::path& dir,
                                                           int workers) {
+  std::vector<TestWorker> specs;
+  for (int i = 1; i <= workers; ++i) specs.push_back({absl::StrCat("w", i), {}});
+  return Start(dir, specs);
+}
+
+absl::StatusOr<std::unique_ptr<TestFarm>> TestFarm::Start(const std::filesystem::path& dir,
+                                                          const std::vector<TestWorker>& workers) {
   auto c = CoordinatorProcess::Start((dir / "data").string());
   if (!c.ok()) return c.status();
   std::unique_ptr<TestFarm> farm(new TestFarm(*std::move(c)));
   std::vector<std::string> names;
-  for (int i = 1; i <= workers; ++i) {
-    names.push_back(absl::StrCat("w", i));
-    auto w =
-        WorkerProcess::Start(farm->coordinator_.grpc_address(), farm->coordinator_.token_file(),
-                             names.back(), dir.string(), {"--slots", "1"});
+  for (const TestWorker& spec : workers) {
+    names.push_back(spec.name);
+    std::vector<std::string> args = {"--slots", "1"};
+    args.insert(args.end(), spec.args.begin(), spec.args.end());
+    auto w = WorkerProcess::Start(farm->coordinator_.grpc_address(),
+                                  farm->coordinator_.token_file(), spec.name, dir.string(), args);
     if (!w.ok()) return w.status();
     farm->workers_.push_back(*std::move(w));
   }
@@ -199,7 +207,14 @@ absl::StatusOr<std::unique_ptr<TestFarm>> TestFarm::Start(const std::filesystem:
         return true;
       },
       absl::Seconds(30));
-  if (!online) return absl::DeadlineExceededError("the test farm's workers did not come online");
+  if (!online) {
+    std::string logs;
+    for (const std::string& name : names) {
+      absl::StrAppend(&logs, "\n", name, ":\n", ReadFile(dir.string() + "/" + name + ".log"));
+    }
+    return absl::DeadlineExceededError(
+        absl::StrCat("the test farm's workers did not come online; their logs:", logs));
+  }
   return farm;
 }
 

@@ -75,12 +75,21 @@ class WorkerProcess {
   std::string log_;
 };
 
+// One worker of a TestFarm: its name and the flags it gets besides --slots 1.
+struct TestWorker {
+  std::string name;
+  std::vector<std::string> args;
+};
+
 // The farm most compile tests run on: a coordinator and workers w1, w2, ... with one slot
 // each, all online. Stops every process it started when destroyed.
 class TestFarm {
  public:
   static absl::StatusOr<std::unique_ptr<TestFarm>> Start(const std::filesystem::path& dir,
                                                          int workers = 2);
+  // The same with workers of their own names and flags (e.g. each its own --cuda-path).
+  static absl::StatusOr<std::unique_ptr<TestFarm>> Start(const std::filesystem::path& dir,
+                                                         const std::vector<TestWorker>& workers);
   TestFarm(const TestFarm&) = delete;
   TestFarm& operator=(const TestFarm&) = delete;
   ~TestFarm();
