@@ -123,7 +123,9 @@ std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Tim
     const auto& c = w.capabilities();
     std::vector<std::string> versions, sms;
     for (const auto& t : c.cuda()) {
-      versions.push_back(t.version());
+      // The release ("13.0.88") when known: device actions match on it exactly.
+      versions.push_back(t.release().empty() ? t.version()
+                                             : std::string(absl::StripPrefix(t.release(), "V")));
       for (const auto& sm : t.sms()) {
         std::string n(absl::StripPrefix(sm, "sm_"));
         if (std::find(sms.begin(), sms.end(), n) == sms.end()) sms.push_back(n);

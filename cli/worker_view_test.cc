@@ -20,6 +20,7 @@ farm::v1::Worker SampleWorker() {
   c->set_slots(16);
   auto* t = c->add_cuda();
   t->set_version("13.0");
+  t->set_release("V13.0.88");
   t->add_sms("sm_75");
   t->add_sms("sm_121");
   (*c->mutable_labels())["instance"] = "m8g.8xlarge";
@@ -49,6 +50,7 @@ TEST(WorkerViewTest, TableShowsPlatformCudaAndAge) {
   EXPECT_THAT(text, HasSubstr("grace-1"));
   EXPECT_THAT(text, HasSubstr("lost"));
   EXPECT_THAT(text, HasSubstr("linux/aarch64"));
+  EXPECT_THAT(text, HasSubstr(" 13.0.88 "));
   EXPECT_THAT(text, HasSubstr("sm_75,121"));
   EXPECT_THAT(text, HasSubstr("0/16"));
   EXPECT_THAT(text, HasSubstr("30s ago"));
