@@ -14,6 +14,20 @@ void AddField(Sha256& hash, const std::string& field) {
 
 }  // namespace
 
+absl::StatusOr<EnvironmentContents> EnvironmentContentsFor(const Recipe& recipe,
+                                                           const ToolkitVersion& cuda) {
+  EnvironmentContents out;
+  out.requirements = recipe.python_requirements;
+  for (const Prerequisite& p : recipe.prerequisites) {
+    if (!p.FromWheel()) continue;
+    auto wheel = PrerequisiteWheelFor(p, cuda);
+    if (!wheel.ok()) return wheel.status();
+    out.requirements.push_back(*wheel);
+    out.linker_names.insert(out.linker_names.end(), p.linker_names.begin(), p.linker_names.end());
+  }
+  return out;
+}
+
 std::string PythonRequirementsHash(const std::vector<std::string>& requirements) {
   Sha256 hash;
   hash.Update("wheelfarm-python-requirements-1\n");
@@ -21,15 +35,31 @@ std::string PythonRequirementsHash(const std::vector<std::string>& requirements)
   return hash.FinishHex().substr(0, 16);
 }
 
+std::string EnvironmentContentsHash(const EnvironmentContents& contents) {
+  if (contents.linker_names.empty()) return PythonRequirementsHash(contents.requirements);
+  Sha256 hash;
+  hash.Update("wheelfarm-environment-contents-1\n");
+  AddField(hash, PythonRequirementsHash(contents.requirements));
+  for (const std::string& link : contents.linker_names) AddField(hash, link);
+  return hash.FinishHex().substr(0, 16);
+}
+
 std::string PythonEnvironmentKey(const std::string& interpreter_path,
                                  const std::string& interpreter_release,
-                                 const std::vector<std::string>& requirements) {
+                                 const EnvironmentContents& contents) {
   Sha256 hash;
   hash.Update("wheelfarm-python-environment-1\n");
   AddField(hash, interpreter_path);
   AddField(hash, interpreter_release);
-  AddField(hash, PythonRequirementsHash(requirements));
+  AddField(hash, EnvironmentContentsHash(contents));
   return hash.FinishHex().substr(0, 24);
+}
+
+std::string PythonEnvironmentKey(const std::string& interpreter_path,
+                                 const std::string& interpreter_release,
+                                 const std::vector<std::string>& requirements) {
+  return PythonEnvironmentKey(interpreter_path, interpreter_release,
+                              EnvironmentContents{.requirements = requirements});
 }
 
 }  // namespace farm

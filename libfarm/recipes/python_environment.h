@@ -6,15 +6,37 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "libfarm/cuda/arch_list.h"
+#include "libfarm/recipes/recipe.h"
+
 namespace farm {
+
+// What a recipe's build environment holds for a build with one toolkit: pip installs
+// `requirements` in one resolve (the [python] requirements, then each wheel prerequisite's
+// requirement for that toolkit), then the wheel prerequisites' linker names are added.
+struct EnvironmentContents {
+  std::vector<std::string> requirements;
+  std::vector<std::string> linker_names;  // {site_packages} unexpanded
+};
+
+absl::StatusOr<EnvironmentContents> EnvironmentContentsFor(const Recipe& recipe,
+                                                           const ToolkitVersion& cuda);
 
 // 16 hex digits of SHA-256 over the requirement specifiers in order (each length-prefixed, so
 // no two lists collide by splitting differently).
 std::string PythonRequirementsHash(const std::vector<std::string>& requirements);
 
+// PythonRequirementsHash of the requirements when there are no linker names (a recipe without
+// prerequisites keeps its hash, and its cached environments), else over both.
+std::string EnvironmentContentsHash(const EnvironmentContents& contents);
+
 // The cache key of a virtualenv: 24 hex digits over the interpreter it is made from (its
 // resolved path and full release, e.g. "3.11.2": a patch upgrade makes a new env) and the
-// requirements' hash.
+// contents' hash.
+std::string PythonEnvironmentKey(const std::string& interpreter_path,
+                                 const std::string& interpreter_release,
+                                 const EnvironmentContents& contents);
 std::string PythonEnvironmentKey(const std::string& interpreter_path,
                                  const std::string& interpreter_release,
                                  const std::vector<std::string>& requirements);

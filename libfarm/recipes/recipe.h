@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "libfarm/cuda/arch_list.h"
 #include "libfarm/elf/version_needs.h"
+#include "libfarm/recipes/prerequisite.h"
 
 namespace farm {
 
@@ -107,6 +108,7 @@ struct Recipe {
   PlatformPolicy platform;
   std::string python;                            // "3.10"
   std::vector<std::string> python_requirements;  // pip requirement specifiers for the build
+  std::vector<Prerequisite> prerequisites;       // [[prerequisites]], in the recipe's order
   BuildSpec build;
   std::vector<PublishTarget> publish;
   SizeEstimate size;

@@ -15,6 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "libfarm/recipes/placeholders.h"
+#include "libfarm/recipes/prerequisite.h"
+#include "libfarm/versions/version_specifier.h"
 
 namespace farm {
 namespace {
@@ -576,6 +578,163 @@ absl::Status ReadPublish(const Where& where, const toml::table& root, Recipe& re
   return absl::OkStatus();
 }
 
+// One [[prerequisites]] table: a library the build needs and where it comes from.
+absl::StatusOr<Prerequisite> PrerequisiteFrom(const Where& where, const toml::table& t) {
+  constexpr absl::string_view kPrefix = "prerequisites";
+  if (absl::Status s = CheckKeys(
+          where, t, kPrefix, {"name", "version", "wheel", "host_library", "linker_names", "env"});
+      !s.ok()) {
+    return s;
+  }
+  Prerequisite p;
+  p.line = static_cast<int>(t.source().begin.line);
+  auto name = StringAt(where, t, "name", kPrefix, true);
+  if (!name.ok()) return name.status();
+  p.name = **name;
+  if (p.name.empty() || p.name.size() > 64 ||
+      !std::all_of(p.name.begin(), p.name.end(), [](char c) {
+        return absl::ascii_isalnum(c) || c == ' ' || c == '.' || c == '_' || c == '-' || c == '+';
+      })) {
+    return where.Error(*t.get("name"), "prerequisites.name",
+                       "give the library's name in 1-64 letters, digits, spaces or . _ - +, "
+                       "e.g. \"cuDNN\"");
+  }
+  const std::string key = absl::StrCat("prerequisites.", p.name);
+  auto version = StringAt(where, t, "version", kPrefix, false);
+  if (!version.ok()) return version.status();
+  if (version->has_value()) {
+    auto spec = VersionSpecifier::Parse(**version);
+    if (!spec.ok())
+      return where.Error(*t.get("version"), key + ".version", spec.status().message());
+    p.version = spec->text();
+  }
+  auto wheel = StringAt(where, t, "wheel", kPrefix, false);
+  if (!wheel.ok()) return wheel.status();
+  auto host = StringAt(where, t, "host_library", kPrefix, false);
+  if (!host.ok()) return host.status();
+  if (wheel->has_value() == host->has_value()) {
+    return where.Error(
+        wheel->has_value() ? t.get("host_library")->source() : t.source(), key,
+        absl::StrCat(wheel->has_value() ? "both wheel and host_library given" : "no source given",
+                     ": say where it comes from with exactly one of wheel = \"nvidia-...\" (a pip "
+                     "requirement installed into the build environment) or host_library = "
+                     "\"libX.so.N\" (the build host's own, checked when the build is planned)"));
+  }
+  if (wheel->has_value()) {
+    p.wheel = **wheel;
+    const toml::node& node = *t.get("wheel");
+    if (absl::Status s = CheckPlaceholders(p.wheel, PrerequisiteWheelPlaceholders()); !s.ok()) {
+      return where.Error(node, key + ".wheel", s.message());
+    }
+    auto sample = PrerequisiteWheelFor(p, ToolkitVersion{13, 0});
+    if (!sample.ok()) return where.Error(node, key + ".wheel", sample.status().message());
+    if (auto project = RequirementProjectName(*sample); !project.ok()) {
+      return where.Error(node, key + ".wheel", project.status().message());
+    }
+  } else {
+    p.host_library = **host;
+    if (!IsSoname(p.host_library)) {
+      return where.Error(*t.get("host_library"), key + ".host_library",
+                         absl::StrCat("\"", p.host_library,
+                                      "\" is not a soname: give the file name the dynamic loader "
+                                      "knows (`ldconfig -p`), e.g. \"libcudnn.so.9\""));
+    }
+  }
+  auto links = StringArrayAt(where, t, "linker_names", kPrefix);
+  if (!links.ok()) return links.status();
+  for (const std::string& link : *links) {
+    const toml::node& node = *t.get("linker_names");
+    if (!p.FromWheel()) {
+      return where.Error(node, key + ".linker_names",
+                         "only a wheel prerequisite gets linker names: a host library's are the "
+                         "host's business (its -dev package). Remove it");
+    }
+    if (!absl::StartsWith(link, "{site_packages}/") || absl::StrContains(link, "..")) {
+      return where.Error(node, key + ".linker_names",
+                         absl::StrCat("\"", link,
+                                      "\" must name a file the wheel installs, starting with "
+                                      "{site_packages}/ and without .., e.g. "
+                                      "\"{site_packages}/nvidia/nccl/lib/libnccl.so.2\""));
+    }
+    if (absl::Status s = CheckPlaceholders(link, PrerequisiteEnvPlaceholders()); !s.ok()) {
+      return where.Error(node, key + ".linker_names", s.message());
+    }
+    if (auto name = LinkerNameFor(link); !name.ok()) {
+      return where.Error(node, key + ".linker_names", name.status().message());
+    }
+    p.linker_names.push_back(link);
+  }
+  auto env = TableAt(where, t, "env", kPrefix, false);
+  if (!env.ok()) return env.status();
+  if (*env != nullptr) {
+    for (auto&& [k, node] : **env) {
+      const std::string var(k.str());
+      const std::string full = absl::StrCat(key, ".env.", var);
+      if (!IsEnvName(var)) {
+        return where.Error(k.source(), full,
+                           "not an environment variable name: use letters, digits and _");
+      }
+      if (!node.is_string()) {
+        return where.Error(node, full,
+                           absl::StrCat("must be a string, not ", TypeName(node.type()),
+                                        " (quote it: ", var, " = \"1\")"));
+      }
+      const std::string value = node.as_string()->get();
+      if (absl::Status s = CheckPlaceholders(value, PrerequisiteEnvPlaceholders()); !s.ok()) {
+        return where.Error(node, full, s.message());
+      }
+      if (absl::StrContains(value, '$')) {
+        return where.Error(node, full,
+                           "a prerequisite's values take no $VAR: they point at the prerequisite. "
+                           "Extend the host's variables in [build.env]");
+      }
+      if (!p.FromWheel() && absl::StrContains(value, "{site_packages}")) {
+        return where.Error(node, full,
+                           "a host library is not in the build environment: {site_packages} is "
+                           "only for wheel prerequisites");
+      }
+      p.env[var] = value;
+    }
+  }
+  return p;
+}
+
+absl::Status ReadPrerequisites(const Where& where, const toml::table& root, Recipe& recipe) {
+  const toml::node* node = root.get("prerequisites");
+  if (node == nullptr) return absl::OkStatus();
+  if (!node->is_array_of_tables()) {
+    return where.Error(*node, "prerequisites",
+                       "must be [[prerequisites]] tables, each with a name and a wheel or "
+                       "host_library");
+  }
+  for (const toml::node& item : *node->as_array()) {
+    auto p = PrerequisiteFrom(where, *item.as_table());
+    if (!p.ok()) return p.status();
+    for (const Prerequisite& earlier : recipe.prerequisites) {
+      if (absl::AsciiStrToLower(earlier.name) == absl::AsciiStrToLower(p->name)) {
+        return where.Error(*item.as_table()->get("name"), "prerequisites.name",
+                           absl::StrCat("\"", p->name, "\" is declared twice (also on line ",
+                                        earlier.line, "): keep one"));
+      }
+    }
+    // One place sets each variable: a second would silently win over the first.
+    for (const auto& [var, value] : p->env) {
+      std::string other;
+      if (recipe.build.env.count(var) > 0) other = "[build.env]";
+      for (const Prerequisite& earlier : recipe.prerequisites) {
+        if (earlier.env.count(var) > 0) other = absl::StrCat("prerequisite \"", earlier.name, "\"");
+      }
+      if (!other.empty()) {
+        return where.Error(*item.as_table()->get("env")->as_table()->get(var),
+                           absl::StrCat("prerequisites.", p->name, ".env.", var),
+                           absl::StrCat(var, " is also set by ", other, ": set it in one place"));
+      }
+    }
+    recipe.prerequisites.push_back(std::move(*p));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadSize(const Where& where, const toml::table& root, Recipe& recipe) {
   auto table = TableAt(where, root, "size", "", false);
   if (!table.ok()) return table.status();
@@ -599,7 +758,7 @@ absl::Status ReadSize(const Where& where, const toml::table& root, Recipe& recip
 absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root) {
   if (absl::Status s = CheckKeys(where, root, "",
                                  {"name", "package", "description", "python", "source", "versions",
-                                  "platform", "build", "publish", "size"});
+                                  "platform", "build", "publish", "size", "prerequisites"});
       !s.ok()) {
     return s;
   }
@@ -645,6 +804,7 @@ absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root) {
   if (absl::Status s = ReadPython(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadPlatform(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadBuild(where, root, recipe); !s.ok()) return s;
+  if (absl::Status s = ReadPrerequisites(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadPublish(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadSize(where, root, recipe); !s.ok()) return s;
   return recipe;

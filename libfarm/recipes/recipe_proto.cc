@@ -15,6 +15,28 @@ RecipeCommand CommandFromProto(const farm::v1::RecipeCommand& command) {
   return out;
 }
 
+void PrerequisiteToProto(const Prerequisite& p, farm::v1::RecipePrerequisite* out) {
+  out->set_name(p.name);
+  out->set_version(p.version);
+  out->set_wheel(p.wheel);
+  out->set_host_library(p.host_library);
+  for (const std::string& link : p.linker_names) out->add_linker_names(link);
+  out->mutable_env()->insert(p.env.begin(), p.env.end());
+  out->set_line(static_cast<uint32_t>(p.line));
+}
+
+Prerequisite PrerequisiteFromProto(const farm::v1::RecipePrerequisite& p) {
+  Prerequisite out;
+  out.name = p.name();
+  out.version = p.version();
+  out.wheel = p.wheel();
+  out.host_library = p.host_library();
+  out.linker_names.assign(p.linker_names().begin(), p.linker_names().end());
+  out.env.insert(p.env().begin(), p.env().end());
+  out.line = static_cast<int>(p.line());
+  return out;
+}
+
 }  // namespace
 
 farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
@@ -39,6 +61,8 @@ farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
   out.set_cuda_max(recipe.platform.cuda.max.ToString());
   out.set_python(recipe.python);
   for (const std::string& r : recipe.python_requirements) out.add_python_requirements(r);
+  for (const Prerequisite& p : recipe.prerequisites)
+    PrerequisiteToProto(p, out.add_prerequisites());
   for (const RecipeCommand& step : recipe.build.prepare) CommandToProto(step, out.add_prepare());
   CommandToProto(recipe.build.command, out.mutable_command());
   for (const auto& [name, value] : recipe.build.env) (*out.mutable_env())[name] = value;
@@ -65,7 +89,11 @@ Recipe BuildRecipeFromProto(const farm::v1::Recipe& proto) {
   Recipe out;
   out.name = proto.name();
   out.package = proto.package();
+  out.file = proto.file();
   out.python = proto.python();
+  out.python_requirements.assign(proto.python_requirements().begin(),
+                                 proto.python_requirements().end());
+  for (const auto& p : proto.prerequisites()) out.prerequisites.push_back(PrerequisiteFromProto(p));
   for (const auto& step : proto.prepare()) out.build.prepare.push_back(CommandFromProto(step));
   out.build.command = CommandFromProto(proto.command());
   out.build.env.insert(proto.env().begin(), proto.env().end());
