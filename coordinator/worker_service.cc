@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/rpc_outcome.h"
+#include "libfarm/host/shared_libraries.h"
 #include "libfarm/logging/logger.h"
 
 namespace farm::coordinator {
@@ -43,6 +44,12 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
   if (absl::Status s = ValidateWorkerName(request->name()); !s.ok()) return Finish("Register", s);
   if (request->capabilities().slots() == 0) {
     return Finish("Register", absl::InvalidArgumentError("a worker must offer at least 1 slot"));
+  }
+  // The list is the worker's word and lands in every fleet listing: bounded, names only.
+  if (absl::Status s = ValidateAdvertisedLibraries(
+          {request->capabilities().libraries().begin(), request->capabilities().libraries().end()});
+      !s.ok()) {
+    return Finish("Register", s);
   }
   auto session = registry_->Register(request->name(), request->capabilities(), context->peer());
   if (!session.ok()) return Finish("Register", session.status());

@@ -35,12 +35,14 @@ class WorkerServiceTest : public ::testing::Test {
     store_.reset();
     fs::remove_all(dir_);
   }
-  grpc::Status Register(const std::string& name, const std::string& token) {
+  grpc::Status Register(const std::string& name, const std::string& token,
+                        const std::vector<std::string>& libraries = {}) {
     grpc::ClientContext ctx;
     if (!token.empty()) AttachToken(ctx, token);
     farm::v1::RegisterRequest req;
     req.set_name(name);
     req.mutable_capabilities()->set_slots(1);
+    for (const auto& lib : libraries) req.mutable_capabilities()->add_libraries(lib);
     farm::v1::RegisterResponse resp;
     return stub_->Register(&ctx, req, &resp);
   }
@@ -71,6 +73,18 @@ TEST_F(WorkerServiceTest, InvalidNamesAreRefused) {
     EXPECT_NE(s.error_message().find("--name"), std::string::npos);
   }
   EXPECT_TRUE(registry_->List().empty());
+}
+
+TEST_F(WorkerServiceTest, HostileLibraryListsAreRefused) {
+  grpc::Status s = Register("w1", kToken, {"libc.so.6", "<script>.so"});
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("is not a soname"), std::string::npos) << s.error_message();
+  s = Register("w1", kToken, std::vector<std::string>(4097, "libc.so.6"));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(registry_->List().empty());
+  ASSERT_TRUE(Register("w1", kToken, {"libc.so.6", "libcudnn.so.9"}).ok());
+  ASSERT_EQ(registry_->List().size(), 1u);
+  EXPECT_EQ(registry_->List()[0].capabilities().libraries_size(), 2);
 }
 
 TEST_F(WorkerServiceTest, HeartbeatWithUnknownSessionAsksToRegister) {

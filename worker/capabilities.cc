@@ -7,6 +7,7 @@
 #include "libfarm/cuda/toolkit_check.h"
 #include "libfarm/cuda/toolkit_probe.h"
 #include "libfarm/host/host_probe.h"
+#include "libfarm/host/shared_libraries.h"
 #include "libfarm/logging/logger.h"
 #include "worker/python_interpreters.h"
 
@@ -87,6 +88,14 @@ absl::StatusOr<farm::v1::WorkerCapabilities> DetectCapabilities(const Capability
         "code. Fix: install the CUDA toolkit or pass --cuda-path",
         none ? " (--cuda-path none)" : "");
   }
+  // Recipes' host_library prerequisites are checked against these when a build is planned.
+  std::vector<std::string> toolkit_roots;
+  for (const auto& t : caps.cuda()) toolkit_roots.push_back(t.path());
+  for (auto& name : DetectSharedLibraries(host.cpu_arch, toolkit_roots)) {
+    caps.add_libraries(std::move(name));
+  }
+  log->info("{} shared libraries for host_library prerequisites (ldconfig -p and the toolkits)",
+            caps.libraries_size());
   return caps;
 }
 

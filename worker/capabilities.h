@@ -1,5 +1,5 @@
-// What this worker advertises: platform, size, CUDA toolkits and Python interpreters,
-// detected at start.
+// What this worker advertises: platform, size, CUDA toolkits, Python interpreters and the
+// shared libraries its loader knows, detected at start.
 #pragma once
 
 #include <map>

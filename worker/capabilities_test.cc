@@ -51,6 +51,9 @@ TEST(DetectCapabilitiesTest, DiscoversInstalledToolkitAndHonoursOverrides) {
   EXPECT_THAT(caps->cuda(0).sms(), ::testing::Contains("sm_121"));
   EXPECT_EQ(caps->slots(), 3u);
   EXPECT_EQ(caps->labels().at("instance"), "m8g.8xlarge");
+  // The loader's libraries and the toolkit's own (cudart is in its lib64, not always cached).
+  EXPECT_THAT(caps->libraries(), ::testing::Contains("libc.so.6"));
+  EXPECT_THAT(caps->libraries(), ::testing::Contains(::testing::StartsWith("libcudart.so.")));
 }
 
 }  // namespace

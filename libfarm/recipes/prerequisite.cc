@@ -62,24 +62,6 @@ absl::StatusOr<std::string> RequirementProjectName(absl::string_view requirement
   return std::string(name);
 }
 
-bool IsSoname(absl::string_view name) {
-  if (name.size() > 255 || name.empty() || !absl::ascii_isalnum(name[0])) return false;
-  const size_t so = name.find(".so");
-  if (so == absl::string_view::npos || so == 0) return false;
-  if (!std::all_of(name.begin(), name.end(), [](char c) { return IsNameChar(c) || c == '+'; })) {
-    return false;
-  }
-  // After ".so": nothing, or ".N" components ("libcudnn.so.9", "libstdc++.so.6.0.30").
-  absl::string_view version = name.substr(so + 3);
-  if (version.empty()) return true;
-  if (version[0] != '.') return false;
-  for (absl::string_view part : absl::StrSplit(version.substr(1), '.')) {
-    int n = 0;
-    if (part.empty() || !absl::SimpleAtoi(part, &n)) return false;
-  }
-  return true;
-}
-
 absl::StatusOr<std::string> LinkerNameFor(absl::string_view versioned_path) {
   const size_t slash = versioned_path.rfind('/');
   const absl::string_view file =

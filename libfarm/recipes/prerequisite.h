@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "libfarm/cuda/arch_list.h"
+#include "libfarm/host/shared_libraries.h"  // IsSoname
 
 namespace farm {
 
@@ -58,10 +59,6 @@ absl::StatusOr<std::string> PrerequisiteWheelFor(const Prerequisite& prerequisit
 // The project a pip requirement names ("nvidia-nccl-cu13" of "nvidia-nccl-cu13[x]>=2.27"),
 // or INVALID_ARGUMENT when it names none (a path, a URL, an option).
 absl::StatusOr<std::string> RequirementProjectName(absl::string_view requirement);
-
-// A shared library's file name: NAME.so with optional ".N" components, NAME from letters,
-// digits and . _ - + ("libcudnn.so.9", "libstdc++.so.6", "ld-linux-aarch64.so.1").
-bool IsSoname(absl::string_view name);
 
 // "/x/libnccl.so.2" -> "/x/libnccl.so"; INVALID_ARGUMENT unless the file name is a versioned
 // soname.

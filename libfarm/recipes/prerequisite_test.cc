@@ -198,16 +198,7 @@ TEST(PrerequisiteLoaderTest, BadPrerequisitesNameTheLineTheKeyAndTheFix) {
                 {"must be [[prerequisites]] tables"});
 }
 
-TEST(PrerequisiteTest, SonamesAndLinkerNames) {
-  for (const char* ok : {"libcudnn.so.9", "libc.so.6", "libnccl.so", "libstdc++.so.6.0.30",
-                         "libcusparseLt.so.0", "ld-linux-aarch64.so.1"}) {
-    EXPECT_TRUE(IsSoname(ok)) << ok;
-  }
-  for (const char* bad : {"", "cudnn", ".so", "-x.so", "libcudnn.so.9a", "libx.so..1", "libx.so.",
-                          "lib/x.so", "libx.so.1 ", "libx.dylib", "libx.so.1\n", "../libx.so"}) {
-    EXPECT_FALSE(IsSoname(bad)) << bad;
-  }
-  EXPECT_FALSE(IsSoname(std::string(300, 'l') + ".so"));
+TEST(PrerequisiteTest, LinkerNames) {
   EXPECT_EQ(*LinkerNameFor("/sp/nvidia/nccl/lib/libnccl.so.2"), "/sp/nvidia/nccl/lib/libnccl.so");
   EXPECT_EQ(*LinkerNameFor("{site_packages}/x/libcudnn.so.9.13.0"),
             "{site_packages}/x/libcudnn.so");
