@@ -276,6 +276,20 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
         p.python_requirements().empty() ? "(none)" : absl::StrJoin(p.python_requirements(), ", "),
         " (hash ", p.requirements_hash(), ", cached on the build host)\n");
   }
+  // Each library the build needs and where it comes from, so a dry run shows what a build
+  // host must have before anything runs.
+  for (const auto& pre : p.prerequisites()) {
+    std::string where =
+        pre.wheel().empty()
+            ? absl::StrCat("host library ", pre.host_library(), " on ",
+                           pre.hosts().empty() ? "no host" : absl::StrJoin(pre.hosts(), ", "))
+            : absl::StrCat("wheel ", pre.wheel(), " into the python env");
+    if (!pre.variables().empty()) {
+      absl::StrAppend(&where, " (sets ", absl::StrJoin(pre.variables(), ", "), ")");
+    }
+    absl::StrAppend(&out, "prereq     ", pre.name(), pre.version().empty() ? "" : " ",
+                    pre.version(), ": ", where, "\n");
+  }
   if (p.has_size_estimate()) {
     absl::StrAppend(&out, "wheel size ~", absl::StrFormat("%.1f", p.estimated_wheel_mib()),
                     " MiB (the recipe's estimate)\n");

@@ -101,5 +101,26 @@ TEST(BuildViewTest, WatchLineAndJson) {
   EXPECT_THAT(WatchFrame(b, absl::FromUnixSeconds(0)), Not(HasSubstr("running")));
 }
 
+TEST(BuildViewTest, PlanListsEachPrerequisiteAndWhereItComesFrom) {
+  farm::v1::BuildPlan p;
+  p.set_python_version("3.10");
+  p.add_build_hosts("g2");
+  auto* nccl = p.add_prerequisites();
+  nccl->set_name("NCCL");
+  nccl->set_version(">=2.27");
+  nccl->set_wheel("nvidia-nccl-cu13>=2.27.5,<2.28");
+  nccl->add_variables("NCCL_LIB_DIR");
+  nccl->add_variables("USE_SYSTEM_NCCL");
+  auto* cudnn = p.add_prerequisites();
+  cudnn->set_name("cuDNN");
+  cudnn->set_host_library("libcudnn.so.9");
+  cudnn->add_hosts("g2");
+  const std::string text = PlanReport(p);
+  EXPECT_THAT(text, HasSubstr("prereq     NCCL >=2.27: wheel nvidia-nccl-cu13>=2.27.5,<2.28 into "
+                              "the python env (sets NCCL_LIB_DIR, USE_SYSTEM_NCCL)\n"));
+  EXPECT_THAT(text, HasSubstr("prereq     cuDNN: host library libcudnn.so.9 on g2\n"));
+  EXPECT_THAT(PlanReport(farm::v1::BuildPlan()), Not(HasSubstr("prereq")));
+}
+
 }  // namespace
 }  // namespace farm::cli

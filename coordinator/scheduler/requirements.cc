@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "libfarm/host/shared_libraries.h"
 #include "libfarm/versions/dotted_version.h"
 
 namespace farm::coordinator {
@@ -72,6 +73,15 @@ absl::Status ValidateRequirements(const farm::v1::Requirements& req) {
           absl::StrCat("requirement version '", *v, "' is not a version like 2.35 or 13.0"));
     }
   }
+  if (req.libraries_size() > 64) {
+    return absl::InvalidArgumentError("an action requires at most 64 libraries");
+  }
+  for (const std::string& lib : req.libraries()) {
+    if (!IsSoname(lib)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("required library '", lib, "' is not a soname like libcudnn.so.9"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -102,6 +112,11 @@ absl::Status CheckRequirements(const farm::v1::Requirements& req,
         return p.version() == req.python_version();
       })) {
     return miss("needs python", req.python_version(), ", has ", PythonVersions(w));
+  }
+  for (const std::string& lib : req.libraries()) {
+    if (std::find(w.libraries().begin(), w.libraries().end(), lib) == w.libraries().end()) {
+      return miss("needs library ", lib, ", which its loader does not list");
+    }
   }
   const bool needs_cuda = !req.cuda_version().empty() || !req.cuda_min().empty() ||
                           !req.cuda_max().empty() || !req.cuda_release().empty() ||

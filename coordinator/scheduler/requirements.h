@@ -1,5 +1,5 @@
-// Whether a worker may run an action: its platform, glibc, CUDA toolkit, RAM and labels
-// against the action's requirements.
+// Whether a worker may run an action: its platform, glibc, CUDA toolkit, RAM, labels, Python
+// and shared libraries against the action's requirements.
 #pragma once
 
 #include <string>

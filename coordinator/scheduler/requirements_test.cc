@@ -125,6 +125,21 @@ TEST(RequirementsTest, APythonVersionNeedsThatInterpreter) {
   EXPECT_TRUE(CheckRequirements(r, w).ok());
 }
 
+TEST(RequirementsTest, ALibraryNeedsTheWorkerToAdvertiseIt) {
+  farm::v1::Requirements r;
+  r.add_libraries("libcudnn.so.9");
+  farm::v1::WorkerCapabilities w = Grace();
+  w.add_libraries("libc.so.6");
+  w.add_libraries("libcudnn.so.8");
+  EXPECT_THAT(CheckRequirements(r, w).message(),
+              HasSubstr("needs library libcudnn.so.9, which its loader does not list"));
+  w.add_libraries("libcudnn.so.9");
+  EXPECT_TRUE(CheckRequirements(r, w).ok());
+  EXPECT_TRUE(ValidateRequirements(r).ok());
+  r.add_libraries("../libx.so");
+  EXPECT_EQ(ValidateRequirements(r).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(RequirementsTest, MalformedVersionsAreInvalid) {
   farm::v1::Requirements r;
   r.set_cuda_version("thirteen");

@@ -41,6 +41,84 @@ std::vector<std::string> Qualifying(const farm::v1::Requirements& req,
   return names;
 }
 
+// Why none of `candidates` (they meet the platform) can host the build: python{version} or a
+// host_library prerequisite missing. Names each missing prerequisite, what each host lacks,
+// and the fix.
+absl::Status MissingHostPrerequisites(const Recipe& recipe, const std::string& python,
+                                      const ToolkitVersion& cuda,
+                                      const std::vector<const farm::v1::Worker*>& candidates) {
+  auto has_python = [&](const farm::v1::Worker& w) {
+    const auto& pythons = w.capabilities().python();
+    return std::any_of(pythons.begin(), pythons.end(),
+                       [&](const auto& p) { return p.version() == python; });
+  };
+  auto has_library = [](const farm::v1::Worker& w, const std::string& lib) {
+    const auto& libs = w.capabilities().libraries();
+    return std::find(libs.begin(), libs.end(), lib) != libs.end();
+  };
+  if (std::none_of(candidates.begin(), candidates.end(),
+                   [&](const farm::v1::Worker* w) { return has_python(*w); })) {
+    std::vector<std::string> versions;
+    for (const auto* w : candidates) {
+      versions.push_back(absl::StrCat(w->name(), ": ", PythonVersions(w->capabilities())));
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no build host has python", python, " (", absl::StrJoin(versions, "; "),
+        "). Fix: install python", python,
+        " on a build host (a worker finds it in /usr/local/bin, /usr/bin, on PATH or under "
+        "~/.pyenv/versions when it starts, so restart the worker after installing)"));
+  }
+  // Per host what it lacks; the prerequisites no host with the interpreter has.
+  std::vector<std::string> lacks;
+  std::vector<const Prerequisite*> nowhere;
+  for (const Prerequisite& p : recipe.prerequisites) {
+    if (p.FromWheel()) continue;
+    if (std::none_of(candidates.begin(), candidates.end(), [&](const farm::v1::Worker* w) {
+          return has_python(*w) && has_library(*w, p.host_library);
+        })) {
+      nowhere.push_back(&p);
+    }
+  }
+  for (const auto* w : candidates) {
+    std::vector<std::string> missing;
+    for (const Prerequisite& p : recipe.prerequisites) {
+      if (!p.FromWheel() && !has_library(*w, p.host_library)) missing.push_back(p.host_library);
+    }
+    std::string line = w->name();
+    if (!has_python(*w)) absl::StrAppend(&line, " has no python", python);
+    if (!missing.empty()) {
+      absl::StrAppend(&line, has_python(*w) ? "" : " and", " lacks ", absl::StrJoin(missing, ", "));
+    }
+    lacks.push_back(line);
+  }
+  // Without a prerequisite missing everywhere, each host lacks a different one: name them all.
+  std::vector<const Prerequisite*> named = nowhere;
+  if (named.empty()) {
+    for (const Prerequisite& p : recipe.prerequisites) {
+      if (!p.FromWheel()) named.push_back(&p);
+    }
+  }
+  std::vector<std::string> names, fixes;
+  for (const Prerequisite* p : named) {
+    names.push_back(
+        absl::StrCat(p->name, ", ", p->SourceText(), " (", recipe.file, ":", p->line, ")"));
+    const std::string wheel = WheelProviding(p->host_library, cuda);
+    fixes.push_back(absl::StrCat(
+        "install ", p->name, " on a build host so its dynamic loader lists ", p->host_library,
+        " (`ldconfig -p`; restart the worker after installing), or take it from a wheel: "
+        "wheel = \"",
+        wheel.empty() ? "<pip requirement>" : wheel, "\" instead of host_library in its table"));
+  }
+  const std::string what =
+      nowhere.empty()
+          ? absl::StrCat("every host_library prerequisite (", absl::StrJoin(names, "; "), ")")
+          : absl::StrCat("the prerequisite", named.size() > 1 ? "s " : " ",
+                         absl::StrJoin(names, "; "));
+  return absl::FailedPreconditionError(absl::StrCat("no build host has ", what, ": ",
+                                                    absl::StrJoin(lacks, "; "),
+                                                    ". Fix: ", absl::StrJoin(fixes, "; ")));
+}
+
 std::string DescribeSource(const RecipeVersion& version) {
   const RecipeSource& s = version.source;
   if (s.kind == RecipeSource::Kind::kGit) {
@@ -129,9 +207,10 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
   plan.set_source(DescribeSource(*out.version));
 
   // The build host: the first CPU arch of the policy that an online worker offers, among the
-  // workers with the recipe's python{version} (its build environment is made from it).
+  // workers with the recipe's python{version} (its build environment is made from it) and
+  // every host_library prerequisite.
   std::vector<std::string> why;
-  std::vector<std::string> without_python;  // "w1: 3.11": hosts that qualify but for Python
+  std::vector<const farm::v1::Worker*> platform_ok;  // meet the platform, maybe not the rest
   for (const std::string& cpu : cpu_archs) {
     farm::v1::Requirements req;
     req.set_os("linux");
@@ -139,6 +218,9 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
     req.set_max_glibc(glibc_max.ToString());
     req.set_cuda_version(out.cuda.ToString());
     req.set_python_version(out.python);
+    for (const Prerequisite& p : recipe.prerequisites) {
+      if (!p.FromWheel()) req.add_libraries(p.host_library);
+    }
     std::vector<std::string> hosts;
     for (const auto& w : online) {
       absl::Status s = CheckRequirements(req, w.capabilities());
@@ -148,8 +230,9 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
       }
       farm::v1::Requirements platform = req;
       platform.clear_python_version();
+      platform.clear_libraries();
       if (CheckRequirements(platform, w.capabilities()).ok()) {
-        without_python.push_back(absl::StrCat(w.name(), ": ", PythonVersions(w.capabilities())));
+        platform_ok.push_back(&w);
       } else {
         why.push_back(absl::StrCat(w.name(), ": ", s.message()));
       }
@@ -161,12 +244,8 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
       break;
     }
   }
-  if (plan.build_hosts().empty() && !without_python.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no build host has python", out.python, " (", absl::StrJoin(without_python, "; "),
-        "). Fix: install python", out.python,
-        " on a build host (a worker finds it in /usr/local/bin, /usr/bin, on PATH or under "
-        "~/.pyenv/versions when it starts, so restart the worker after installing)"));
+  if (plan.build_hosts().empty() && !platform_ok.empty()) {
+    return MissingHostPrerequisites(recipe, out.python, out.cuda, platform_ok);
   }
   if (plan.build_hosts().empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -181,7 +260,23 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
   }
   plan.set_python_version(out.python);
   for (const std::string& r : recipe.python_requirements) plan.add_python_requirements(r);
-  plan.set_requirements_hash(PythonRequirementsHash(recipe.python_requirements));
+  auto contents = EnvironmentContentsFor(recipe, out.cuda);
+  if (!contents.ok()) return contents.status();
+  plan.set_requirements_hash(EnvironmentContentsHash(*contents));
+  for (const Prerequisite& p : recipe.prerequisites) {
+    farm::v1::PrerequisitePlan* pp = plan.add_prerequisites();
+    pp->set_name(p.name);
+    pp->set_version(p.version);
+    if (p.FromWheel()) {
+      auto wheel = PrerequisiteWheelFor(p, out.cuda);
+      if (!wheel.ok()) return wheel.status();
+      pp->set_wheel(*wheel);
+    } else {
+      pp->set_host_library(p.host_library);
+      *pp->mutable_hosts() = plan.build_hosts();  // each build host has it: it was required
+    }
+    for (const auto& [name, value] : p.env) pp->add_variables(name);
+  }
 
   for (const ArchRequest& r : out.archs.requests) {
     farm::v1::Requirements req;

@@ -106,6 +106,89 @@ TEST(BuildPlannerTest, AMissingInterpreterIsRefusedNamingEachHostAndTheFix) {
             "installing)");
 }
 
+// The torchlike recipe with NCCL from a wheel and cuDNN from the build host.
+RecipeDirectory RecipesWithPrerequisites() {
+  RecipeDirectory dir = Recipes();
+  Recipe& r = dir.recipes[0];
+  r.prerequisites.push_back(Prerequisite{
+      .name = "NCCL",
+      .version = ">=2.27",
+      .wheel = "nvidia-nccl-cu{cuda_major}>=2.27",
+      .linker_names = {"{site_packages}/nvidia/nccl/lib/libnccl.so.2"},
+      .env = {{"NCCL_LIB_DIR", "{site_packages}/nvidia/nccl/lib"}, {"USE_SYSTEM_NCCL", "1"}},
+      .line = 40});
+  r.prerequisites.push_back(Prerequisite{
+      .name = "cuDNN", .version = "==9.*", .host_library = "libcudnn.so.9", .line = 50});
+  return dir;
+}
+
+farm::v1::Worker WithLibraries(farm::v1::Worker w, std::vector<std::string> libraries) {
+  for (auto& lib : libraries) w.mutable_capabilities()->add_libraries(lib);
+  return w;
+}
+
+TEST(BuildPlannerTest, PrerequisitesPickTheHostsAndShowWhereEachComesFrom) {
+  const RecipeDirectory recipes = RecipesWithPrerequisites();
+  auto planned = PlanWheelBuild(
+      "torchlike-2.9.1", "7.5;9.0;12.1", recipes,
+      {WithLibraries(Worker("g1", "aarch64", "13.0", kAllSms), {"libc.so.6"}),
+       WithLibraries(Worker("g2", "aarch64", "13.0", kAllSms), {"libc.so.6", "libcudnn.so.9"})});
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const farm::v1::BuildPlan& p = planned->plan;
+  EXPECT_THAT(p.build_hosts(), ElementsAre("g2"));
+  // The build action requires the library too, so a lease never lands on a host without it.
+  EXPECT_THAT(planned->host_requirements.libraries(), ElementsAre("libcudnn.so.9"));
+  // Device compiles need no cuDNN: every worker with the toolkit helps.
+  EXPECT_THAT(p.shards(0).workers(), ElementsAre("g1", "g2"));
+  ASSERT_EQ(p.prerequisites_size(), 2);
+  EXPECT_EQ(p.prerequisites(0).name(), "NCCL");
+  EXPECT_EQ(p.prerequisites(0).version(), ">=2.27");
+  EXPECT_EQ(p.prerequisites(0).wheel(), "nvidia-nccl-cu13>=2.27");  // CUDA 13.0 was chosen
+  EXPECT_THAT(p.prerequisites(0).variables(), ElementsAre("NCCL_LIB_DIR", "USE_SYSTEM_NCCL"));
+  EXPECT_EQ(p.prerequisites(1).host_library(), "libcudnn.so.9");
+  EXPECT_THAT(p.prerequisites(1).hosts(), ElementsAre("g2"));
+  // The environment's hash covers the prerequisite wheels and their linker names.
+  auto contents = EnvironmentContentsFor(recipes.recipes[0], {13, 0});
+  ASSERT_TRUE(contents.ok());
+  EXPECT_EQ(p.requirements_hash(), EnvironmentContentsHash(*contents));
+  EXPECT_NE(p.requirements_hash(), PythonRequirementsHash({"cmake>=3.27", "numpy<2.0"}));
+}
+
+TEST(BuildPlannerTest, AMissingHostLibraryIsRefusedNamingItTheHostsAndTheFix) {
+  const RecipeDirectory recipes = RecipesWithPrerequisites();
+  auto planned = PlanWheelBuild(
+      "torchlike-2.9.1", "9.0", recipes,
+      {WithLibraries(Worker("w1", "aarch64", "13.0", kAllSms), {"libc.so.6", "libcudnn.so.8"}),
+       Worker("w2", "aarch64", "13.0", kAllSms, {"3.11"}),
+       WithLibraries(Worker("x86", "x86_64", "13.0", kAllSms), {"libcudnn.so.9"})});
+  ASSERT_FALSE(planned.ok());
+  EXPECT_EQ(planned.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(planned.status().message(),
+            "no build host has the prerequisite cuDNN, host_library = \"libcudnn.so.9\" "
+            "(recipes/torchlike.toml:50): w1 lacks libcudnn.so.9; w2 has no python3.10 and lacks "
+            "libcudnn.so.9. Fix: install cuDNN on a build host so its dynamic "
+            "loader lists libcudnn.so.9 (`ldconfig -p`; restart the worker after installing), or "
+            "take it from a wheel: wheel = \"nvidia-cudnn-cu13\" instead of host_library in its "
+            "table");
+}
+
+TEST(BuildPlannerTest, HostLibrariesSpreadOverHostsAreNamedPerHost) {
+  RecipeDirectory recipes = RecipesWithPrerequisites();
+  recipes.recipes[0].prerequisites.push_back(
+      Prerequisite{.name = "Foo", .host_library = "libfoo.so.1", .line = 60});
+  auto planned =
+      PlanWheelBuild("torchlike-2.9.1", "9.0", recipes,
+                     {WithLibraries(Worker("w1", "aarch64", "13.0", kAllSms), {"libcudnn.so.9"}),
+                      WithLibraries(Worker("w2", "aarch64", "13.0", kAllSms), {"libfoo.so.1"})});
+  ASSERT_FALSE(planned.ok());
+  EXPECT_THAT(planned.status().message(),
+              HasSubstr("no build host has every host_library prerequisite (cuDNN, "
+                        "host_library = \"libcudnn.so.9\" (recipes/torchlike.toml:50); Foo, "
+                        "host_library = \"libfoo.so.1\" (recipes/torchlike.toml:60)): w1 lacks "
+                        "libfoo.so.1; w2 lacks libcudnn.so.9. Fix: "));
+  EXPECT_THAT(planned.status().message(), HasSubstr("wheel = \"<pip requirement>\""));
+}
+
 TEST(BuildPlannerTest, RefusesWhatCannotBeBuiltSayingWhy) {
   const RecipeDirectory recipes = Recipes();
   const std::vector<farm::v1::Worker> fleet = {Worker("grace-1", "aarch64", "13.0", kAllSms)};
