@@ -181,6 +181,10 @@ TEST(PrerequisiteLoaderTest, BadPrerequisitesNameTheLineTheKeyAndTheFix) {
       "\n[[prerequisites]]\nname = \"cuDNN\"\nhost_library = \"libcudnn.so.9\"\n"
       "[prerequisites.env]\nCUDNN_LIB_DIR = \"{site_packages}/nvidia/cudnn/lib\"\n",
       "CUDNN_LIB_DIR", {"{site_packages} is only for wheel prerequisites"});
+  ExpectRefused(
+      "\n[[prerequisites]]\nname = \"NCCL\"\nwheel = \"nvidia-nccl-cu13\"\n"
+      "[prerequisites.env]\nPATH = \"{site_packages}/bin\"\n",
+      "PATH", {"prerequisites.NCCL.env.PATH", "the build host sets PATH"});
   // A variable set in two places: the second would silently win.
   ExpectRefused(
       "\n[[prerequisites]]\nname = \"CUDA\"\nwheel = \"nvidia-cuda-runtime\"\n"

@@ -688,6 +688,14 @@ absl::StatusOr<Prerequisite> PrerequisiteFrom(const Where& where, const toml::ta
                            "a prerequisite's values take no $VAR: they point at the prerequisite. "
                            "Extend the host's variables in [build.env]");
       }
+      // The build environment's own: a prerequisite must not undo the virtualenv or the farm.
+      if (var == "PATH" || var == "VIRTUAL_ENV" || var == "PYTHONHOME" || var == "PYTHONPATH" ||
+          absl::StartsWith(var, "FARM_")) {
+        return where.Error(k.source(), full,
+                           absl::StrCat("the build host sets ", var,
+                                        " for the build environment itself: point the package's "
+                                        "own variables at the prerequisite instead"));
+      }
       if (!p.FromWheel() && absl::StrContains(value, "{site_packages}")) {
         return where.Error(node, full,
                            "a host library is not in the build environment: {site_packages} is "
