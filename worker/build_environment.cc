@@ -18,6 +18,7 @@
 #include "libfarm/recipes/python_environment.h"
 #include "worker/echoed_command.h"
 #include "worker/python_interpreters.h"
+#include "worker/wheel_prerequisites.h"
 
 namespace farm::worker {
 namespace {
@@ -49,6 +50,32 @@ bool IsReady(const fs::path& env) {
   return fs::exists(env / "bin" / "python", ec);
 }
 
+// The step failed for a reason the worker found (not pip's): exit 1, the reason in the tail
+// and the build log.
+void FailStep(farm::v1::Completion& completion, const std::string& why,
+              const std::function<void(const std::string&)>& note) {
+  auto* result = completion.mutable_result();
+  if (result->exit_code() == 0) result->set_exit_code(1);
+  const std::string line = absl::StrCat("wheelfarm: the environment step failed: ", why, "\n");
+  result->set_stderr_tail(absl::StrCat(result->stderr_tail(), line));
+  note(line);
+}
+
+// The recipe's prerequisites set up in the environment at `dir` (linker names, paths,
+// versions), each noted in the build log.
+absl::StatusOr<PreparedEnvironment> SetUpIn(const std::string& dir,
+                                            const EnvironmentRequest& request,
+                                            const std::function<void(const std::string&)>& note) {
+  auto site_packages = SitePackagesOf(dir);
+  if (!site_packages.ok()) return site_packages.status();
+  auto lines = SetUpPrerequisites(
+      request.recipe,
+      {.site_packages = *site_packages, .cuda = request.cuda, .cuda_home = request.cuda_home});
+  if (!lines.ok()) return lines.status();
+  for (const std::string& line : *lines) note(absl::StrCat("wheelfarm: ", line, "\n"));
+  return PreparedEnvironment{.dir = dir, .site_packages = *site_packages};
+}
+
 }  // namespace
 
 BuildEnvironments::BuildEnvironments(std::string root, ActionRunner* runner)
@@ -58,6 +85,35 @@ std::string BuildEnvironments::RequirementsLine(const std::vector<std::string>& 
   std::vector<std::string> quoted;
   for (const auto& r : requirements) quoted.push_back(absl::StrCat("\"", r, "\""));
   return absl::StrCat("[python] requirements = [", absl::StrJoin(quoted, ", "), "]");
+}
+
+std::string BuildEnvironments::FailedRequirementsLine(const Recipe& recipe,
+                                                      const ToolkitVersion& cuda,
+                                                      const std::string& pip_output) {
+  // pip names the requirement it could not satisfy on its ERROR lines, specifiers reordered
+  // ("nvidia-nccl-cu13<2.28,>=2.27.5"): match the project name.
+  std::string errors;
+  for (absl::string_view line : absl::StrSplit(pip_output, '\n')) {
+    if (absl::StartsWith(line, "ERROR:"))
+      absl::StrAppend(&errors, absl::AsciiStrToLower(line), "\n");
+  }
+  std::vector<std::string> named;
+  for (const Prerequisite& p : recipe.prerequisites) {
+    if (!p.FromWheel()) continue;
+    auto wheel = PrerequisiteWheelFor(p, cuda);
+    if (!wheel.ok()) continue;
+    auto project = RequirementProjectName(*wheel);
+    if (project.ok() && absl::StrContains(errors, absl::AsciiStrToLower(*project))) {
+      named.push_back(absl::StrCat("the prerequisite ", p.name, "'s ", *wheel, " (CUDA ",
+                                   cuda.ToString(), "), from ",
+                                   DescribePrerequisite(p, recipe.file)));
+    }
+  }
+  if (named.empty()) {
+    return absl::StrCat("the recipe's ", RequirementsLine(recipe.python_requirements), " (",
+                        recipe.file, ")");
+  }
+  return absl::StrJoin(named, " and ");
 }
 
 std::string BuildEnvironments::StepScript(const std::string& python, const std::string& dir,
@@ -100,18 +156,23 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
                                                 const std::atomic<bool>& cancel,
                                                 OutputFollower* follower,
                                                 const std::function<void(const std::string&)>& note,
-                                                std::string* env_dir) {
+                                                PreparedEnvironment* prepared) {
   auto log = ComponentLogger("worker");
   farm::v1::Completion completion;
   completion.set_lease_id(lease.lease_id());
   completion.set_action_id(lease.action_id());
+  // The [python] requirements and the wheel prerequisites for this build's toolkit.
+  auto contents = EnvironmentContentsFor(request.recipe, request.cuda);
+  if (!contents.ok()) {
+    FailStep(completion, std::string(contents.status().message()), note);
+    return completion;
+  }
   const std::string key =
-      PythonEnvironmentKey(request.python.path(), request.python.release(), request.requirements);
+      PythonEnvironmentKey(request.python.path(), request.python.release(), *contents);
   const fs::path link = fs::path(root_) / key;
-  const std::string described =
-      absl::StrCat("python", request.python.version(), " (", request.python.path(), " ",
-                   request.python.release(), "), requirements hash ",
-                   PythonRequirementsHash(request.requirements));
+  const std::string described = absl::StrCat(
+      "python", request.python.version(), " (", request.python.path(), " ",
+      request.python.release(), "), requirements hash ", EnvironmentContentsHash(*contents));
 
   std::error_code ec;
   fs::create_directories(PipCacheDir(), ec);
@@ -141,8 +202,17 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
     absl::SleepFor(absl::Milliseconds(200));
   }
   if (IsReady(link)) {
-    *env_dir = link.string();
     note(absl::StrCat("wheelfarm: environment ", link.string(), ": ", described, ", reused\n"));
+    // Checked on every use: what the build reads must still be there.
+    auto ready = SetUpIn(link.string(), request, note);
+    if (!ready.ok()) {
+      FailStep(completion,
+               absl::StrCat(ready.status().message(), " (in the cached environment ", link.string(),
+                            "; remove it to make it again)"),
+               note);
+      return completion;
+    }
+    *prepared = *ready;
     return completion;
   }
 
@@ -168,7 +238,7 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
   farm::v1::Action step;
   step.add_argv("/bin/sh");
   step.add_argv("-c");
-  step.add_argv(StepScript(request.python.path(), made.string(), request.requirements));
+  step.add_argv(StepScript(request.python.path(), made.string(), contents->requirements));
   std::map<std::string, std::string> env = request.env;
   ScrubPythonVariables(env);
   env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1";
@@ -188,10 +258,11 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
     // The step merges stderr into stdout: pip's message is at the end of it.
     const std::string output = TailLines(result->stdout_tail(), 20);
     const std::string why =
-        venv_made ? absl::StrCat("pip could not install the recipe's ",
-                                 RequirementsLine(request.requirements), " (", request.recipe_file,
-                                 "). Fix: correct the requirement in the recipe, or make it "
-                                 "installable from this host's package index (PIP_INDEX_URL)")
+        venv_made ? absl::StrCat(
+                        "pip could not install ",
+                        FailedRequirementsLine(request.recipe, request.cuda, result->stdout_tail()),
+                        ". Fix: correct the requirement in the recipe, or make it "
+                        "installable from this host's package index (PIP_INDEX_URL)")
                   : absl::StrCat("could not make a virtualenv with ", request.python.path(),
                                  ". Fix: install python", request.python.version(),
                                  "-venv (or the venv module) on this host");
@@ -200,6 +271,12 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
                                          "failed: ",
                                          why, "\n"));
     note(absl::StrCat("wheelfarm: the environment step failed: ", why, "\n"));
+    return completion;
+  }
+  // Its prerequisites in place before anyone can use it: a failure leaves nothing cached.
+  if (auto ready = SetUpIn(made.string(), request, note); !ready.ok()) {
+    fs::remove_all(base, ec);
+    FailStep(completion, std::string(ready.status().message()), note);
     return completion;
   }
   // The step's own files go; its output stays beside the environment for whoever wonders.
@@ -220,7 +297,13 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
   }
   log->info("build {}: made environment {} ({})", lease.action().build_id(), link.string(),
             described);
-  *env_dir = link.string();
+  // {site_packages} through the published name, as the build sees the environment.
+  auto site_packages = SitePackagesOf(link.string());
+  if (!site_packages.ok()) {
+    completion.set_infra_error(std::string(site_packages.status().message()));
+    return completion;
+  }
+  *prepared = {.dir = link.string(), .site_packages = *site_packages};
   return completion;
 }
 

@@ -9,6 +9,10 @@
 // symlink <key> onto it (a virtualenv cannot be moved, its scripts name their directory), under
 // a lock <key>.lock so two builds needing the same environment make it once. A failed or
 // cancelled step leaves nothing under <key>.
+//
+// The recipe's wheel prerequisites are installed with its [python] requirements (one pip
+// resolve) and are part of the key; their linker names are added before the environment is
+// published, and every prerequisite is checked in it each time it is used.
 #pragma once
 
 #include <atomic>
@@ -19,15 +23,25 @@
 
 #include "farm/v1/types.pb.h"
 #include "farm/v1/worker_service.pb.h"
+#include "libfarm/recipes/recipe.h"
 #include "worker/action_runner.h"
 
 namespace farm::worker {
 
 struct EnvironmentRequest {
-  farm::v1::PythonInterpreter python;      // the interpreter to make it from
-  std::vector<std::string> requirements;   // the recipe's [python] requirements
-  std::string recipe_file;                 // named when pip fails
+  farm::v1::PythonInterpreter python;  // the interpreter to make it from
+  // Its [python] requirements and wheel prerequisites are installed; its file is named when pip
+  // fails; its prerequisites are checked (wheel_prerequisites.h).
+  Recipe recipe;
+  ToolkitVersion cuda;                     // the build's toolkit: {cuda_major} in wheels
+  std::string cuda_home;                   // and its root: {cuda_home}
   std::map<std::string, std::string> env;  // the host environment the step runs with
+};
+
+// An environment ready for a build.
+struct PreparedEnvironment {
+  std::string dir;            // <root>/<key>, a symlink to the virtualenv
+  std::string site_packages;  // its purelib directory ({site_packages})
 };
 
 class BuildEnvironments {
@@ -35,14 +49,15 @@ class BuildEnvironments {
   // `root`: the cache directory (<builds-dir>/.envs).
   BuildEnvironments(std::string root, ActionRunner* runner);
 
-  // Makes (or finds) the environment and sets *env_dir to it. Returns the step's completion:
-  // exit code 0 and no infra error when the environment is ready. A failure's stderr_tail has
-  // pip's last lines and names the recipe's requirements. `follower` streams the step's
-  // output; `note` gets the worker's own lines for the build log.
+  // Makes (or finds) the environment, sets up the recipe's prerequisites in it and sets
+  // *prepared. Returns the step's completion: exit code 0 and no infra error when the
+  // environment is ready. A failure's stderr_tail has pip's last lines and names the recipe's
+  // requirements or the prerequisite (with its recipe line) that failed. `follower` streams
+  // the step's output; `note` gets the worker's own lines for the build log.
   farm::v1::Completion Prepare(const farm::v1::Lease& lease, const EnvironmentRequest& request,
                                const std::atomic<bool>& cancel, OutputFollower* follower,
                                const std::function<void(const std::string&)>& note,
-                               std::string* env_dir);
+                               PreparedEnvironment* prepared);
 
   // The /bin/sh script of the step: `python -m venv DIR`, then (if there are requirements)
   // DIR/bin/python -m pip install -- REQUIREMENTS, each echoed, stopping at the first failure.
@@ -56,6 +71,11 @@ class BuildEnvironments {
 
   // `[python] requirements = ["a", "b"]`, as the recipe wrote them, for messages.
   static std::string RequirementsLine(const std::vector<std::string>& requirements);
+
+  // What pip could not install, from its ERROR lines: the wheel prerequisites they name (with
+  // the requirement for `cuda` and the recipe line), else the [python] requirements line.
+  static std::string FailedRequirementsLine(const Recipe& recipe, const ToolkitVersion& cuda,
+                                            const std::string& pip_output);
 
  private:
   // No other virtualenv's or Python's variables; pip's cache shared by every environment.

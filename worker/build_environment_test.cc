@@ -9,11 +9,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "farm/v1/cas.grpc.pb.h"
 #include "libfarm/process/subprocess.h"
 #include "libfarm/recipes/python_environment.h"
 #include "worker/python_interpreters.h"
+#include "worker/wheel_prerequisites.h"
 
 namespace farm::worker {
 namespace {
@@ -120,16 +122,24 @@ class PrepareTest : public ::testing::Test {
   }
 
   farm::v1::Completion Prepare(BuildEnvironments& envs, const EnvironmentRequest& request,
-                               std::string* env_dir, std::string* notes) {
+                               std::string* env_dir, std::string* notes,
+                               PreparedEnvironment* prepared = nullptr) {
     std::atomic<bool> cancel{false};
-    return envs.Prepare(
-        lease_, request, cancel, nullptr, [notes](const std::string& t) { *notes += t; }, env_dir);
+    PreparedEnvironment out;
+    farm::v1::Completion c = envs.Prepare(
+        lease_, request, cancel, nullptr, [notes](const std::string& t) { *notes += t; }, &out);
+    *env_dir = out.dir;
+    if (prepared != nullptr) *prepared = out;
+    return c;
   }
 
-  EnvironmentRequest Request(std::vector<std::string> requirements) {
-    EnvironmentRequest r{.python = python_,
-                         .requirements = std::move(requirements),
-                         .recipe_file = "/recipes/demo.toml"};
+  EnvironmentRequest Request(std::vector<std::string> requirements,
+                             std::vector<Prerequisite> prerequisites = {}) {
+    EnvironmentRequest r{.python = python_, .cuda = {13, 0}, .cuda_home = "/usr/local/cuda"};
+    r.recipe.file = "/recipes/demo.toml";
+    r.recipe.python = "3.11";
+    r.recipe.python_requirements = std::move(requirements);
+    r.recipe.prerequisites = std::move(prerequisites);
     r.env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
     r.env["HOME"] = dir_.string();
     // No index: pip answers as it does for a name PyPI lacks, without the network.
@@ -152,7 +162,8 @@ TEST_F(PrepareTest, MakesTheEnvironmentOnceAndReusesIt) {
   farm::v1::Completion c = Prepare(envs, Request({}), &env_dir, &notes);
   ASSERT_TRUE(c.infra_error().empty()) << c.infra_error();
   ASSERT_EQ(c.result().exit_code(), 0) << c.result().stdout_tail() << c.result().stderr_tail();
-  const std::string key = PythonEnvironmentKey(python_.path(), python_.release(), {});
+  const std::string key =
+      PythonEnvironmentKey(python_.path(), python_.release(), std::vector<std::string>{});
   EXPECT_EQ(env_dir, (dir_ / "envs" / key).string());
   EXPECT_TRUE(fs::is_symlink(env_dir));
   EXPECT_THAT(c.result().stdout_tail(), HasSubstr("+ '/usr/bin/python3.11' '-m' 'venv'"));
@@ -193,6 +204,173 @@ TEST_F(PrepareTest, ANonexistentRequirementFailsWithPipsMessageAndLeavesNothingC
   }
   const std::string key = PythonEnvironmentKey(python_.path(), python_.release(), reqs);
   EXPECT_THAT(left, ::testing::UnorderedElementsAre("pip-cache", key + ".lock"));
+}
+
+// A real wheel like the nvidia-* ones: a package directory with lib/libfake.so.3 (no libfake.so)
+// and include/fake.h. Written into `dir` for pip's --find-links, since the tests run offline.
+void WriteFakeLibraryWheel(const fs::path& dir) {
+  fs::create_directories(dir);
+  const char* kScript = R"(import base64, hashlib, sys, zipfile
+files = {
+    "wheelfarm_prereq_fake/__init__.py": b"",
+    "wheelfarm_prereq_fake/lib/libfake.so.3": b"\x7fELF not really",
+    "wheelfarm_prereq_fake/include/fake.h": b"#define FAKE_MAJOR 1\n",
+    "wheelfarm_prereq_fake-1.2.3.dist-info/METADATA":
+        b"Metadata-Version: 2.1\nName: wheelfarm-prereq-fake\nVersion: 1.2.3\n",
+    "wheelfarm_prereq_fake-1.2.3.dist-info/WHEEL":
+        b"Wheel-Version: 1.0\nGenerator: wheelfarm-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = ""
+for name, data in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record += f"{name},sha256={digest},{len(data)}\n"
+record += "wheelfarm_prereq_fake-1.2.3.dist-info/RECORD,,\n"
+with zipfile.ZipFile(sys.argv[1] + "/wheelfarm_prereq_fake-1.2.3-py3-none-any.whl", "w") as z:
+    for name, data in files.items():
+        z.writestr(name, data)
+    z.writestr("wheelfarm_prereq_fake-1.2.3.dist-info/RECORD", record)
+)";
+  auto r = RunCommand({"python3", "-c", kScript, dir.string()}, absl::Seconds(30));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->exit_code, 0) << r->stderr_text;
+}
+
+// The NCCL-style prerequisite of the fake wheel.
+Prerequisite FakePrerequisite() {
+  return Prerequisite{.name = "Fake",
+                      .version = ">=1.2",
+                      .wheel = "wheelfarm-prereq-fake>=1.2",
+                      .linker_names = {"{site_packages}/wheelfarm_prereq_fake/lib/libfake.so.3"},
+                      .env = {{"FAKE_INCLUDE_DIR", "{site_packages}/wheelfarm_prereq_fake/include"},
+                              {"FAKE_LIB_DIR", "{site_packages}/wheelfarm_prereq_fake/lib"},
+                              {"USE_SYSTEM_FAKE", "1"}},
+                      .line = 12};
+}
+
+class PrerequisitePrepareTest : public PrepareTest {
+ protected:
+  void SetUp() override {
+    PrepareTest::SetUp();
+    WriteFakeLibraryWheel(dir_ / "wheels");
+  }
+  EnvironmentRequest WithWheels(EnvironmentRequest r) {
+    r.env["PIP_FIND_LINKS"] = (dir_ / "wheels").string();
+    return r;
+  }
+  // What is left in the cache directory besides pip's cache and the locks.
+  std::vector<std::string> Environments() {
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(dir_ / "envs")) {
+      const std::string name = e.path().filename().string();
+      if (name != "pip-cache" && !absl::EndsWith(name, ".lock")) left.push_back(name);
+    }
+    return left;
+  }
+};
+
+TEST_F(PrerequisitePrepareTest, AWheelPrerequisiteLandsWithItsLinkerNameAndSitePackages) {
+  BuildEnvironments envs((dir_ / "envs").string(), runner_.get());
+  const EnvironmentRequest request = WithWheels(Request({}, {FakePrerequisite()}));
+  std::string env_dir, notes;
+  PreparedEnvironment prepared;
+  farm::v1::Completion c = Prepare(envs, request, &env_dir, &notes, &prepared);
+  ASSERT_TRUE(c.infra_error().empty()) << c.infra_error();
+  ASSERT_EQ(c.result().exit_code(), 0) << c.result().stdout_tail() << c.result().stderr_tail();
+  // One pip install for the [python] requirements and the prerequisite wheels, all keyed.
+  EXPECT_THAT(c.result().stdout_tail(), HasSubstr("'--' 'wheelfarm-prereq-fake>=1.2'"));
+  auto contents = EnvironmentContentsFor(request.recipe, {13, 0});
+  ASSERT_TRUE(contents.ok());
+  EXPECT_EQ(env_dir,
+            (dir_ / "envs" / PythonEnvironmentKey(python_.path(), python_.release(), *contents))
+                .string());
+  // {site_packages} is the environment's own purelib, reached through its published name.
+  EXPECT_EQ(prepared.site_packages, env_dir + "/lib/python3.11/site-packages");
+  const fs::path lib = fs::path(prepared.site_packages) / "wheelfarm_prereq_fake" / "lib";
+  EXPECT_TRUE(fs::is_regular_file(lib / "libfake.so.3"));
+  ASSERT_TRUE(fs::is_symlink(lib / "libfake.so"));
+  EXPECT_EQ(fs::read_symlink(lib / "libfake.so"), "libfake.so.3");
+  EXPECT_THAT(notes, HasSubstr("wheelfarm: prerequisite Fake >=1.2: wheelfarm-prereq-fake 1.2.3 "
+                               "(wheel)\n"));
+  // The variables the build gets point at files that are there.
+  auto vars = PrerequisiteVariables(
+      request.recipe, {.site_packages = prepared.site_packages, .cuda = {13, 0}, .cuda_home = ""});
+  ASSERT_TRUE(vars.ok()) << vars.status();
+  EXPECT_EQ(vars->at("FAKE_LIB_DIR"), lib.string());
+  EXPECT_EQ(vars->at("USE_SYSTEM_FAKE"), "1");
+  EXPECT_TRUE(fs::exists(fs::path(vars->at("FAKE_INCLUDE_DIR")) / "fake.h"));
+
+  // Reused, and checked again: a prerequisite removed from the cached environment is named.
+  std::string again_dir, again_notes;
+  c = Prepare(envs, request, &again_dir, &again_notes);
+  ASSERT_EQ(c.result().exit_code(), 0) << c.result().stderr_tail();
+  EXPECT_THAT(again_notes, HasSubstr("reused"));
+  EXPECT_THAT(again_notes, HasSubstr("prerequisite Fake >=1.2: wheelfarm-prereq-fake 1.2.3"));
+  fs::remove_all(lib.parent_path() / "include");
+  std::string broken_dir, broken_notes;
+  c = Prepare(envs, request, &broken_dir, &broken_notes);
+  EXPECT_NE(c.result().exit_code(), 0);
+  EXPECT_THAT(c.result().stderr_tail(),
+              HasSubstr("prerequisite Fake: FAKE_INCLUDE_DIR names " +
+                        (lib.parent_path() / "include").string() + ", which does not exist"));
+  EXPECT_THAT(c.result().stderr_tail(), HasSubstr("remove it to make it again"));
+}
+
+TEST_F(PrerequisitePrepareTest, AMissingPathOrVersionFailsTheStepNamingThePrerequisite) {
+  BuildEnvironments envs((dir_ / "envs").string(), runner_.get());
+  Prerequisite wrong_dir = FakePrerequisite();
+  wrong_dir.env["FAKE_LIB_DIR"] = "{site_packages}/wheelfarm_prereq_fake/lib64";
+  std::string env_dir, notes;
+  farm::v1::Completion c = Prepare(envs, WithWheels(Request({}, {wrong_dir})), &env_dir, &notes);
+  EXPECT_TRUE(c.infra_error().empty()) << c.infra_error();
+  EXPECT_NE(c.result().exit_code(), 0);
+  EXPECT_EQ(env_dir, "");
+  EXPECT_THAT(c.result().stderr_tail(),
+              HasSubstr("wheelfarm: the environment step failed: prerequisite Fake: FAKE_LIB_DIR "
+                        "names "));
+  EXPECT_THAT(c.result().stderr_tail(),
+              HasSubstr("wheelfarm_prereq_fake/lib64, which does not exist ([[prerequisites]] "
+                        "\"Fake\" wheel = \"wheelfarm-prereq-fake>=1.2\" "
+                        "(/recipes/demo.toml:12)). Fix: point FAKE_LIB_DIR at what the wheel "
+                        "installs (pip show -f wheelfarm-prereq-fake lists it)"));
+  EXPECT_THAT(notes, HasSubstr("the environment step failed: prerequisite Fake"));
+  EXPECT_THAT(Environments(), ::testing::IsEmpty());  // nothing half-made is cached
+
+  Prerequisite too_old = FakePrerequisite();
+  too_old.version = ">=2.0";
+  c = Prepare(envs, WithWheels(Request({}, {too_old})), &env_dir, &notes);
+  EXPECT_NE(c.result().exit_code(), 0);
+  EXPECT_THAT(c.result().stderr_tail(),
+              HasSubstr("prerequisite Fake: wheelfarm-prereq-fake 1.2.3 was installed, and Fake "
+                        ">=2.0 is needed"));
+  EXPECT_THAT(Environments(), ::testing::IsEmpty());
+
+  Prerequisite bad_link = FakePrerequisite();
+  bad_link.linker_names = {"{site_packages}/wheelfarm_prereq_fake/lib/libother.so.1"};
+  c = Prepare(envs, WithWheels(Request({}, {bad_link})), &env_dir, &notes);
+  EXPECT_NE(c.result().exit_code(), 0);
+  EXPECT_THAT(c.result().stderr_tail(),
+              HasSubstr("wheelfarm_prereq_fake/lib/libother.so.1 (linker_names) does not exist "
+                        "after installing wheelfarm-prereq-fake>=1.2"));
+  EXPECT_THAT(Environments(), ::testing::IsEmpty());
+}
+
+TEST_F(PrerequisitePrepareTest, AnUninstallablePrerequisiteWheelFailsWithPipsMessageAndItsLine) {
+  BuildEnvironments envs((dir_ / "envs").string(), runner_.get());
+  Prerequisite missing{
+      .name = "NCCL", .wheel = "wheelfarm-no-such-nccl-cu{cuda_major}>=2.27", .line = 31};
+  std::string env_dir, notes;
+  farm::v1::Completion c =
+      Prepare(envs, WithWheels(Request({"setuptools"}, {missing})), &env_dir, &notes);
+  EXPECT_TRUE(c.infra_error().empty()) << c.infra_error();
+  EXPECT_NE(c.result().exit_code(), 0);
+  const std::string& tail = c.result().stderr_tail();
+  EXPECT_THAT(tail, HasSubstr("No matching distribution found for wheelfarm-no-such-nccl-cu13"));
+  EXPECT_THAT(tail, HasSubstr("wheelfarm: the environment step failed: pip could not install the "
+                              "prerequisite NCCL's wheelfarm-no-such-nccl-cu13>=2.27 (CUDA 13.0), "
+                              "from [[prerequisites]] \"NCCL\" wheel = "
+                              "\"wheelfarm-no-such-nccl-cu{cuda_major}>=2.27\" "
+                              "(/recipes/demo.toml:31). Fix: "));
+  EXPECT_THAT(Environments(), ::testing::IsEmpty());
 }
 
 }  // namespace

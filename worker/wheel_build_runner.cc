@@ -19,6 +19,7 @@
 #include "libfarm/recipes/recipe_proto.h"
 #include "worker/build_log_streamer.h"
 #include "worker/echoed_command.h"
+#include "worker/wheel_prerequisites.h"
 
 extern char** environ;
 
@@ -272,20 +273,31 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
   }
   std::map<std::string, std::string> env(action->env().begin(), action->env().end());
   BuildLogStreamer env_streamer(builds_, token_, lease.action().build_id());
-  std::string env_dir;
+  EnvironmentRequest request{.python = python->second,
+                             .recipe = BuildRecipeFromProto(task.recipe()),
+                             .cuda = *ParseToolkitVersion(task.cuda_version()),  // PlanAction did
+                             .cuda_home = options_.cuda_roots.at(task.cuda_version()),
+                             .env = env};
+  PreparedEnvironment prepared;
   completion = environments_.Prepare(
-      lease,
-      {.python = python->second,
-       .requirements = {task.recipe().python_requirements().begin(),
-                        task.recipe().python_requirements().end()},
-       .recipe_file = task.recipe().file(),
-       .env = env},
-      cancel, &env_streamer, [&streamer](const std::string& text) { streamer.Note(text); },
-      &env_dir);
+      lease, request, cancel, &env_streamer,
+      [&streamer](const std::string& text) { streamer.Note(text); }, &prepared);
   if (!completion.infra_error().empty() || completion.result().exit_code() != 0 || cancel.load()) {
     return completion;
   }
-  environments_.Activate(env_dir, env);
+  environments_.Activate(prepared.dir, env);
+  // The variables the prerequisites set (NCCL_LIB_DIR, ...), pointed into the environment.
+  auto variables = PrerequisiteVariables(request.recipe, {.site_packages = prepared.site_packages,
+                                                          .cuda = request.cuda,
+                                                          .cuda_home = request.cuda_home});
+  if (!variables.ok()) {
+    FailCompletion(completion, std::string(variables.status().message()), &streamer);
+    return completion;
+  }
+  for (auto& [name, value] : *variables) {
+    streamer.Note(absl::StrCat("wheelfarm: ", name, "=", value, "\n"));
+    env[name] = std::move(value);
+  }
   action->mutable_env()->clear();
   action->mutable_env()->insert(env.begin(), env.end());
   completion = runner_->RunIn(lease, *action, dir->path(), cancel, &streamer);
