@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "libfarm/recipes/build_render.h"
+#include "libfarm/recipes/prerequisite.h"
 #include "libfarm/recipes/recipe_loader.h"
 
 namespace farm {
@@ -40,6 +41,33 @@ TEST(ShippedRecipesTest, PytorchFollowsTheSeed) {
     for (const std::string& e : rendered->env) EXPECT_NE(e.rfind(ignored, 0), 0u) << e;
   }
   EXPECT_EQ(rendered->command, (std::vector<std::string>{"python3.10", "setup.py", "bdist_wheel"}));
+}
+
+TEST(ShippedRecipesTest, PytorchTakesNcclAndCudnnFromWheelsForItsToolkit) {
+  auto r = LoadRecipeFile(std::string(FARM_SOURCE_RECIPES_DIR) + "/pytorch.toml");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->prerequisites.size(), 2u);
+  const Prerequisite& nccl = r->prerequisites[0];
+  const Prerequisite& cudnn = r->prerequisites[1];
+  EXPECT_EQ(nccl.name, "NCCL");
+  EXPECT_EQ(cudnn.name, "cuDNN");
+  // Never cloned at build time: the system (wheel) NCCL, found through FindNCCL's variables.
+  EXPECT_EQ(nccl.env.at("USE_SYSTEM_NCCL"), "1");
+  EXPECT_EQ(nccl.env.at("NCCL_LIB_DIR"), "{site_packages}/nvidia/nccl/lib");
+  EXPECT_EQ(nccl.env.at("NCCL_INCLUDE_DIR"), "{site_packages}/nvidia/nccl/include");
+  EXPECT_EQ(cudnn.env.at("CUDNN_LIB_DIR"), "{site_packages}/nvidia/cudnn/lib");
+  EXPECT_EQ(cudnn.env.at("CUDNN_INCLUDE_DIR"), "{site_packages}/nvidia/cudnn/include");
+  // find_library wants libX.so; the wheels ship libX.so.N only.
+  EXPECT_EQ(nccl.linker_names,
+            (std::vector<std::string>{"{site_packages}/nvidia/nccl/lib/libnccl.so.2"}));
+  EXPECT_EQ(cudnn.linker_names,
+            (std::vector<std::string>{"{site_packages}/nvidia/cudnn/lib/libcudnn.so.9"}));
+  // The wheels match the toolkit: -cu13 with CUDA 13.0, -cu12 with 12.x.
+  EXPECT_EQ(*PrerequisiteWheelFor(nccl, {13, 0}), "nvidia-nccl-cu13>=2.27.5,<2.28");
+  EXPECT_EQ(*PrerequisiteWheelFor(cudnn, {12, 6}), "nvidia-cudnn-cu12>=9.10.2.21,<9.14");
+  // USE_SYSTEM_NCCL lives with the prerequisite only (the loader refuses it in both places).
+  EXPECT_EQ(r->build.env.count("USE_SYSTEM_NCCL"), 0u);
+  EXPECT_EQ(r->build.env.at("USE_CUDNN"), "1");
 }
 
 TEST(ShippedRecipesTest, DemoUploadsTheExampleTree) {
