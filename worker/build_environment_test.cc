@@ -14,6 +14,7 @@
 #include "farm/v1/cas.grpc.pb.h"
 #include "libfarm/process/subprocess.h"
 #include "libfarm/recipes/python_environment.h"
+#include "tests/support/fake_wheel.h"
 #include "worker/python_interpreters.h"
 #include "worker/wheel_prerequisites.h"
 
@@ -206,35 +207,6 @@ TEST_F(PrepareTest, ANonexistentRequirementFailsWithPipsMessageAndLeavesNothingC
   EXPECT_THAT(left, ::testing::UnorderedElementsAre("pip-cache", key + ".lock"));
 }
 
-// A real wheel like the nvidia-* ones: a package directory with lib/libfake.so.3 (no libfake.so)
-// and include/fake.h. Written into `dir` for pip's --find-links, since the tests run offline.
-void WriteFakeLibraryWheel(const fs::path& dir) {
-  fs::create_directories(dir);
-  const char* kScript = R"(import base64, hashlib, sys, zipfile
-files = {
-    "wheelfarm_prereq_fake/__init__.py": b"",
-    "wheelfarm_prereq_fake/lib/libfake.so.3": b"\x7fELF not really",
-    "wheelfarm_prereq_fake/include/fake.h": b"#define FAKE_MAJOR 1\n",
-    "wheelfarm_prereq_fake-1.2.3.dist-info/METADATA":
-        b"Metadata-Version: 2.1\nName: wheelfarm-prereq-fake\nVersion: 1.2.3\n",
-    "wheelfarm_prereq_fake-1.2.3.dist-info/WHEEL":
-        b"Wheel-Version: 1.0\nGenerator: wheelfarm-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-}
-record = ""
-for name, data in files.items():
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    record += f"{name},sha256={digest},{len(data)}\n"
-record += "wheelfarm_prereq_fake-1.2.3.dist-info/RECORD,,\n"
-with zipfile.ZipFile(sys.argv[1] + "/wheelfarm_prereq_fake-1.2.3-py3-none-any.whl", "w") as z:
-    for name, data in files.items():
-        z.writestr(name, data)
-    z.writestr("wheelfarm_prereq_fake-1.2.3.dist-info/RECORD", record)
-)";
-  auto r = RunCommand({"python3", "-c", kScript, dir.string()}, absl::Seconds(30));
-  ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->exit_code, 0) << r->stderr_text;
-}
-
 // The NCCL-style prerequisite of the fake wheel.
 Prerequisite FakePrerequisite() {
   return Prerequisite{.name = "Fake",
@@ -251,7 +223,7 @@ class PrerequisitePrepareTest : public PrepareTest {
  protected:
   void SetUp() override {
     PrepareTest::SetUp();
-    WriteFakeLibraryWheel(dir_ / "wheels");
+    ASSERT_TRUE(farm::testing::WriteFakeLibraryWheel(dir_ / "wheels").ok());
   }
   EnvironmentRequest WithWheels(EnvironmentRequest r) {
     r.env["PIP_FIND_LINKS"] = (dir_ / "wheels").string();

@@ -22,6 +22,7 @@
 #include "libfarm/process/subprocess.h"
 #include "libfarm/recipes/python_environment.h"
 #include "tests/support/demo_recipe.h"
+#include "tests/support/fake_wheel.h"
 #include "tests/support/farm_processes.h"
 
 namespace farm::testing {
@@ -74,6 +75,40 @@ class SubmitTest : public ::testing::Test {
     // An interpreter no worker has.
     WriteText(recipes + "/oldpython.toml",
               DemoRecipe("oldpython", {{"version = \"3.11\"", "version = \"3.5\""}}));
+    // Prerequisites. A host library no worker's loader knows: refused at plan time, by name.
+    WriteText(recipes + "/needslib.toml",
+              DemoRecipe("needslib") +
+                  "\n[[prerequisites]]\nname = \"Absent\"\nversion = "
+                  "\">=7\"\nhost_library = \"libwheelfarm-absent.so.7\"\n");
+    // One every worker has: the plan names the hosts.
+    WriteText(recipes + "/haslib.toml",
+              DemoRecipe("haslib") +
+                  "\n[[prerequisites]]\nname = \"glibc\"\nhost_library = \"libc.so.6\"\n");
+    // A wheel no index has: the build fails at its environment step with pip's message.
+    WriteText(recipes + "/badprereq.toml", DemoRecipe("badprereq") +
+                                               "\n[[prerequisites]]\nname = \"Missing\"\nwheel = "
+                                               "\"wheelfarm-no-such-prereq-xyz>=1.0\"\n");
+    // A real wheel (from --find-links, below) whose variables the build command checks, then
+    // stops with exit 7: the prerequisite reached the build without compiling anything.
+    ASSERT_TRUE(WriteFakeLibraryWheel(*dir_ / "wheels").ok());
+    const char* links = std::getenv("PIP_FIND_LINKS");
+    setenv(
+        "PIP_FIND_LINKS",
+        absl::StrCat(links == nullptr ? "" : links, links == nullptr ? "" : " ", *dir_ / "wheels")
+            .c_str(),
+        1);
+    WriteText(recipes + "/fakeprereq.toml",
+              DemoRecipe("fakeprereq",
+                         {{kBuildCommand,
+                           "command = \"test -e \\\"$FAKE_LIB_DIR/libfake.so\\\" && test -e "
+                           "\\\"$FAKE_INCLUDE_DIR/fake.h\\\" && echo \\\"FAKE_OK "
+                           "$USE_SYSTEM_FAKE\\\" && exit 7\""}}) +
+                  "\n[[prerequisites]]\nname = \"Fake\"\nversion = \">=1.2\"\nwheel = "
+                  "\"wheelfarm-prereq-fake>=1.2\"\nlinker_names = "
+                  "[\"{site_packages}/wheelfarm_prereq_fake/lib/libfake.so.3\"]\n"
+                  "[prerequisites.env]\nFAKE_INCLUDE_DIR = "
+                  "\"{site_packages}/wheelfarm_prereq_fake/include\"\nFAKE_LIB_DIR = "
+                  "\"{site_packages}/wheelfarm_prereq_fake/lib\"\nUSE_SYSTEM_FAKE = \"1\"\n");
     WriteText(recipes + "/slow.toml",
               DemoRecipe("slow", {{kBuildCommand, "command = \"sleep 300\""}}));
     // The same package version, published by a command hook into a directory (the built-in
@@ -258,6 +293,12 @@ TEST_F(SubmitTest, RefusesBadInputWithAPreciseMessage) {
       // No worker has python3.5: refused at plan time, naming each host and the fix.
       {{"oldpython-0.1.0", "--archs", "9.0", "--dry-run"}, "no build host has python3.5 (w1: 3."},
       {{"oldpython-0.1.0", "--archs", "9.0"}, "Fix: install python3.5 on a build host"},
+      // A host_library no worker advertises: refused at plan time, naming it, the hosts, the fix.
+      {{"needslib-0.1.0", "--archs", "9.0", "--dry-run"},
+       "no build host has the prerequisite Absent, host_library = \"libwheelfarm-absent.so.7\""},
+      {{"needslib-0.1.0", "--archs", "9.0"}, "w1 lacks libwheelfarm-absent.so.7; w2 lacks "},
+      {{"needslib-0.1.0", "--archs", "9.0"},
+       "Fix: install Absent on a build host so its dynamic loader lists libwheelfarm-absent.so.7"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = {"submit"};
@@ -273,9 +314,65 @@ TEST_F(SubmitTest, RefusesBadInputWithAPreciseMessage) {
       Farmctl({"submit", "demo-0.1.0", "--archs", "9.0", "--source", *dir_ / "no-such-dir"});
   EXPECT_NE(missing_source.stderr_text.find("not a directory"), std::string::npos)
       << Output(missing_source);
-  // The coordinator kept serving.
+  // The coordinator kept serving, and nothing refused was queued.
   CommandResult status = Farmctl({"status"});
   EXPECT_EQ(status.exit_code, 0) << Output(status);
+  CommandResult builds = Farmctl({"--json", "builds"});
+  EXPECT_EQ(builds.stdout_text.find("\"needslib\""), std::string::npos) << builds.stdout_text;
+}
+
+TEST_F(SubmitTest, DryRunListsEachPrerequisiteAndWhereItComesFrom) {
+  CommandResult host = Farmctl({"submit", "haslib-0.1.0", "--archs", "9.0", "--dry-run"});
+  ASSERT_EQ(host.exit_code, 0) << Output(host);
+  EXPECT_NE(host.stdout_text.find("prereq     glibc: host library libc.so.6 on w1, w2\n"),
+            std::string::npos)
+      << host.stdout_text;
+  CommandResult wheel = Farmctl({"submit", "fakeprereq-0.1.0", "--archs", "9.0", "--dry-run"});
+  ASSERT_EQ(wheel.exit_code, 0) << Output(wheel);
+  EXPECT_NE(wheel.stdout_text.find("prereq     Fake >=1.2: wheel wheelfarm-prereq-fake>=1.2 into "
+                                   "the python env (sets FAKE_INCLUDE_DIR, FAKE_LIB_DIR, "
+                                   "USE_SYSTEM_FAKE)\n"),
+            std::string::npos)
+      << wheel.stdout_text;
+  // The refusal of another recipe's missing library changed nothing for the rest of the farm.
+  CommandResult refused = Farmctl({"submit", "needslib-0.1.0", "--archs", "9.0"});
+  EXPECT_NE(refused.exit_code, 0) << Output(refused);
+  EXPECT_EQ(Farmctl({"submit", "demo-0.1.0", "--archs", "9.0", "--dry-run"}).exit_code, 0);
+  auto ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+  EXPECT_EQ(StateOf(ws, "w1"), "online");
+  EXPECT_EQ(StateOf(ws, "w2"), "online");
+}
+
+TEST_F(SubmitTest, AWheelPrerequisiteReachesTheBuildWithItsVariables) {
+  CommandResult r = Farmctl({"submit", "fakeprereq-0.1.0", "--archs", "9.0", "--wait"});
+  // The recipe's command checks the variables, prints FAKE_OK and stops with exit 7.
+  EXPECT_NE(r.stderr_text.find("failed with exit code 7"), std::string::npos) << Output(r);
+  CommandResult logs = Farmctl({"logs", SubmittedId(r)});
+  EXPECT_NE(logs.stdout_text.find("wheelfarm: prerequisite Fake >=1.2: wheelfarm-prereq-fake "
+                                  "1.2.3 (wheel)"),
+            std::string::npos)
+      << Output(logs);
+  EXPECT_NE(logs.stdout_text.find("wheelfarm: FAKE_LIB_DIR=" + (*dir_ / "builds/.envs/")),
+            std::string::npos)
+      << Output(logs);
+  EXPECT_NE(logs.stdout_text.find("FAKE_OK 1"), std::string::npos) << Output(logs);
+}
+
+TEST_F(SubmitTest, AnUninstallablePrerequisiteWheelFailsAtTheEnvironmentStepNamingIt) {
+  CommandResult r = Farmctl({"submit", "badprereq-0.1.0", "--archs", "9.0", "--wait"});
+  EXPECT_NE(r.exit_code, 0) << Output(r);
+  EXPECT_NE(r.stderr_text.find("No matching distribution found for wheelfarm-no-such-prereq-xyz"),
+            std::string::npos)
+      << Output(r);
+  EXPECT_NE(r.stderr_text.find("wheelfarm: the environment step failed: pip could not install the "
+                               "prerequisite Missing's wheelfarm-no-such-prereq-xyz>=1.0 (CUDA "
+                               "13.0), from [[prerequisites]] \"Missing\" wheel = "
+                               "\"wheelfarm-no-such-prereq-xyz>=1.0\" (" +
+                               (*dir_ / "recipes/badprereq.toml") + ":"),
+            std::string::npos)
+      << Output(r);
+  CommandResult logs = Farmctl({"logs", SubmittedId(r)});
+  EXPECT_EQ(logs.stdout_text.find("'pip' 'wheel'"), std::string::npos) << Output(logs);
 }
 
 TEST_F(SubmitTest, AFailingBuildCommandShowsItsErrorText) {
