@@ -80,6 +80,10 @@ nlohmann::json WorkerToJson(const farm::v1::Worker& w,
                     {"sms", std::vector<std::string>(t.sms().begin(), t.sms().end())},
                     {"path", t.path()}});
   }
+  nlohmann::json python = nlohmann::json::array();
+  for (const auto& p : c.python()) {
+    python.push_back({{"version", p.version()}, {"release", p.release()}, {"path", p.path()}});
+  }
   nlohmann::json labels = nlohmann::json::object();
   for (const auto& [k, v] : c.labels()) labels[k] = v;
   nlohmann::json current = nlohmann::json::array();
@@ -98,6 +102,7 @@ nlohmann::json WorkerToJson(const farm::v1::Worker& w,
           {"ram_bytes", c.ram_bytes()},
           {"disk_free_bytes", c.disk_free_bytes()},
           {"cuda", cuda},
+          {"python", python},
           {"slots", c.slots()},
           {"slots_in_use", w.slots_in_use()},
           {"load", Load(w)},

@@ -24,6 +24,10 @@ farm::v1::Worker SampleWorker() {
   t->add_sms("sm_75");
   t->add_sms("sm_121");
   (*c->mutable_labels())["instance"] = "m8g.8xlarge";
+  auto* py = c->add_python();
+  py->set_version("3.10");
+  py->set_release("3.10.12");
+  py->set_path("/usr/bin/python3.10");
   *w.mutable_last_seen() = google::protobuf::util::TimeUtil::SecondsToTimestamp(1000);
   return w;
 }
@@ -39,6 +43,8 @@ TEST(WorkerViewTest, JsonHasTheDocumentedFields) {
   EXPECT_EQ(j["cuda"][0]["version"], "13.0");
   EXPECT_EQ(j["cuda"][0]["sms"], nlohmann::json({"sm_75", "sm_121"}));
   EXPECT_EQ(j["labels"]["instance"], "m8g.8xlarge");
+  EXPECT_EQ(j["python"][0]["version"], "3.10");
+  EXPECT_EQ(j["python"][0]["path"], "/usr/bin/python3.10");
   EXPECT_EQ(j["last_seen"], "1970-01-01T00:16:40Z");
 }
 

@@ -125,6 +125,31 @@ absl::Status MarkPrograms(const std::string& root, const std::vector<std::string
   return absl::OkStatus();
 }
 
+// The layout the runfile toolkit has and builds expect: nvcc.profile links from
+// lib$(_TARGET_SIZE_) (lib64), CMake's CUDA support and FindCUDAToolkit look for
+// libcudart.so; the wheels ship only lib/ and libcudart.so.NN. Relative links, so the prefix
+// can move (or be mounted elsewhere).
+absl::Status AddRunfileLinks(const std::string& root) {
+  std::error_code ec;
+  const fs::path lib = fs::path(root) / "lib";
+  if (!fs::exists(fs::symlink_status(fs::path(root) / "lib64", ec))) {
+    fs::create_directory_symlink("lib", fs::path(root) / "lib64", ec);
+    if (ec) return absl::InternalError(absl::StrCat("link lib64 in ", root, ": ", ec.message()));
+  }
+  for (const auto& entry : fs::directory_iterator(lib, ec)) {
+    const std::string name = entry.path().filename().string();
+    // libcudart.so.13 -> libcudart.so (only the runtime's versioned name, never libnvvm's).
+    if (!absl::StartsWith(name, "libcudart.so.")) continue;
+    const fs::path link = lib / "libcudart.so";
+    if (fs::exists(fs::symlink_status(link, ec))) break;
+    fs::create_symlink(name, link, ec);
+    if (ec) return absl::InternalError(absl::StrCat("link ", link.string(), ": ", ec.message()));
+    break;
+  }
+  if (ec) return absl::InternalError(absl::StrCat("list ", lib.string(), ": ", ec.message()));
+  return absl::OkStatus();
+}
+
 // A prefix that exists already: ours for this release (checked and returned), an empty
 // directory (removed, then made), or anything else (refused).
 absl::StatusOr<std::optional<ToolkitInstallResult>> ExistingPrefix(
@@ -150,6 +175,8 @@ absl::StatusOr<std::optional<ToolkitInstallResult>> ExistingPrefix(
         request.cpu_arch, ". Fix: choose another --prefix (one per release and CPU), or remove ",
         prefix));
   }
+  // Prefixes installed before the runfile links existed get them now (idempotent).
+  if (absl::Status s = AddRunfileLinks(prefix); !s.ok()) return s;
   auto check = CheckToolkit(prefix, {.expect_release = request.release});
   if (!check.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -249,6 +276,7 @@ absl::StatusOr<ToolkitInstallResult> InstallToolkit(
                       {"sha256", digest->hash()}});
   }
 
+  if (absl::Status s = AddRunfileLinks(partial); !s.ok()) return s;
   say(absl::StrCat("checking ", partial));
   auto check = CheckToolkit(partial, {.expect_release = pin->release});
   if (!check.ok()) return check.status();

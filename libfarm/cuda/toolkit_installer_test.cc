@@ -97,7 +97,9 @@ class FakeWheels final : public WheelSource {
     if (package == "nvidia-cuda-crt") {
       return {{"include/crt/host_config.h", "text:"}, {"include/crt/host_defines.h", "text:"}};
     }
-    if (package == "nvidia-cuda-runtime") return {{"include/cuda_runtime.h", "text:"}};
+    if (package == "nvidia-cuda-runtime") {
+      return {{"include/cuda_runtime.h", "text:"}, {"lib/libcudart.so.13", "text:"}};
+    }
     return {{"include/cccl/cub/cub.cuh", "text:"}};
   }
 
@@ -152,6 +154,9 @@ TEST_F(ToolkitInstallerTest, AssemblesChecksAndPublishesTheToolkitOnce) {
                            "nvvm/libdevice/libdevice.10.bc", "include/cuda_runtime.h"}) {
     EXPECT_EQ(Mode(tk / data), 0644u) << data;
   }
+  // The runfile layout builds expect: nvcc.profile's lib64, CMake's libcudart.so.
+  EXPECT_EQ(fs::read_symlink(tk / "lib64"), "lib");
+  EXPECT_EQ(fs::read_symlink(tk / "lib/libcudart.so"), "libcudart.so.13");
   EXPECT_TRUE(fs::exists(tk / kToolkitMarkerFile));
   EXPECT_FALSE(fs::exists(tk / ("nvidia_cuda_nvcc-" + release_ + ".dist-info")));
   EXPECT_FALSE(fs::exists(dir_ / "tk.partial"));
