@@ -42,7 +42,7 @@ absl::StatusOr<Arm64Host> Arm64Host::Create(const std::string& dir) {
   if (made->exit_code != 0) return CommandFailed(root, *made, "see the message above");
 
   const char* home = std::getenv("HOME");
-  host.toolkit_ = absl::StrCat(home == nullptr ? "/root" : home, "/.cache/wheelfarm/toolkits/cuda-",
+  host.toolkit_ = absl::StrCat(home == nullptr ? "/root" : home, "/.cache/wheelfarm/toolkits/",
                                kArm64ToolkitRelease, "-aarch64");
   const std::vector<std::string> install = {FarmBinary("farmctl"),
                                             "toolkit",
