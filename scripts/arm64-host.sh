@@ -11,7 +11,8 @@
 # side share nothing; --bin DIR (aarch64 binaries, default build-aarch64/bin) at
 # /opt/wheelfarm/bin; --toolkit DIR (an aarch64 CUDA toolkit, e.g. from `farmctl toolkit
 # install --arch aarch64`) at /opt/cuda; the machine's network (loopback reaches the
-# coordinator), DNS and CA bundle. A clean environment; the command dies with the caller.
+# coordinator), DNS and CA bundle. A clean environment and its own PID namespace: the
+# command and everything it started die with the caller.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 usage="usage: arm64-host.sh HOST_DIR [--toolkit DIR] [--bin DIR] -- COMMAND [ARGS...]"
@@ -53,7 +54,7 @@ args=(
   --setenv HOME /host/home
   --setenv LANG C.UTF-8
   --setenv PATH /opt/wheelfarm/bin:/usr/local/bin:/usr/bin:/bin
-  --die-with-parent
+  --unshare-pid --die-with-parent
 )
 if [ -n "$toolkit" ]; then
   args+=(--ro-bind "$(cd "$toolkit" && pwd)" /opt/cuda)

@@ -1,0 +1,271 @@
+// ARM64 hosts, emulated: aarch64 farm binaries (scripts/cross-build-aarch64.sh) run under
+// qemu-user inside an arm64 Debian root with an aarch64 CUDA toolkit from PyPI, as real
+// processes on loopback beside an x86_64 coordinator and x86_64 workers.
+//  - an aarch64 worker registers with its own facts (CPU, glibc, toolkit, Python);
+//  - an aarch64 build host's device compiles run on x86_64 workers, and the device code is
+//    byte-identical to the same TU compiled entirely on the aarch64 host;
+//  - farmctl submit builds the demo's aarch64 wheel on the mixed fleet: verified,
+//    published, pip-installed inside the arm64 root and run there; PyTorch's plan on the
+//    mixed fleet refuses the root's glibc until the submit raises the ceiling.
+// Missing pieces (binfmt, root, cross build, toolkit) fail the suite naming the fix.
+#include <filesystem>
+#include <set>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "libfarm/process/subprocess.h"
+#include "tests/support/arm64_host.h"
+#include "tests/support/demo_recipe.h"
+#include "tests/support/device_payloads.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class Arm64Test : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("arm64-test");
+    const std::string recipes = *dir_ / "recipes";
+    WriteText(recipes + "/demo.toml", DemoRecipe("demo"));
+    WriteText(recipes + "/pytorch.toml", ReadFile(FARM_SOURCE_DIR "/recipes/pytorch.toml"));
+    auto c = CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", recipes});
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = new CoordinatorProcess(std::move(*c));
+    // Two x86_64 compile workers with the machine's toolkit (13.0.88, like the arm hosts').
+    for (const std::string name : {"x1", "x2"}) {
+      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
+                                    dir_->path().string(),
+                                    {"--slots", "1", "--cuda-path", "/usr/local/cuda"});
+      ASSERT_TRUE(w.ok()) << w.status();
+      workers_.push_back(new WorkerProcess(std::move(*w)));
+    }
+    auto host = Arm64Host::Create(*dir_ / "arm-host");
+    ASSERT_TRUE(host.ok()) << host.status();
+    host_ = new Arm64Host(std::move(*host));
+    ASSERT_TRUE(WaitOnline({"x1", "x2"}, absl::Seconds(30)));
+  }
+
+  static void TearDownTestSuite() {
+    for (WorkerProcess* w : workers_) {
+      w->Stop();
+      delete w;
+    }
+    workers_.clear();
+    if (coordinator_ != nullptr) coordinator_->Stop();
+    delete coordinator_;
+    coordinator_ = nullptr;
+    delete host_;
+    host_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  static bool WaitOnline(const std::vector<std::string>& names, absl::Duration timeout) {
+    return WaitFor(
+        [&] {
+          auto ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+          for (const auto& n : names) {
+            if (StateOf(ws, n) != "online") return false;
+          }
+          return true;
+        },
+        timeout);
+  }
+
+  // Starts the aarch64 worker "arm1" once for the tests that need it.
+  static void StartArmWorker() {
+    if (arm_worker_ != nullptr) return;
+    auto w = host_->StartWorker(coordinator_->grpc_address(), coordinator_->token_file(), "arm1",
+                                {"--slots", "1"});
+    ASSERT_TRUE(w.ok()) << w.status();
+    arm_worker_ = new WorkerProcess(std::move(*w));
+    workers_.push_back(arm_worker_);
+    // qemu runs the toolkit and Python probes at start: slower than a native worker.
+    ASSERT_TRUE(WaitOnline({"arm1"}, absl::Minutes(3))) << ReadFile(arm_worker_->log_path());
+  }
+
+  static CommandResult Farmctl(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
+                               coordinator_->token_file()});
+    return RunFarmctl(args);
+  }
+
+  static nlohmann::json Json(const CommandResult& r) {
+    return nlohmann::json::parse(r.stdout_text, nullptr, false);
+  }
+
+  // Worker name -> CPU arch over every shard of a build, from `farmctl build --json`.
+  static std::map<std::string, std::string> ShardCpus(const std::string& build_id) {
+    std::map<std::string, std::string> out;
+    nlohmann::json b = Json(Farmctl({"--json", "build", build_id}));
+    if (!b.is_object() || !b.contains("shards")) return out;
+    for (const auto& s : b["shards"]) {
+      if (!s.contains("worker_cpu_archs")) continue;
+      const nlohmann::json& cpus = s["worker_cpu_archs"];
+      for (auto it = cpus.begin(); it != cpus.end(); ++it) out[it.key()] = it.value();
+    }
+    return out;
+  }
+
+  static TempDir* dir_;
+  static CoordinatorProcess* coordinator_;
+  static std::vector<WorkerProcess*> workers_;
+  static WorkerProcess* arm_worker_;
+  static Arm64Host* host_;
+};
+
+TempDir* Arm64Test::dir_ = nullptr;
+CoordinatorProcess* Arm64Test::coordinator_ = nullptr;
+std::vector<WorkerProcess*> Arm64Test::workers_;
+WorkerProcess* Arm64Test::arm_worker_ = nullptr;
+Arm64Host* Arm64Test::host_ = nullptr;
+
+TEST_F(Arm64Test, DeviceCompilesOfAnArm64BuildHostRunOnX86WorkersByteIdentical) {
+  // Before any aarch64 worker joins: only x86_64 workers can take the device actions.
+  const std::string work = "/host/cross";
+  fs::create_directories(host_->Outside(work));
+  fs::copy_file(FARM_SOURCE_DIR "/tests/data/cuda/reduce_cub.cu", host_->Outside(work + "/k.cu"),
+                fs::copy_options::overwrite_existing);
+  auto token = host_->CopyIn(coordinator_->token_file(), "client.token");
+  ASSERT_TRUE(token.ok()) << token.status();
+  const std::vector<std::string> flags = {"-c",
+                                          "k.cu",
+                                          "-O2",
+                                          "-gencode",
+                                          "arch=compute_75,code=sm_75",
+                                          "-gencode",
+                                          "arch=compute_90,code=sm_90"};
+  std::vector<std::string> farm = {"env",
+                                   "-C",
+                                   work,
+                                   "FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                                   "FARM_TOKEN_FILE=" + *token,
+                                   "FARM_BUILD_ID=arm-cross",
+                                   "FARM_NVCC_STRICT=1",
+                                   "/opt/wheelfarm/bin/farm-nvcc",
+                                   "/opt/cuda/bin/nvcc"};
+  farm.insert(farm.end(), flags.begin(), flags.end());
+  farm.insert(farm.end(), {"-o", "farm.o"});
+  auto f = host_->Run(farm, absl::Minutes(10));
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_EQ(f->exit_code, 0) << Output(*f);
+
+  std::vector<std::string> plain = {"env", "-C", work, "/opt/cuda/bin/nvcc"};
+  plain.insert(plain.end(), flags.begin(), flags.end());
+  plain.insert(plain.end(), {"-o", "plain.o"});
+  auto p = host_->Run(plain, absl::Minutes(15));
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->exit_code, 0) << Output(*p);
+
+  // The cubins of the aarch64 plan compiled by x86_64 cicc/ptxas equal the aarch64 host's own.
+  ExpectSamePayloads(host_->Outside(work + "/plain.o"), host_->Outside(work + "/farm.o"));
+  EXPECT_THAT(Keys(DevicePayloads(host_->Outside(work + "/farm.o"))),
+              ::testing::Contains(HasSubstr("sm_90")));
+  const auto cpus = ShardCpus("arm-cross");
+  ASSERT_FALSE(cpus.empty()) << Farmctl({"build", "arm-cross"}).stdout_text;
+  for (const auto& [worker, cpu] : cpus) EXPECT_EQ(cpu, "x86_64") << worker;
+  CommandResult shown = Farmctl({"build", "arm-cross"});
+  EXPECT_THAT(shown.stdout_text, HasSubstr("1 of 1 calls split; none ran plain nvcc"))
+      << Output(shown);
+  EXPECT_THAT(shown.stdout_text, HasSubstr("(x86_64)")) << Output(shown);
+}
+
+TEST_F(Arm64Test, AnEmulatedWorkerRegistersWithItsRootsFacts) {
+  StartArmWorker();
+  nlohmann::json ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+  nlohmann::json arm;
+  for (const auto& w : ws) {
+    if (w.value("name", "") == "arm1") arm = w;
+  }
+  ASSERT_TRUE(arm.is_object()) << ws.dump(2);
+  const nlohmann::json& caps = arm;  // `farmctl workers --json` flattens the capabilities
+  EXPECT_EQ(caps.value("cpu_arch", ""), "aarch64") << arm.dump(2);
+  EXPECT_EQ(caps.value("glibc", ""), "2.36") << arm.dump(2);  // Debian 12's
+  ASSERT_TRUE(caps.contains("cuda")) << arm.dump(2);
+  EXPECT_EQ(caps["cuda"][0].value("path", ""), "/opt/cuda");
+  EXPECT_EQ(caps["cuda"][0].value("release", ""), absl::StrCat("V", kArm64ToolkitRelease));
+  bool python311 = false;
+  for (const auto& py : caps.value("python", nlohmann::json::array())) {
+    python311 |= py.value("version", "") == "3.11";
+  }
+  EXPECT_TRUE(python311) << arm.dump(2);
+  CommandResult table = Farmctl({"workers"});
+  EXPECT_THAT(table.stdout_text, HasSubstr("linux/aarch64")) << Output(table);
+}
+
+TEST_F(Arm64Test, TheDemosAarch64WheelIsBuiltVerifiedPublishedAndRunsOnArm) {
+  StartArmWorker();
+  // The build host is emulated: CMake, cudafe++ and g++ run under qemu (minutes, more than
+  // the 2 minutes RunFarmctl allows).
+  auto submitted = RunCommand({FarmBinary("farmctl"), "--coordinator", coordinator_->grpc_address(),
+                               "--token-file", coordinator_->token_file(), "submit", "demo-0.1.0",
+                               "--archs", "7.5;9.0;12.1", "--cpu-arch", "aarch64", "--wait"},
+                              absl::Minutes(20));
+  ASSERT_TRUE(submitted.ok()) << submitted.status() << ReadFile(arm_worker_->log_path());
+  const CommandResult& r = *submitted;
+  ASSERT_EQ(r.exit_code, 0) << Output(r) << ReadFile(arm_worker_->log_path());
+  EXPECT_THAT(r.stdout_text, HasSubstr("verification passed"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("none ran plain nvcc"));
+  const std::string marker = "submitted build ";
+  const size_t at = r.stdout_text.find(marker) + marker.size();
+  const std::string id = r.stdout_text.substr(at, r.stdout_text.find_first_of(" \n", at) - at);
+  nlohmann::json build = Json(Farmctl({"--json", "build", id}));
+  EXPECT_EQ(build.value("build_host", ""), "arm1") << build.dump(2);
+  const std::string filename = build["wheel"].value("filename", "");
+  EXPECT_THAT(filename,
+              ::testing::MatchesRegex(
+                  "demo_cuda_ext-0\\.1\\.0\\+cu130-py3-none-manylinux_2_[0-9]+_aarch64\\.whl"));
+  // Device compiles ran on both CPU kinds' workers (3 shards, x86 and arm slots).
+  std::set<std::string> cpus;
+  for (const auto& [worker, cpu] : ShardCpus(id)) cpus.insert(cpu);
+  EXPECT_TRUE(cpus.count("x86_64")) << build.dump(2);
+
+  // pip installs it inside the arm64 root from the built-in index and the module runs.
+  const std::string index = "http://" + coordinator_->http_address() + "/simple/";
+  auto installed = host_->Run(
+      {"sh", "-c",
+       "python3 -m venv /host/venv && /host/venv/bin/pip install -q --disable-pip-version-check "
+       "--index-url " +
+           index +
+           " demo-cuda-ext==0.1.0+cu130 && /host/venv/bin/python -c "
+           "'import platform, demo_cuda_ext as d; print(platform.machine(), d.compiled_archs())'"},
+      absl::Minutes(10));
+  ASSERT_TRUE(installed.ok()) << installed.status();
+  ASSERT_EQ(installed->exit_code, 0) << Output(*installed);
+  EXPECT_EQ(installed->stdout_text, "aarch64 ['sm_75', 'sm_90', 'sm_121']\n");
+}
+
+TEST_F(Arm64Test, PytorchPlansOnTheMixedFleetOnceTheSubmitRaisesTheGlibcCeiling) {
+  StartArmWorker();
+  CommandResult refused =
+      Farmctl({"submit", "pytorch-2.9.1", "--archs", "7.5;9.0;12.1", "--dry-run"});
+  EXPECT_NE(refused.exit_code, 0) << Output(refused);
+  EXPECT_THAT(refused.stderr_text, HasSubstr("glibc <= 2.35")) << Output(refused);
+  EXPECT_THAT(refused.stderr_text, HasSubstr("arm1: needs glibc <= 2.35, has 2.36"))
+      << Output(refused);
+  EXPECT_THAT(refused.stderr_text, HasSubstr("--glibc-max")) << Output(refused);
+
+  CommandResult planned = Farmctl({"submit", "pytorch-2.9.1", "--archs", "7.5;9.0;12.1",
+                                   "--dry-run", "--glibc-max", "2.36", "--python", "3.11"});
+  ASSERT_EQ(planned.exit_code, 0) << Output(planned);
+  EXPECT_THAT(planned.stdout_text,
+              HasSubstr("build host linux aarch64, glibc <= 2.36 (--glibc-max; the recipe says "
+                        "2.35): arm1"))
+      << planned.stdout_text;
+  // Every shard is eligible on both CPU kinds.
+  for (const std::string shard : {"sm_75", "sm_90", "sm_121"}) {
+    EXPECT_THAT(planned.stdout_text, ::testing::ContainsRegex(shard + " +arm1, x1, x2"))
+        << planned.stdout_text;
+  }
+}
+
+}  // namespace
+}  // namespace farm::testing
