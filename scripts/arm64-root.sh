@@ -26,20 +26,9 @@ root_packages=(
 suite=bookworm
 mirror="${WHEELFARM_DEBIAN_MIRROR:-http://deb.debian.org}"
 
-missing=()
-for p in "${host_packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
+bash "$here/apt-ensure.sh" arm64-root "${host_packages[@]}"
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "arm64-root: installing ${missing[*]}" >&2
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >&2
-fi
 bash "$here/binfmt-aarch64.sh" >&2
 
 key="$(printf '%s\n' "$suite" "${root_packages[@]}" | sha256sum | cut -c1-12)"

@@ -15,23 +15,7 @@ packages=(
   chromium chromium-driver libtomlplusplus-dev
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
-
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "install-deps: installing ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-else
-  echo "install-deps: all Debian packages present"
-fi
+bash "$(dirname "$0")/apt-ensure.sh" install-deps "${packages[@]}"
 
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "install-deps: nvcc not found (expected on PATH or /usr/local/cuda/bin)." >&2
