@@ -2,13 +2,13 @@
 # Makes an arm64 Debian 12 root once and prints its path: the sysroot for the aarch64 cross
 # build (scripts/cross-build-aarch64.sh) and the emulated ARM64 hosts of the tests, which
 # run under qemu-user inside it. Cached outside the clone, keyed by its package list, so CI
-# and later runs reuse it; safe to run again. Also installs qemu-user-static, mmdebstrap,
-# bubblewrap and the cross compiler, and registers qemu for aarch64 binaries
-# (scripts/binfmt-aarch64.sh).
+# and later runs reuse it; safe to run again. Also installs qemu-user-static, mmdebstrap
+# (and arch-test, without which it refuses a foreign arch), bubblewrap and the cross
+# compiler, and registers qemu for aarch64 binaries (scripts/binfmt-aarch64.sh).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
-host_packages=(qemu-user-static mmdebstrap g++-aarch64-linux-gnu binfmt-support bubblewrap)
+host_packages=(qemu-user-static mmdebstrap arch-test g++-aarch64-linux-gnu binfmt-support bubblewrap)
 # Inside the root: what the farm's binaries link against (the -dev packages, so the cross
 # build finds headers and CMake packages), what an aarch64 build host needs to build a
 # CUDA Python extension (compiler, CMake, ninja, Python with venv and headers), and
