@@ -3,7 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-# ccache (cache under ~/.cache/ccache, outside the clone) makes rebuilds of a fresh clone cheap.
+# ccache (cache under ~/.cache/ccache, outside the clone) makes rebuilds of a fresh clone cheap,
+# wherever it is: paths under the clone are hashed relative to it, and the working directory
+# is not hashed (so debug info may name the clone that filled the cache).
+launcher="env;CCACHE_BASEDIR=$PWD;CCACHE_NOHASHDIR=1;ccache"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+  -DCMAKE_C_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" >/dev/null
 ninja -C build
