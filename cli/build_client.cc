@@ -17,8 +17,8 @@ absl::StatusOr<std::unique_ptr<BuildClient>> BuildClient::Connect(const GlobalOp
   auto target = ResolveCoordinatorTarget(global);
   if (!target.ok()) return target.status();
   return std::make_unique<BuildClient>(
-      farm::v1::BuildService::NewStub(DialCoordinator(target->address)), target->address,
-      target->token);
+      farm::v1::BuildService::NewStub(DialCoordinator(target->address, target->channel)),
+      target->address, target->token);
 }
 
 absl::StatusOr<farm::v1::ListBuildsResponse> BuildClient::ListBuilds(uint32_t limit) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/text_table.h"
 #include "cli/worker_view.h"
+#include "libfarm/text/terminal_text.h"
 #include "libfarm/time/proto_time.h"
 
 namespace farm::cli {
@@ -155,7 +156,8 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
   if (!b.package().empty())
     absl::StrAppend(&out, "package    ", b.package(), " ", b.version(), "\n");
   absl::StrAppend(&out, "state      ", BuildStateName(b.state()));
-  if (!b.reason().empty()) absl::StrAppend(&out, ": ", b.reason());
+  // Reasons and error text carry what a build printed: shown escaped, never obeyed.
+  if (!b.reason().empty()) absl::StrAppend(&out, ": ", EscapeTerminalText(b.reason()));
   absl::StrAppend(&out, "\n");
   if (!b.archs().empty()) absl::StrAppend(&out, "archs      ", absl::StrJoin(b.archs(), " "), "\n");
   absl::StrAppend(&out, "actions    ", t.done, "/", t.total, " done, ", t.running, " running, ",
@@ -202,7 +204,7 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
   const auto& v = b.verification();
   if (!v.rows().empty() || !v.message().empty()) {
     absl::StrAppend(&out, "\nverification ", v.ok() ? "passed" : "FAILED");
-    if (!v.message().empty()) absl::StrAppend(&out, ": ", v.message());
+    if (!v.message().empty()) absl::StrAppend(&out, ": ", EscapeTerminalText(v.message()));
     absl::StrAppend(&out, "\n");
     if (!v.rows().empty()) {
       TextTable table({"ARCH", "PRESENT", "SIZE", "NOTE"});
@@ -217,8 +219,9 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
     if (s.failed_action_id().empty()) continue;
     absl::StrAppend(&out, "\nfailed in ", ShardName(s.name()), ": action ", s.failed_action_id());
     if (s.failed_exit_code() != 0) absl::StrAppend(&out, " exited ", s.failed_exit_code());
-    absl::StrAppend(&out, "\n",
-                    s.error().empty() ? "  (no error text)\n" : Indent(s.error(), "  | "));
+    absl::StrAppend(
+        &out, "\n",
+        s.error().empty() ? "  (no error text)\n" : Indent(EscapeTerminalText(s.error()), "  | "));
     if (!absl::EndsWith(out, "\n")) out += "\n";
   }
   return out;
@@ -239,7 +242,7 @@ std::string WatchFrame(const farm::v1::Build& b, absl::Time now) {
     if (s.failed() > 0) absl::StrAppend(&out, " ", s.failed(), " FAILED");
     absl::StrAppend(&out, "\n");
   }
-  if (!b.reason().empty()) absl::StrAppend(&out, "  ", b.reason(), "\n");
+  if (!b.reason().empty()) absl::StrAppend(&out, "  ", EscapeTerminalText(b.reason()), "\n");
   return out;
 }
 
@@ -252,7 +255,7 @@ std::string WatchLine(const farm::v1::Build& b) {
   std::string line = absl::StrCat(b.id(), " ", BuildStateName(b.state()));
   if (!parts.empty()) absl::StrAppend(&line, ": ", absl::StrJoin(parts, ", "));
   if (IsTerminalBuildState(b.state()) && !b.reason().empty())
-    absl::StrAppend(&line, " - ", b.reason());
+    absl::StrAppend(&line, " - ", EscapeTerminalText(b.reason()));
   return line;
 }
 

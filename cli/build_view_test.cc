@@ -52,6 +52,26 @@ TEST(BuildViewTest, ReportShowsShardsWheelVerificationAndTheFailure) {
   EXPECT_THAT(text, HasSubstr("  | kernel.cu(3): error: identifier \"x\" is undefined"));
 }
 
+// Issue 15, item 7: what a build printed reaches the terminal escaped, never obeyed.
+TEST(BuildViewTest, ErrorTextAndReasonsShowTerminalEscapesEscaped) {
+  farm::v1::Build b = FailedBuild();
+  b.set_reason("failed \x1b]0;owned\x07");
+  b.mutable_shards(0)->set_error(
+      "k.cu: \x1b[2J\x1b]52;c;ZXZpbA==\x07"
+      "error\n");
+  b.mutable_verification()->set_message("odd \x1b[31mred");
+  const std::string report = BuildReport(b, absl::FromUnixSeconds(100));
+  const std::string frame = WatchFrame(b, absl::FromUnixSeconds(100));
+  const std::string line = WatchLine(b);
+  for (const std::string& text : {report, frame, line}) {
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+    EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+    EXPECT_THAT(text, HasSubstr("failed \\x1b]0;owned\\x07"));
+  }
+  EXPECT_THAT(report, HasSubstr("  | k.cu: \\x1b[2J\\x1b]52;c;ZXZpbA==\\x07error"));
+  EXPECT_THAT(report, HasSubstr("odd \\x1b[31mred"));
+}
+
 TEST(BuildViewTest, NvccCallsSayHowManySplitAndWhyTheRestDidNot) {
   farm::v1::NvccCalls c;
   EXPECT_EQ(NvccCallsSummary(c), "");

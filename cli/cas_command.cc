@@ -26,7 +26,7 @@ struct CasArgs {
 absl::StatusOr<std::unique_ptr<CasClient>> ConnectToCas(const GlobalOptions& global, bool zstd) {
   auto target = ResolveCoordinatorTarget(global);
   if (!target.ok()) return target.status();
-  return CasClient::Connect(target->address, target->token, {.compress = zstd});
+  return CasClient::Connect(target->address, target->token, {.compress = zstd}, target->channel);
 }
 
 // Unreachable coordinators get the same fix as every other farmctl command.

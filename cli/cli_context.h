@@ -5,11 +5,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "libfarm/tls/client_tls.h"
+
 namespace farm::cli {
 
 struct GlobalOptions {
   std::string coordinator;  // --coordinator / FARM_COORDINATOR; empty: local farm or default
   std::string token_file;   // --token-file / FARM_TOKEN_FILE
+  ClientTlsFiles tls;       // --tls-ca, --tls-cert, --tls-key / FARM_TLS_*; empty: local farm's
   bool json = false;        // --json: machine-readable output on stdout
 };
 

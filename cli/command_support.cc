@@ -11,7 +11,7 @@ namespace farm::cli {
 absl::StatusOr<std::unique_ptr<FarmClient>> ConnectToFarm(const GlobalOptions& global) {
   auto target = ResolveCoordinatorTarget(global);
   if (!target.ok()) return target.status();
-  return FarmClient::Connect(target->address, target->token);
+  return FarmClient::Connect(target->address, target->token, target->channel);
 }
 
 int Fail(const absl::Status& status) {

@@ -35,6 +35,15 @@ absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const GlobalOptions& 
   auto token = ReadTokenFile(target.token_file);
   if (!token.ok()) return token.status();
   target.token = *token;
+
+  target.tls_files = global.tls;
+  if (target.tls_files.ca_file.empty() && target.tls_files.cert_file.empty() && local &&
+      local->grpc_address == target.address) {
+    target.tls_files = local->tls;
+  }
+  auto channel = LoadChannelOptions(target.tls_files);
+  if (!channel.ok()) return channel.status();
+  target.channel = *std::move(channel);
   return target;
 }
 

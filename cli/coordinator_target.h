@@ -1,6 +1,8 @@
-// Which coordinator a client talks to and with which token:
+// Which coordinator a client talks to, with which token, and how:
 //   address: --coordinator, $FARM_COORDINATOR, the current local farm, 127.0.0.1:7420;
-//   token:   --token-file, $FARM_TOKEN_FILE, the local farm's token when it is that farm.
+//   token:   --token-file, $FARM_TOKEN_FILE, the local farm's token when it is that farm;
+//   TLS:     --tls-ca/--tls-cert/--tls-key, $FARM_TLS_*, the local farm's when it is that
+//            farm (`farmctl up --tls`), else plain text.
 #pragma once
 
 #include <string>
@@ -14,6 +16,8 @@ struct CoordinatorTarget {
   std::string address;
   std::string token;
   std::string token_file;
+  ClientTlsFiles tls_files;  // what `channel` was read from (ca_file empty: plain text)
+  ChannelOptions channel;    // for DialCoordinator and the clients' Connect
 };
 
 absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const GlobalOptions& global);

@@ -13,9 +13,10 @@ FarmClient::FarmClient(std::unique_ptr<farm::v1::FarmService::StubInterface> stu
     : stub_(std::move(stub)), call_(std::move(address), std::move(token), timeout) {}
 
 std::unique_ptr<FarmClient> FarmClient::Connect(const std::string& address,
-                                                const std::string& token) {
-  return std::make_unique<FarmClient>(farm::v1::FarmService::NewStub(DialCoordinator(address)),
-                                      address, token);
+                                                const std::string& token,
+                                                const ChannelOptions& channel) {
+  return std::make_unique<FarmClient>(
+      farm::v1::FarmService::NewStub(DialCoordinator(address, channel)), address, token);
 }
 
 absl::StatusOr<farm::v1::GetStatusResponse> FarmClient::GetStatus() {

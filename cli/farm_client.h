@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "cli/coordinator_call.h"
 #include "farm/v1/farm_service.grpc.pb.h"
+#include "libfarm/rpc/channel.h"
 
 namespace farm::cli {
 
@@ -18,7 +19,8 @@ class FarmClient {
              std::string token, absl::Duration timeout = absl::Seconds(10));
 
   // Dials `address` over a real channel.
-  static std::unique_ptr<FarmClient> Connect(const std::string& address, const std::string& token);
+  static std::unique_ptr<FarmClient> Connect(const std::string& address, const std::string& token,
+                                             const ChannelOptions& channel = {});
 
   absl::StatusOr<farm::v1::GetStatusResponse> GetStatus();
   absl::StatusOr<farm::v1::ListWorkersResponse> ListWorkers();

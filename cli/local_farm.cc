@@ -14,7 +14,9 @@
 #include "libfarm/files/json_file.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/net/address.h"
 #include "libfarm/process/subprocess.h"
+#include "libfarm/tls/local_ca.h"
 
 namespace farm::cli {
 namespace {
@@ -65,6 +67,22 @@ absl::StatusOr<Launched> Launch(const std::string& role, const std::string& name
   return Launched{{role, name, child->pid(), *start}, *child};
 }
 
+// D/tls: the farm's CA (kept across restarts, so clients that copied ca.pem keep working)
+// and fresh certificates: the coordinator's names loopback and the --listen host.
+absl::StatusOr<LocalCa> MakeLocalFarmCa(const LocalFarmOptions& o, const std::string& dir,
+                                        const std::vector<std::string>& worker_names) {
+  LocalCaOptions ca_options{.dir = (fs::path(dir) / "tls").string()};
+  if (auto hp = ParseHostPort(o.listen); hp.ok()) ca_options.server_names.push_back(hp->host);
+  ca_options.client_names = worker_names;
+  ca_options.client_names.push_back("farmctl");
+  auto ca = EnsureLocalCa(ca_options);
+  if (!ca.ok()) {
+    return absl::Status(ca.status().code(),
+                        absl::StrCat("farmctl up --tls: ", ca.status().message()));
+  }
+  return ca;
+}
+
 }  // namespace
 
 absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
@@ -92,15 +110,36 @@ absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
 
   LocalFarmRecord record;
   record.data_dir = dir.string();
+  std::vector<std::string> worker_names;
+  for (int i = 1; i <= o.workers; ++i) worker_names.push_back(absl::StrCat("local-", i));
+  std::optional<LocalCa> ca;
+  if (o.tls) {
+    auto made = MakeLocalFarmCa(o, dir.string(), worker_names);
+    if (!made.ok()) return made.status();
+    ca = *std::move(made);
+    record.tls = {ca->ca_file, ca->clients.at("farmctl").cert_file,
+                  ca->clients.at("farmctl").key_file};
+  }
   const std::string ready_file = (dir / "run" / "coordinator.ready").string();
   fs::remove(ready_file, ec);
   const std::string coordinator_log = (dir / "logs" / "coordinator.log").string();
-  auto launched =
-      Launch("coordinator", "farm-coordinator",
-             {FindFarmBinary("farm-coordinator"), "--data-dir", (dir / "coordinator").string(),
-              "--listen", o.listen, "--http-listen", o.http_listen, "--worker-timeout",
-              o.worker_timeout, "--ready-file", ready_file},
-             coordinator_log);
+  std::vector<std::string> coordinator_argv = {FindFarmBinary("farm-coordinator"),
+                                               "--data-dir",
+                                               (dir / "coordinator").string(),
+                                               "--listen",
+                                               o.listen,
+                                               "--http-listen",
+                                               o.http_listen,
+                                               "--worker-timeout",
+                                               o.worker_timeout,
+                                               "--ready-file",
+                                               ready_file};
+  if (ca) {
+    coordinator_argv.insert(coordinator_argv.end(),
+                            {"--tls-cert", ca->server.cert_file, "--tls-key", ca->server.key_file,
+                             "--tls-client-ca", ca->ca_file});
+  }
+  auto launched = Launch("coordinator", "farm-coordinator", coordinator_argv, coordinator_log);
   if (!launched.ok()) return launched.status();
   Subprocess coordinator = launched->child;
   record.processes.push_back(launched->process);
@@ -135,14 +174,25 @@ absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
                                       static_cast<uint32_t>(std::max(1, o.workers)));
   std::vector<Subprocess> workers;
   std::vector<std::string> names;
-  for (int i = 1; i <= o.workers; ++i) {
-    const std::string name = absl::StrCat("local-", i);
+  for (const std::string& name : worker_names) {
     const std::string worker_log = (dir / "logs" / absl::StrCat("worker-", name, ".log")).string();
-    auto proc = Launch("worker", name,
-                       {FindFarmBinary("farm-worker"), "--coordinator", record.grpc_address,
-                        "--token-file", record.token_file, "--name", name, "--work-dir",
-                        (dir / "workers" / name).string(), "--slots", absl::StrCat(slots)},
-                       worker_log);
+    std::vector<std::string> worker_argv = {FindFarmBinary("farm-worker"),
+                                            "--coordinator",
+                                            record.grpc_address,
+                                            "--token-file",
+                                            record.token_file,
+                                            "--name",
+                                            name,
+                                            "--work-dir",
+                                            (dir / "workers" / name).string(),
+                                            "--slots",
+                                            absl::StrCat(slots)};
+    if (ca) {
+      worker_argv.insert(worker_argv.end(),
+                         {"--tls-ca", ca->ca_file, "--tls-cert", ca->clients.at(name).cert_file,
+                          "--tls-key", ca->clients.at(name).key_file});
+    }
+    auto proc = Launch("worker", name, worker_argv, worker_log);
     if (!proc.ok()) return proc.status();
     record.processes.push_back(proc->process);
     workers.push_back(proc->child);
@@ -152,7 +202,9 @@ absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
 
   auto token = ReadTokenFile(record.token_file);
   if (!token.ok()) return token.status();
-  auto client = FarmClient::Connect(record.grpc_address, *token);
+  auto channel = LoadChannelOptions(record.tls);
+  if (!channel.ok()) return channel.status();
+  auto client = FarmClient::Connect(record.grpc_address, *token, *channel);
   while (true) {
     for (size_t i = 0; i < workers.size(); ++i) {
       if (auto code = workers[i].Wait(absl::ZeroDuration())) {

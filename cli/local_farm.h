@@ -18,6 +18,9 @@ struct LocalFarmOptions {
   std::string worker_timeout = "10s";
   uint32_t slots_per_worker = 0;  // 0: this machine's slots shared among the workers
   absl::Duration ready_timeout = absl::Seconds(90);
+  // --tls: a CA of the farm's own in D/tls issues the coordinator's certificate and one
+  // client certificate per worker and for farmctl; gRPC is mutual TLS, HTTP is HTTPS.
+  bool tls = false;
 };
 
 struct StartedFarm {

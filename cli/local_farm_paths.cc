@@ -37,6 +37,10 @@ absl::Status WriteLocalFarmRecord(const LocalFarmRecord& record) {
                       {"http", record.http_address},
                       {"token_file", record.token_file},
                       {"processes", procs}};
+  if (!record.tls.ca_file.empty()) {
+    j["tls"] = {
+        {"ca", record.tls.ca_file}, {"cert", record.tls.cert_file}, {"key", record.tls.key_file}};
+  }
   return WriteJsonFileAtomically(LocalFarmRecordPath(record.data_dir), j);
 }
 
@@ -48,6 +52,10 @@ absl::StatusOr<LocalFarmRecord> ReadLocalFarmRecord(const std::string& data_dir)
   r.grpc_address = j->value("grpc", "");
   r.http_address = j->value("http", "");
   r.token_file = j->value("token_file", "");
+  if (j->contains("tls") && (*j)["tls"].is_object()) {
+    const auto& tls = (*j)["tls"];
+    r.tls = {tls.value("ca", ""), tls.value("cert", ""), tls.value("key", "")};
+  }
   if (j->contains("processes") && (*j)["processes"].is_array()) {
     for (const auto& p : (*j)["processes"]) {
       if (!p.is_object()) continue;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "libfarm/tls/client_tls.h"
 
 namespace farm::cli {
 
@@ -28,6 +29,8 @@ struct LocalFarmRecord {
   std::string grpc_address;
   std::string http_address;
   std::string token_file;
+  // `farmctl up --tls`: the farm's CA and farmctl's client certificate (ca_file empty: none).
+  ClientTlsFiles tls;
   std::vector<LocalFarmProcess> processes;
 };
 

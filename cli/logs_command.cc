@@ -1,11 +1,14 @@
-// farmctl logs ID [--follow]: a build's log (the last 8 MiB the coordinator keeps); with
-// --follow, keeps printing until the build is finished.
+// farmctl logs ID [--follow] [--raw]: a build's log (the last 8 MiB the coordinator keeps);
+// with --follow, keeps printing until the build is finished. A build can print terminal
+// escapes, so control characters are shown escaped (libfarm/text/terminal_text.h) unless
+// --raw asks for the bytes as they are, e.g. to save them to a file.
 #include <iostream>
 #include <thread>
 
 #include "cli/build_client.h"
 #include "cli/build_view.h"
 #include "cli/command_support.h"
+#include "libfarm/text/terminal_text.h"
 
 namespace farm::cli {
 
@@ -13,9 +16,13 @@ void AddLogsCommand(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("logs", "print a build's log");
   auto id = std::make_shared<std::string>();
   auto follow = std::make_shared<bool>(false);
+  auto raw = std::make_shared<bool>(false);
   cmd->add_option("ID", *id, "build id (see 'farmctl builds')")->required();
   cmd->add_flag("-f,--follow", *follow, "keep printing new output until the build finishes");
-  cmd->callback([&ctx, id, follow] {
+  cmd->add_flag("--raw", *raw,
+                "print the log's bytes unchanged, terminal escapes included (for a file, not "
+                "a terminal)");
+  cmd->callback([&ctx, id, follow, raw] {
     auto client = BuildClient::Connect(ctx.global);
     if (!client.ok()) {
       ctx.exit_code = Fail(client.status());
@@ -23,6 +30,7 @@ void AddLogsCommand(CLI::App& app, CliContext& ctx) {
     }
     uint64_t offset = 0;
     bool first = true;
+    TerminalTextEscaper escaper;
     while (true) {
       auto chunk = (*client)->GetBuildLogs(*id, offset);
       if (!chunk.ok()) {
@@ -42,8 +50,10 @@ void AddLogsCommand(CLI::App& app, CliContext& ctx) {
             nlohmann::json(chunk->data())
                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         std::cout << j.dump() << std::endl;
-      } else {
+      } else if (*raw) {
         std::cout << chunk->data() << std::flush;
+      } else {
+        std::cout << escaper.Feed(chunk->data()) << std::flush;
       }
       offset = chunk->next_offset();
       const bool more = !chunk->data().empty();
@@ -51,6 +61,7 @@ void AddLogsCommand(CLI::App& app, CliContext& ctx) {
       if (!*follow || chunk->build_finished()) break;
       std::this_thread::sleep_for(std::chrono::seconds(1));
     }
+    if (!ctx.global.json && !*raw) std::cout << escaper.Finish() << std::flush;
   });
 }
 

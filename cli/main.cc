@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   farm::cli::CliContext ctx;
   ctx.global.coordinator = EnvOr("FARM_COORDINATOR");
   ctx.global.token_file = EnvOr("FARM_TOKEN_FILE");
+  ctx.global.tls = farm::ClientTlsFilesFromEnvironment();
 
   CLI::App app{"farmctl: build CUDA Python wheels on a Wheelfarm"};
   app.require_subcommand(1);
@@ -28,6 +29,13 @@ int main(int argc, char** argv) {
                  "127.0.0.1:7420)");
   app.add_option("--token-file", ctx.global.token_file,
                  "farm token file (env FARM_TOKEN_FILE; default: the local farm's)");
+  app.add_option("--tls-ca", ctx.global.tls.ca_file,
+                 "CA of the coordinator's certificate: connect with TLS (env FARM_TLS_CA; "
+                 "default: the local farm's)");
+  app.add_option("--tls-cert", ctx.global.tls.cert_file,
+                 "client certificate for a coordinator that requires one (env FARM_TLS_CERT)");
+  app.add_option("--tls-key", ctx.global.tls.key_file,
+                 "the key of --tls-cert, chmod 600 (env FARM_TLS_KEY)");
   app.add_flag("--json", ctx.global.json, "machine-readable output");
   app.fallthrough();
 

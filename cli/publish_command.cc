@@ -51,9 +51,13 @@ absl::StatusOr<LegacyUploadOptions> BuiltinTarget(const GlobalOptions& global) {
     auto grpc = ParseHostPort(target->address);
     if (grpc.ok()) http->host = grpc->host;
   }
-  return LegacyUploadOptions{.url = absl::StrCat("http://", FormatHostPort(*http), "/legacy/"),
+  // A TLS coordinator serves its index over HTTPS with the certificate its gRPC port shows,
+  // so the CA that verified the one verifies the other.
+  return LegacyUploadOptions{.url = absl::StrCat(status->tls() ? "https://" : "http://",
+                                                 FormatHostPort(*http), "/legacy/"),
                              .username = "__token__",
-                             .password = target->token};
+                             .password = target->token,
+                             .ca_cert_file = status->tls() ? target->tls_files.ca_file : ""};
 }
 
 absl::StatusOr<std::unique_ptr<Publisher>> MakePublisher(const CliContext& ctx,
@@ -90,7 +94,7 @@ absl::StatusOr<std::unique_ptr<Publisher>> MakePublisher(const CliContext& ctx,
     }
   }
   options.skip_existing = args.skip_existing;
-  options.ca_cert_file = args.ca_cert;
+  if (!args.ca_cert.empty()) options.ca_cert_file = args.ca_cert;
   auto client = LegacyUploadClient::Create(std::move(options));
   if (!client.ok()) return client.status();
   return std::unique_ptr<Publisher>(std::move(*client));

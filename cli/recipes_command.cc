@@ -84,7 +84,7 @@ void AddRecipesCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = Fail(target.status());
       return;
     }
-    auto stub = farm::v1::RecipeService::NewStub(DialCoordinator(target->address));
+    auto stub = farm::v1::RecipeService::NewStub(DialCoordinator(target->address, target->channel));
     grpc::ClientContext rpc;
     AttachToken(rpc, target->token);
     rpc.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));

@@ -36,7 +36,7 @@ absl::Status UploadSource(const GlobalOptions& global, const std::string& dir,
                           farm::v1::SubmitBuildRequest& request) {
   auto target = ResolveCoordinatorTarget(global);
   if (!target.ok()) return target.status();
-  auto cas = CasClient::Connect(target->address, target->token);
+  auto cas = CasClient::Connect(target->address, target->token, {}, target->channel);
   size_t sent = 0;
   absl::Status walked = WalkSourceTree(dir, [&](const SourceTreeFile& f) -> absl::Status {
     bool uploaded = false;

@@ -23,6 +23,9 @@ void AddUpCommand(CLI::App& app, CliContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--slots", options.slots_per_worker,
                   "slots per worker (default: this machine's slots shared among the workers)");
+  cmd->add_flag("--tls", options.tls,
+                "make a CA for this farm (<data-dir>/tls) and run it over TLS: mutual TLS for "
+                "gRPC, HTTPS for the dashboard and index");
   cmd->callback([&ctx] {
     options.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal().string();
     auto started = StartLocalFarm(options);
@@ -40,23 +43,34 @@ void AddUpCommand(CLI::App& app, CliContext& ctx) {
                  {"grpc", r.grpc_address},
                  {"http", r.http_address},
                  {"token_file", r.token_file},
+                 {"tls_ca", r.tls.ca_file},
                  {"already_running", started->already_running},
                  {"processes", procs}});
       return;
     }
+    const bool tls = !r.tls.ca_file.empty();
     std::cout << (started->already_running ? "local farm already running" : "local farm up")
-              << ": coordinator " << r.grpc_address << ", " << (r.processes.size() - 1)
-              << " worker(s)\n"
+              << ": coordinator " << r.grpc_address << (tls ? " (mutual TLS)" : "") << ", "
+              << (r.processes.size() - 1) << " worker(s)\n"
               << "  metrics    "
-              << (r.http_address.empty() ? "disabled"
-                                         : absl::StrCat("http://", r.http_address, "/metrics"))
+              << (r.http_address.empty()
+                      ? "disabled"
+                      : absl::StrCat(tls ? "https://" : "http://", r.http_address, "/metrics"))
               << "\n"
               << "  data dir   " << r.data_dir << "\n"
-              << "  token      " << r.token_file << "\n"
-              << "  logs       " << r.data_dir << "/logs\n"
+              << "  token      " << r.token_file << "\n";
+    if (tls) std::cout << "  CA         " << r.tls.ca_file << "\n";
+    std::cout << "  logs       " << r.data_dir << "/logs\n"
               << "farmctl finds this farm without flags: try 'farmctl workers'.\n"
               << "Other clients: FARM_COORDINATOR=" << r.grpc_address
-              << " FARM_TOKEN_FILE=" << r.token_file << "\n"
+              << " FARM_TOKEN_FILE=" << r.token_file;
+    if (tls) {
+      std::cout << " FARM_TLS_CA=" << r.tls.ca_file << " FARM_TLS_CERT=" << r.tls.cert_file
+                << " FARM_TLS_KEY=" << r.tls.key_file << "\n"
+                << "pip: --index-url https://" << r.http_address << "/simple/ --cert "
+                << r.tls.ca_file;
+    }
+    std::cout << "\n"
               << "Stop it with 'farmctl down'.\n";
   });
 }

@@ -108,6 +108,7 @@ nlohmann::json WorkerToJson(const farm::v1::Worker& w,
           {"load", Load(w)},
           {"current_actions", current},
           {"labels", labels},
+          {"sandboxed", c.sandboxed()},
           {"hostname", c.hostname()},
           {"version", c.worker_version()},
           {"peer", w.peer()},
@@ -122,8 +123,8 @@ std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Tim
     return "no workers registered. Start one with 'farm-worker --coordinator ADDR --token-file "
            "F', or a local farm with 'farmctl up'\n";
   }
-  TextTable table({"NAME", "STATE", "PLATFORM", "GLIBC", "CUDA", "SMS", "SLOTS", "LOAD", "RUNNING",
-                   "LAST SEEN"});
+  TextTable table({"NAME", "STATE", "PLATFORM", "GLIBC", "CUDA", "SMS", "SLOTS", "LOAD", "SANDBOX",
+                   "RUNNING", "LAST SEEN"});
   for (const auto& w : workers.workers()) {
     const auto& c = w.capabilities();
     std::vector<std::string> versions, sms;
@@ -140,7 +141,7 @@ std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Tim
                   c.glibc(), versions.empty() ? "-" : absl::StrJoin(versions, ","),
                   sms.empty() ? "-" : absl::StrCat("sm_", absl::StrJoin(sms, ",")),
                   absl::StrCat(w.slots_in_use(), "/", c.slots()),
-                  absl::StrFormat("%.0f%%", 100 * Load(w)),
+                  absl::StrFormat("%.0f%%", 100 * Load(w)), c.sandboxed() ? "yes" : "NO",
                   CurrentActions(running.count(w.name()) ? running.at(w.name())
                                                          : std::vector<farm::v1::ActionEntry>()),
                   Ago(FromProtoTime(w.last_seen()), now)});
@@ -153,6 +154,7 @@ nlohmann::json StatusToJson(const farm::v1::GetStatusResponse& s) {
           {"started_at", Rfc3339(s.started_at())},
           {"grpc_address", s.grpc_address()},
           {"http_address", s.http_address()},
+          {"tls", s.tls()},
           {"workers",
            {{"online", s.workers_online()},
             {"draining", s.workers_draining()},
@@ -166,10 +168,11 @@ std::string StatusText(const farm::v1::GetStatusResponse& s, absl::Time now) {
   std::string out;
   absl::StrAppend(&out, "coordinator  ", s.grpc_address(), " (wheelfarm ", s.version(),
                   ", up since ", Ago(FromProtoTime(s.started_at()), now), ")\n");
-  absl::StrAppend(
-      &out, "metrics      ",
-      s.http_address().empty() ? "disabled" : absl::StrCat("http://", s.http_address(), "/metrics"),
-      "\n");
+  absl::StrAppend(&out, "metrics      ",
+                  s.http_address().empty() ? "disabled"
+                                           : absl::StrCat(s.tls() ? "https://" : "http://",
+                                                          s.http_address(), "/metrics"),
+                  "\n");
   absl::StrAppend(&out, "workers      ", s.workers_online(), " online, ", s.workers_draining(),
                   " draining, ", s.workers_lost(), " lost, ", s.workers_offline(), " offline\n");
   absl::StrAppend(&out, "slots        ", s.slots_online(), " online\n");

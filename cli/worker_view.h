@@ -20,7 +20,7 @@ RunningByWorker GroupByWorker(const farm::v1::ListActionsResponse& running);
 // One worker: name, state, cpu_arch, os, glibc, cores, ram_bytes, disk_free_bytes,
 // cuda [{version, release, sms, path}], python [{version, release, path}], slots, slots_in_use,
 // load (slots_in_use / slots), current_actions [{action_id, build_id, shard, started_at}], labels,
-// last_seen, ...
+// sandboxed (its actions run in the bubblewrap sandbox), last_seen, ...
 nlohmann::json WorkerToJson(const farm::v1::Worker& worker,
                             const std::vector<farm::v1::ActionEntry>& running = {});
 std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Time now,

@@ -46,6 +46,22 @@ TEST(WorkerViewTest, JsonHasTheDocumentedFields) {
   EXPECT_EQ(j["python"][0]["version"], "3.10");
   EXPECT_EQ(j["python"][0]["path"], "/usr/bin/python3.10");
   EXPECT_EQ(j["last_seen"], "1970-01-01T00:16:40Z");
+  EXPECT_EQ(j["sandboxed"], false);
+  farm::v1::Worker sandboxed = SampleWorker();
+  sandboxed.mutable_capabilities()->set_sandboxed(true);
+  EXPECT_EQ(WorkerToJson(sandboxed)["sandboxed"], true);
+}
+
+TEST(WorkerViewTest, TableSaysWhichWorkersSandboxTheirActions) {
+  farm::v1::ListWorkersResponse resp;
+  *resp.add_workers() = SampleWorker();
+  resp.add_workers()->CopyFrom(SampleWorker());
+  resp.mutable_workers(1)->set_name("grace-2");
+  resp.mutable_workers(1)->mutable_capabilities()->set_sandboxed(true);
+  const std::string text = WorkersTable(resp, absl::FromUnixSeconds(1030));
+  EXPECT_THAT(text, HasSubstr("SANDBOX"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("grace-1 .* NO "));
+  EXPECT_THAT(text, ::testing::ContainsRegex("grace-2 .* yes "));
 }
 
 TEST(WorkerViewTest, TableShowsPlatformCudaAndAge) {

@@ -33,15 +33,25 @@ absl::StatusOr<std::string> LoadOrCreateToken(const std::string& explicit_file,
   return created;
 }
 
-void WarnIfNotLoopback(const std::string& address, const char* what) {
+void WarnIfPlainBeyondLoopback(const std::string& address, const char* what, bool tls) {
   auto hp = ParseHostPort(address);
-  if (hp.ok() && !IsLoopbackHost(hp->host)) {
+  if (!tls && hp.ok() && !IsLoopbackHost(hp->host)) {
     ComponentLogger("coordinator")
         ->warn(
-            "{} listens on {}, beyond loopback: the token and artifacts travel in clear "
-            "text; put TLS (a reverse proxy or tunnel) in front of it",
+            "{} listens on {}, beyond loopback, without TLS: the token and artifacts travel in "
+            "clear text. Fix: pass --tls-cert and --tls-key (README: Security, TLS)",
             what, address);
   }
+}
+
+std::shared_ptr<grpc::ServerCredentials> GrpcCredentials(const std::optional<ServerTls>& tls) {
+  if (!tls) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl(
+      tls->client_ca_pem.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                 : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  ssl.pem_root_certs = tls->client_ca_pem;
+  ssl.pem_key_cert_pairs.push_back({tls->key_pem, tls->cert_pem});
+  return grpc::SslServerCredentials(ssl);
 }
 
 }  // namespace
@@ -60,15 +70,20 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
     if (auto http_hp = ParseHostPort(options.http_listen); !http_hp.ok()) return http_hp.status();
   }
 
+  // Before touching the data dir: a bad certificate or an exposed key is the operator's to fix.
+  auto tls = LoadServerTls(options.tls);
+  if (!tls.ok()) return tls.status();
+
   std::unique_ptr<Coordinator> c(new Coordinator());
   c->identity_.version = FARM_VERSION;
+  c->identity_.tls = tls->has_value();
   c->identity_.started_at = absl::Now();
   if (absl::Status s = PrepareDataDir(options.data_dir); !s.ok()) return s;
   auto token = LoadOrCreateToken(options.token_file, options.data_dir, &c->token_file_);
   if (!token.ok()) return token.status();
   c->auth_ = std::make_unique<TokenVerifier>(*token);
 
-  auto store = StateStore::Open((fs::path(options.data_dir) / "state").string());
+  auto store = StateStore::Open(StateDir(options.data_dir));
   if (!store.ok()) return store.status();
   c->store_ = std::move(*store);
   auto blob_store = BlobStore::Open((fs::path(options.data_dir) / "cas").string(), c->store_.get(),
@@ -128,7 +143,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   // CAS blobs stream in 1 MiB chunks; this bounds what one message may cost us.
   builder.SetMaxReceiveMessageSize(kCasMaxMessageBytes);
   int bound_port = 0;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &bound_port);
+  builder.AddListeningPort(options.listen, GrpcCredentials(*tls), &bound_port);
   // gRPC sets SO_REUSEPORT by default, which would let two coordinators share a port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(c->worker_service_.get());
@@ -144,7 +159,15 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
         ": the port is in use or the address is not local. Fix: choose another --listen"));
   }
   c->identity_.grpc_address = FormatHostPort({grpc_hp->host, bound_port});
-  WarnIfNotLoopback(c->identity_.grpc_address, "gRPC");
+  WarnIfPlainBeyondLoopback(c->identity_.grpc_address, "gRPC", c->identity_.tls);
+  if (*tls) {
+    log->info(
+        "TLS with certificate {} ({}, valid until {}){}", options.tls.cert_file, (*tls)->subject,
+        absl::FormatTime("%Y-%m-%d", (*tls)->not_after, absl::UTCTimeZone()),
+        (*tls)->client_ca_pem.empty()
+            ? std::string("")
+            : absl::StrCat("; gRPC clients need a certificate from ", options.tls.client_ca_file));
+  }
 
   if (!options.http_listen.empty()) {
     c->api_routes_ = std::make_unique<ApiRoutes>(c->farm_service_.get(), c->builds_.get(), *token);
@@ -154,15 +177,18 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
         IndexHttpOptions{.token = *token, .max_upload_bytes = options.index_max_upload_bytes});
     auto http = HttpServer::Start(
         options.http_listen, &c->metrics_,
-        {c->api_routes_.get(), c->dashboard_routes_.get(), c->index_routes_.get()});
+        {c->api_routes_.get(), c->dashboard_routes_.get(), c->index_routes_.get()},
+        options.http_limits,
+        HttpTlsFiles{.cert_file = options.tls.cert_file, .key_file = options.tls.key_file});
     if (!http.ok()) {
       c->grpc_server_->Shutdown();
       return http.status();
     }
     c->http_server_ = std::move(*http);
     c->identity_.http_address = c->http_server_->address();
-    c->package_index_->SetBaseUrl(absl::StrCat("http://", c->identity_.http_address));
-    WarnIfNotLoopback(c->identity_.http_address, "HTTP");
+    c->package_index_->SetBaseUrl(
+        absl::StrCat(c->identity_.tls ? "https://" : "http://", c->identity_.http_address));
+    WarnIfPlainBeyondLoopback(c->identity_.http_address, "HTTP", c->identity_.tls);
   }
 
   WorkerRegistry* registry = c->registry_.get();
@@ -192,11 +218,12 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
 
   c->sweeper_ = std::thread([raw = c.get()] { raw->SweepLoop(); });
   c->wheel_pipeline_->Start();
-  log->info("farm-coordinator {} serving gRPC on {}{}; data dir {}", FARM_VERSION,
-            c->identity_.grpc_address,
+  log->info("farm-coordinator {} serving gRPC{} on {}{}; data dir {}", FARM_VERSION,
+            c->identity_.tls ? " (TLS)" : "", c->identity_.grpc_address,
             c->identity_.http_address.empty()
                 ? std::string(", HTTP disabled")
-                : absl::StrCat(", HTTP on ", c->identity_.http_address),
+                : absl::StrCat(c->identity_.tls ? ", HTTPS on " : ", HTTP on ",
+                               c->identity_.http_address),
             options.data_dir);
   return c;
 }

@@ -33,6 +33,7 @@
 #include "coordinator/worker_service.h"
 #include "libfarm/metrics/registry.h"
 #include "libfarm/rpc/token_auth.h"
+#include "libfarm/tls/server_tls.h"
 
 namespace farm::coordinator {
 
@@ -47,6 +48,11 @@ struct CoordinatorOptions {
   std::string recipes_dir;
   // --index-max-upload: the largest file the built-in index accepts through its upload API.
   uint64_t index_max_upload_bytes = uint64_t{2} << 30;
+  // Request size, time and connection limits of the HTTP port; --http-allow-host names.
+  HttpLimits http_limits;
+  // --tls-cert/--tls-key: TLS on the gRPC and HTTP ports; --tls-client-ca: gRPC clients
+  // (workers, farmctl, farm-nvcc) must also show a certificate from this CA. Empty: plain.
+  ServerTlsFiles tls;
 };
 
 class Coordinator {
@@ -57,6 +63,8 @@ class Coordinator {
   const std::string& grpc_address() const { return identity_.grpc_address; }
   const std::string& http_address() const { return identity_.http_address; }
   const std::string& token_file() const { return token_file_; }
+  // Whether the gRPC and HTTP ports speak TLS.
+  bool tls() const { return identity_.tls; }
   // The CAS (<data-dir>/cas). Pins are in memory: re-pin live work before serving.
   BlobStore* blob_store() const { return blob_store_.get(); }
   // Build records and progress; the wheel pipeline drives wheel builds through it.

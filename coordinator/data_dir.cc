@@ -36,4 +36,8 @@ absl::Status PrepareDataDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
+std::string StateDir(const std::string& data_dir) {
+  return (std::filesystem::path(data_dir) / "state").string();
+}
+
 }  // namespace farm::coordinator

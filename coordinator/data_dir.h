@@ -11,4 +11,7 @@ namespace farm::coordinator {
 // the reason and the fix.
 absl::Status PrepareDataDir(const std::string& dir);
 
+// Where the RocksDB state lives inside a data dir.
+std::string StateDir(const std::string& data_dir);
+
 }  // namespace farm::coordinator

@@ -35,6 +35,7 @@ farm::v1::GetStatusResponse FarmServiceImpl::Status() const {
   *out.mutable_started_at() = ToProtoTime(identity_->started_at);
   out.set_grpc_address(identity_->grpc_address);
   out.set_http_address(identity_->http_address);
+  out.set_tls(identity_->tls);
   const WorkerCounts counts = registry_->Counts();
   out.set_workers_online(counts.online);
   out.set_workers_draining(counts.draining);

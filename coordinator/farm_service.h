@@ -16,6 +16,7 @@ struct CoordinatorIdentity {
   absl::Time started_at;
   std::string grpc_address;
   std::string http_address;
+  bool tls = false;  // gRPC and HTTP speak TLS (HTTP as https://)
 };
 
 class FarmServiceImpl final : public farm::v1::FarmService::Service {

@@ -5,17 +5,31 @@
 #include <httplib.h>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/guarded_http_server.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
 
 namespace farm::coordinator {
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
-    const std::string& address, MetricsRegistry* metrics, const std::vector<HttpRoutes*>& routes) {
+    const std::string& address, MetricsRegistry* metrics, const std::vector<HttpRoutes*>& routes,
+    const HttpLimits& limits, const HttpTlsFiles& tls) {
   auto hp = ParseHostPort(address);
   if (!hp.ok()) return hp.status();
   std::unique_ptr<HttpServer> http(new HttpServer());
-  http->server_ = std::make_unique<httplib::Server>();
+  std::unique_ptr<HttpsContext> https;
+  if (tls.enabled()) {
+    auto context = HttpsContext::FromFiles(tls.cert_file, tls.key_file);
+    if (!context.ok()) return context.status();
+    https = *std::move(context);
+  }
+  // Request size, time, connection and Host limits: guarded_http_server.h.
+  std::vector<BodyLimit> body_limits;
+  for (HttpRoutes* r : routes) {
+    for (BodyLimit& b : r->BodyLimits()) body_limits.push_back(std::move(b));
+  }
+  http->server_ = std::make_unique<GuardedHttpServer>(limits, IsLoopbackHost(hp->host),
+                                                      std::move(body_limits), std::move(https));
   auto& server = *http->server_;
   // Only SO_REUSEADDR: httplib's default also sets SO_REUSEPORT, which would let a second
   // coordinator silently share the port.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "coordinator/http_limits.h"
 #include "libfarm/metrics/registry.h"
 
 namespace httplib {
@@ -23,14 +24,26 @@ class HttpRoutes {
   virtual ~HttpRoutes() = default;
   // `loopback`: the server listens on loopback only, so it may relax read authentication.
   virtual void RegisterRoutes(httplib::Server& server, bool loopback) = 0;
+  // The routes that read a request body, and how much; every other route reads none.
+  virtual std::vector<BodyLimit> BodyLimits() const { return {}; }
+};
+
+// HTTPS with the coordinator's own certificate (--tls-cert, --tls-key); empty: plain HTTP.
+// No client certificates here: browsers and pip read with the token, as over plain HTTP.
+struct HttpTlsFiles {
+  std::string cert_file;
+  std::string key_file;
+  bool enabled() const { return !cert_file.empty(); }
 };
 
 class HttpServer {
  public:
-  // Binds `address` (host:port, port 0 picks one), registers `routes`, and starts serving.
+  // Binds `address` (host:port, port 0 picks one), registers `routes`, and starts serving
+  // within `limits`.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
       const std::string& address, MetricsRegistry* metrics,
-      const std::vector<HttpRoutes*>& routes = {});
+      const std::vector<HttpRoutes*>& routes = {}, const HttpLimits& limits = {},
+      const HttpTlsFiles& tls = {});
   ~HttpServer();
 
   // The bound address, with the real port.

@@ -9,6 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/data_dir.h"
+#include "coordinator/http_request_guard.h"
+#include "coordinator/state_store.h"
 #include "libfarm/cas/byte_size.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/logging/logger.h"
@@ -25,6 +28,21 @@ std::string DefaultDataDir() {
     return absl::StrCat(home, "/.local/state/wheelfarm/coordinator");
   }
   return "/var/lib/wheelfarm";
+}
+
+// farm-coordinator --repair: never done implicitly, since salvaging may drop records.
+int RepairState(const std::string& data_dir, spdlog::logger& log) {
+  const std::string state = farm::coordinator::StateDir(data_dir);
+  auto copy = farm::coordinator::StateStore::Repair(state);
+  if (!copy.ok()) {
+    log.error("{}", copy.status().message());
+    return farm::ExitCodeForStatus(copy.status());
+  }
+  log.warn(
+      "repaired {}. The state before the repair is in {}; RocksDB's account of what it kept "
+      "and dropped is in {}/LOG. Start farm-coordinator as usual to serve it.",
+      state, *copy, state);
+  return farm::kExitOk;
 }
 
 }  // namespace
@@ -63,9 +81,33 @@ int main(int argc, char** argv) {
   app.add_option("--index-max-upload", index_max_upload,
                  "largest file the built-in package index accepts by upload (e.g. 500MiB, 4GiB)")
       ->capture_default_str();
+  app.add_option("--http-allow-host", options.http_limits.allowed_hosts,
+                 "a Host name a loopback --http-listen also answers to, besides 127.0.0.1, "
+                 "localhost and [::1] (repeatable or comma-separated; others get 421)")
+      ->delimiter(',');
+  app.add_option("--http-max-connections", options.http_limits.max_connections,
+                 "open HTTP connections served at once; more are answered 503")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--http-max-connections-per-client",
+                 options.http_limits.max_connections_per_client,
+                 "open HTTP connections one client address may hold; more are answered 503")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
   app.add_option("--ready-file", ready_file,
                  "write {pid, grpc, http, token_file} as JSON here once serving");
+  app.add_option("--tls-cert", options.tls.cert_file,
+                 "PEM certificate (chain) for TLS on the gRPC and HTTP ports; with --tls-key");
+  app.add_option("--tls-key", options.tls.key_file,
+                 "PEM private key of --tls-cert; must not be readable by others (chmod 600)");
+  app.add_option("--tls-client-ca", options.tls.client_ca_file,
+                 "require gRPC clients (workers, farmctl, farm-nvcc) to present a certificate "
+                 "signed by this CA (mutual TLS)");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
+  bool repair = false;
+  app.add_flag("--repair", repair,
+               "salvage a damaged state store instead of serving: copies <data-dir>/state aside "
+               "first, lets RocksDB keep what it can, and exits; then start as usual");
   CLI11_PARSE(app, argc, argv);
 
   auto log = farm::ComponentLogger("coordinator");
@@ -79,6 +121,8 @@ int main(int argc, char** argv) {
     return farm::kExitConfig;
   }
 
+  if (repair) return RepairState(options.data_dir, *log);
+
   auto quota = farm::ParseByteSize(cas_quota);
   if (!quota.ok()) {
     log->error("--cas-quota: {}", quota.status().message());
@@ -91,6 +135,15 @@ int main(int argc, char** argv) {
     return farm::kExitConfig;
   }
   options.index_max_upload_bytes = *max_upload;
+  for (const std::string& name : options.http_limits.allowed_hosts) {
+    if (!farm::coordinator::HostName(name)) {
+      log->error(
+          "--http-allow-host '{}' is not a host name. Fix: give a name such as "
+          "farm.example or build-box.local",
+          name);
+      return farm::kExitConfig;
+    }
+  }
 
   auto coordinator = farm::coordinator::Coordinator::Start(options);
   if (!coordinator.ok()) {
@@ -102,6 +155,7 @@ int main(int argc, char** argv) {
         {"pid", ::getpid()},
         {"grpc", (*coordinator)->grpc_address()},
         {"http", (*coordinator)->http_address()},
+        {"tls", (*coordinator)->tls()},
         {"token_file", std::filesystem::absolute((*coordinator)->token_file()).string()}};
     if (auto s = farm::WriteJsonFileAtomically(ready_file, ready); !s.ok()) {
       log->error("{}", s.message());

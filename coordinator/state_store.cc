@@ -6,6 +6,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace farm::coordinator {
 namespace {
@@ -20,14 +22,22 @@ const std::vector<std::string>& OurFamilies() {
   return kNames;
 }
 
+absl::Status Damaged(const std::string& dir, const std::string& detail) {
+  return absl::DataLossError(absl::StrCat(
+      "the farm state in ", dir, " is corrupt (", detail,
+      "). Nothing was changed. Fix: restore the data dir from a backup; or run farm-coordinator "
+      "--repair with the same --data-dir, which keeps a copy first and salvages what it can; or "
+      "move it aside to start an empty farm"));
+}
+
 absl::Status FromRocks(const rocksdb::Status& s, const std::string& dir) {
   if (s.ok()) return absl::OkStatus();
   const std::string detail = s.ToString();
-  if (s.IsCorruption()) {
-    return absl::DataLossError(absl::StrCat(
-        "the farm state in ", dir, " is corrupt (", detail,
-        "). Nothing was changed. Fix: restore the data dir from a backup, or move it aside to "
-        "start an empty farm"));
+  if (s.IsCorruption()) return Damaged(dir, detail);
+  // CURRENT naming a manifest that is gone: the store is damaged, not merely unreachable.
+  if (s.IsIOError() && absl::StrContains(detail, "MANIFEST") &&
+      absl::StrContains(detail, "No such file")) {
+    return Damaged(dir, detail);
   }
   if (s.IsIOError() && absl::StrContains(detail, "lock")) {
     return absl::FailedPreconditionError(
@@ -43,7 +53,61 @@ absl::Status FromRocks(const rocksdb::Status& s, const std::string& dir) {
   return absl::InternalError(absl::StrCat("RocksDB error in ", dir, ": ", detail));
 }
 
+rocksdb::Options StoreOptions() {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  options.paranoid_checks = true;
+  // RocksDB's default (point in time) stops replaying the WAL at the first corrupt record and
+  // opens without a word, dropping every acknowledged write behind it. This mode forgives only
+  // a torn last record (a write that was never acknowledged) and refuses any other damage.
+  options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  options.keep_log_file_num = 5;
+  options.max_manifest_file_size = 64 << 20;
+  return options;
+}
+
+// The default family first, then ours in Table order, then any a newer coordinator wrote
+// (opened too, and left alone).
+std::vector<rocksdb::ColumnFamilyDescriptor> Families(const rocksdb::Options& options,
+                                                      const std::string& dir) {
+  std::vector<std::string> names = OurFamilies();
+  names.insert(names.begin(), rocksdb::kDefaultColumnFamilyName);
+  std::vector<std::string> existing;
+  if (rocksdb::DB::ListColumnFamilies(options, dir, &existing).ok()) {
+    for (const auto& n : existing) {
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& n : names) descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions(options));
+  return descriptors;
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> StateStore::Repair(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec) || fs::is_empty(dir, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat("no farm state in ", dir, " to repair. Fix: pass the --data-dir of the farm"));
+  }
+  const std::string copy = absl::StrCat(
+      dir, ".before-repair-", absl::FormatTime("%Y%m%dT%H%M%S", absl::Now(), absl::UTCTimeZone()));
+  fs::copy(dir, copy, fs::copy_options::recursive, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot copy ", dir, " to ", copy, " before repairing (", ec.message(),
+                     "); nothing was changed. Fix: free space next to the data dir"));
+  }
+  const rocksdb::Options options = StoreOptions();
+  rocksdb::Status s = rocksdb::RepairDB(dir, options, Families(options, dir), options);
+  if (!s.ok()) {
+    return absl::InternalError(absl::StrCat("RocksDB could not repair ", dir, ": ", s.ToString(),
+                                            ". The state before the attempt is in ", copy));
+  }
+  return copy;
+}
 
 absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir) {
   std::error_code ec;
@@ -57,25 +121,8 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(const std::string& 
         "changed. Fix: restore it from a backup, or move it aside to start an empty farm"));
   }
 
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  options.create_missing_column_families = true;
-  options.paranoid_checks = true;
-  options.keep_log_file_num = 5;
-  options.max_manifest_file_size = 64 << 20;
-
-  std::vector<std::string> names = OurFamilies();
-  names.insert(names.begin(), rocksdb::kDefaultColumnFamilyName);
-  std::vector<std::string> existing;
-  if (rocksdb::DB::ListColumnFamilies(options, dir, &existing).ok()) {
-    // Families written by a newer coordinator must be opened too; we leave them alone.
-    for (const auto& n : existing) {
-      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-    }
-  }
-  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-  for (const auto& n : names) descriptors.emplace_back(n, rocksdb::ColumnFamilyOptions(options));
-
+  const rocksdb::Options options = StoreOptions();
+  const std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = Families(options, dir);
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, dir, descriptors, &handles, &raw);

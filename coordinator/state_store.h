@@ -50,6 +50,9 @@ class StateStore {
   // Opens or creates the store in `dir`. Never repairs or resets: a corrupt store, a store
   // locked by another process, or an unwritable directory is an error naming the fix.
   static absl::StatusOr<std::unique_ptr<StateStore>> Open(const std::string& dir);
+  // What an operator asks for explicitly (farm-coordinator --repair): copies `dir` aside
+  // first, then lets RocksDB salvage what it can. Returns the copy's path.
+  static absl::StatusOr<std::string> Repair(const std::string& dir);
   ~StateStore();
 
   absl::Status Put(Table table, const std::string& key, const google::protobuf::Message& value);

@@ -9,6 +9,19 @@
 #include "libfarm/logging/logger.h"
 
 namespace farm::coordinator {
+namespace {
+
+// ", certificate CN=<name>" when the worker came over mutual TLS; "" otherwise.
+std::string PeerCertificateNote(const grpc::ServerContext& context) {
+  auto auth = context.auth_context();
+  if (auth == nullptr || !auth->IsPeerAuthenticated()) return "";
+  for (const auto& cn : auth->FindPropertyValues("x509_common_name")) {
+    return absl::StrCat(", certificate CN=", std::string(cn.data(), cn.size()));
+  }
+  return ", certificate without CN";
+}
+
+}  // namespace
 
 absl::Status ValidateWorkerName(const std::string& name) {
   const bool valid =
@@ -54,10 +67,12 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
   auto session = registry_->Register(request->name(), request->capabilities(), context->peer());
   if (!session.ok()) return Finish("Register", session.status());
   ComponentLogger("coordinator")
-      ->info("worker '{}' registered from {} ({} {}, glibc {}, {} slots, {} CUDA toolkit(s))",
-             request->name(), context->peer(), request->capabilities().os(),
-             request->capabilities().cpu_arch(), request->capabilities().glibc(),
-             request->capabilities().slots(), request->capabilities().cuda_size());
+      ->info("worker '{}' registered from {}{} ({} {}, glibc {}, {} slots, {} CUDA toolkit(s), {})",
+             request->name(), context->peer(), PeerCertificateNote(*context),
+             request->capabilities().os(), request->capabilities().cpu_arch(),
+             request->capabilities().glibc(), request->capabilities().slots(),
+             request->capabilities().cuda_size(),
+             request->capabilities().sandboxed() ? "sandboxed" : "NOT sandboxed");
   response->set_session_id(*session);
   response->set_heartbeat_interval_ms(HeartbeatIntervalMs());
   return Finish("Register", absl::OkStatus());

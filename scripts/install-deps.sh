@@ -9,9 +9,9 @@ packages=(
   libabsl-dev librocksdb-dev libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev
   nlohmann-json3-dev libcpp-httplib-dev
-  libzstd-dev liblz4-dev libssl-dev zlib1g-dev
+  libzstd-dev liblz4-dev libssl-dev zlib1g-dev openssl
   clang libclang-rt-14-dev clang-format
-  systemd python3 python3-venv procps
+  systemd python3 python3-venv procps bubblewrap
   chromium chromium-driver libtomlplusplus-dev
 )
 

@@ -1,15 +1,22 @@
 #include "worker/action_runner.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/files/relative_path.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/nvcc/device_job.h"
+#include "libfarm/process/process_table.h"
 #include "worker/command_runner.h"
 
 namespace farm::worker {
@@ -45,6 +52,68 @@ bool IsPlainFileInside(const fs::path& root, const std::string& relative) {
   return lstat(current.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// remove_all, after making every directory writable again: an action may leave a read-only
+// directory behind, which would keep a worker that is not root from removing what is in it.
+void RemoveTree(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_directory(fs::symlink_status(dir, ec))) {
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ec);
+  }
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec)) {
+      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+    }
+    ec.clear();
+  }
+  fs::remove_all(dir, ec);
+}
+
+// SIGKILLs this user's bwrap processes whose mounts lie under `scratch_root`: sandboxes of an
+// earlier run of this worker. --die-with-parent kills them with the worker; this is for a
+// sandbox that outlived it anyway. Killing bwrap ends its PID namespace and all inside.
+int KillSandboxesUnder(const std::string& scratch_root) {
+  const std::string prefix = scratch_root + "/";
+  int killed = 0;
+  for (const ProcessEntry& p : ListProcesses()) {
+    if (p.uid != ::geteuid() || fs::path(p.args[0]).filename() != "bwrap") continue;
+    if (std::any_of(p.args.begin(), p.args.end(),
+                    [&](const std::string& a) { return absl::StartsWith(a, prefix); }) &&
+        ::kill(p.pid, SIGKILL) == 0) {
+      ++killed;
+    }
+  }
+  return killed;
+}
+
+// For line info: an empty file of each stamp's size and mtime, which the sandbox shows at the
+// stamp's path (where the worker has nothing of its own there), so ptxas stamps the cubin as
+// the submitting host's ptxas did. Sparse: the size costs no disk.
+absl::Status MakeStandIns(const farm::v1::Action& action, const fs::path& dir,
+                          SandboxMounts& mounts) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+  for (int i = 0; i < action.source_stamps_size(); ++i) {
+    const farm::v1::SourceStamp& stamp = action.source_stamps(i);
+    const std::string file = (dir / absl::StrCat(i)).string();
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    bool ok = fd >= 0 && ::ftruncate(fd, static_cast<off_t>(stamp.size_bytes())) == 0;
+    if (ok) {
+      const struct timespec times[2] = {{stamp.mtime_seconds(), 0}, {stamp.mtime_seconds(), 0}};
+      ok = ::futimens(fd, times) == 0;
+    }
+    if (fd >= 0) ::close(fd);
+    if (!ok) {
+      return absl::InternalError(
+          absl::StrCat("cannot make the stand-in for '", stamp.path(), "' at ", file));
+    }
+    mounts.stand_ins.emplace_back(file, stamp.path());
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckPaths(const farm::v1::Action& action) {
   for (const auto& in : action.inputs()) {
     if (absl::Status s = ValidateRelativePath(in.path()); !s.ok()) return s;
@@ -52,27 +121,51 @@ absl::Status CheckPaths(const farm::v1::Action& action) {
   for (const auto& out : action.output_paths()) {
     if (absl::Status s = ValidateRelativePath(out); !s.ok()) return s;
   }
+  if (action.source_stamps_size() > static_cast<int>(kMaxSourceStamps)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        action.source_stamps_size(), " source stamps (the limit is ", kMaxSourceStamps, ")"));
+  }
   return absl::OkStatus();
 }
 
 }  // namespace
 
 ActionRunner::ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas,
-                           std::map<std::string, std::string> cuda_roots)
+                           std::map<std::string, std::string> cuda_roots, const Sandbox* sandbox)
     : scratch_root_(std::move(scratch_root)),
       cache_(cache),
       cas_(cas),
-      cuda_roots_(std::move(cuda_roots)) {}
+      cuda_roots_(std::move(cuda_roots)),
+      sandbox_(sandbox) {}
+
+absl::Status ActionRunner::ClearScratchRoot() {
+  if (const int killed = KillSandboxesUnder(scratch_root_); killed > 0) {
+    ComponentLogger("worker")->warn("killed {} sandbox process(es) left by an earlier run", killed);
+  }
+  std::error_code ec;
+  int removed = 0;
+  for (fs::directory_iterator it(scratch_root_, ec), end; !ec && it != end; it.increment(ec)) {
+    RemoveTree(it->path());
+    ++removed;
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot empty the scratch directory ", scratch_root_, ": ", ec.message(),
+                     ". Fix: give the worker a writable --work-dir"));
+  }
+  if (removed > 0) {
+    ComponentLogger("worker")->info("removed {} scratch director{} left by an earlier run in {}",
+                                    removed, removed == 1 ? "y" : "ies", scratch_root_);
+  }
+  return absl::OkStatus();
+}
 
 farm::v1::Completion ActionRunner::Execute(const farm::v1::Lease& lease,
                                            const std::atomic<bool>& cancel) {
   const fs::path base = fs::path(scratch_root_) / lease.lease_id();
   struct RemoveScratch {
     fs::path dir;
-    ~RemoveScratch() {
-      std::error_code ignored;
-      fs::remove_all(dir, ignored);
-    }
+    ~RemoveScratch() { RemoveTree(dir); }
   } cleanup{base};
   return RunIn(lease, lease.action(), base.string(), cancel);
 }
@@ -80,8 +173,8 @@ farm::v1::Completion ActionRunner::Execute(const farm::v1::Lease& lease,
 farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
                                          const farm::v1::Action& action,
                                          const std::string& base_dir,
-                                         const std::atomic<bool>& cancel,
-                                         OutputFollower* follower) {
+                                         const std::atomic<bool>& cancel, OutputFollower* follower,
+                                         SandboxMounts mounts) {
   auto log = ComponentLogger("worker");
   farm::v1::Completion completion;
   completion.set_lease_id(lease.lease_id());
@@ -97,7 +190,7 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
   const fs::path base(base_dir);
   const fs::path scratch = base / "root";
   std::error_code ec;
-  fs::remove_all(base, ec);
+  RemoveTree(base);
   fs::create_directories(scratch, ec);
   if (ec) {
     completion.set_infra_error(
@@ -116,6 +209,12 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
   for (const auto& out : action.output_paths()) {
     fs::create_directories((scratch / out).parent_path(), ec);
   }
+  if (sandbox_ != nullptr && action.source_stamps_size() > 0) {
+    if (absl::Status s = MakeStandIns(action, base / "stamps", mounts); !s.ok()) {
+      completion.set_infra_error(std::string(s.message()));
+      return completion;
+    }
+  }
 
   CommandSpec spec;
   spec.argv.assign(action.argv().begin(), action.argv().end());
@@ -125,17 +224,22 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
           cuda_roots_.find(req.cuda_release().empty() ? req.cuda_version() : req.cuda_release());
       root != cuda_roots_.end()) {
     spec.env["FARM_CUDA_ROOT"] = root->second;
+    mounts.read_only.push_back(root->second);
     // A toolkit for another CPU runs through qemu-user, which finds its loader here. The
     // worker's start check counted on it (toolkit_check), so its actions get it too; it
     // changes where qemu looks, never what cicc writes.
     if (const char* prefix = std::getenv("QEMU_LD_PREFIX"); prefix != nullptr && *prefix != '\0') {
       spec.env["QEMU_LD_PREFIX"] = prefix;
+      mounts.read_only.push_back(prefix);
     }
   }
   spec.cwd = scratch.string();
   spec.stdout_path = (base / "stdout").string();
   spec.stderr_path = (base / "stderr").string();
   spec.timeout = absl::Seconds(action.timeout_seconds() > 0 ? action.timeout_seconds() : 3600);
+  spec.sandbox = sandbox_;
+  mounts.writable.push_back(spec.cwd);
+  spec.mounts = std::move(mounts);
   if (follower != nullptr) follower->Start(spec.stdout_path);
   auto outcome = RunCommandInDirectory(spec, cancel);
   if (follower != nullptr) follower->Stop();

@@ -1,5 +1,6 @@
 #include "worker/blob_cache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,12 +13,62 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/cas/digest.h"
+#include "libfarm/cas/sha256.h"
 #include "libfarm/logging/logger.h"
 
 namespace farm::worker {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Copies `from` to a new file `dest` with `mode`, hashing the bytes on the way: false (and no
+// `dest`) when they are not the bytes of `digest`.
+absl::StatusOr<bool> CopyVerified(const std::string& from, const farm::v1::Digest& digest,
+                                  const std::string& dest, mode_t mode) {
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) {
+    return absl::InternalError(absl::StrCat("cannot open ", from, ": ", std::strerror(errno)));
+  }
+  absl::Cleanup close_in = [in] { ::close(in); };
+  ::unlink(dest.c_str());
+  const int out = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (out < 0) {
+    return absl::InternalError(absl::StrCat("cannot create ", dest, ": ", std::strerror(errno)));
+  }
+  bool kept = false;
+  absl::Cleanup close_out = [&] {
+    ::close(out);
+    if (!kept) ::unlink(dest.c_str());
+  };
+  Sha256 sha;
+  int64_t size = 0;
+  std::vector<char> buffer(1 << 20);
+  while (true) {
+    const ssize_t n = ::read(in, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::InternalError(absl::StrCat("cannot read ", from, ": ", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    sha.Update(absl::string_view(buffer.data(), static_cast<size_t>(n)));
+    size += n;
+    for (ssize_t done = 0; done < n;) {
+      const ssize_t w = ::write(out, buffer.data() + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        return absl::InternalError(absl::StrCat("cannot write ", dest, ": ", std::strerror(errno)));
+      }
+      done += w;
+    }
+  }
+  if (size != digest.size_bytes() || sha.FinishHex() != digest.hash()) return false;
+  // The umask may have narrowed the mode open() was given.
+  if (::fchmod(out, mode) != 0) {
+    return absl::InternalError(absl::StrCat("chmod ", dest, ": ", std::strerror(errno)));
+  }
+  kept = true;
+  return true;
+}
 
 }  // namespace
 
@@ -109,8 +160,7 @@ absl::StatusOr<std::string> BlobCache::Acquire(const farm::v1::Digest& digest, b
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);
     absl::Status s = client_->DownloadToFile(digest, path);
-    // Read-only: an action that tries to write its (hard-linked) input fails instead of
-    // corrupting the cache for every later action.
+    // Read-only, as a first guard; copies are verified anyway (MaterializeAt).
     if (s.ok() && ::chmod(path.c_str(), 0444) != 0) {
       s = absl::InternalError(absl::StrCat("chmod ", path, ": ", std::strerror(errno)));
     }
@@ -146,27 +196,43 @@ void BlobCache::Release(const std::string& hash) {
   EvictBeyondLimit();
 }
 
+void BlobCache::Drop(const std::string& hash) {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(hash);
+  if (it == entries_.end()) return;
+  std::error_code ec;
+  fs::remove(PathFor(hash), ec);
+  bytes_ -= static_cast<uint64_t>(it->second.size);
+  lru_.erase(it->second.lru);
+  entries_.erase(it);
+}
+
 absl::Status BlobCache::MaterializeAt(const farm::v1::Digest& digest, const std::string& dest,
                                       bool executable) {
-  auto path = Acquire(digest, true);
-  if (!path.ok()) return path.status();
-  absl::Cleanup release = [this, &digest] { Release(digest.hash()); };
+  auto log = ComponentLogger("worker");
+  const mode_t mode = executable ? 0555 : 0444;
   std::error_code ec;
   fs::create_directories(fs::path(dest).parent_path(), ec);
-  fs::remove(dest, ec);
-  if (!executable && ::link(path->c_str(), dest.c_str()) == 0) return absl::OkStatus();
-  if (!executable && errno != EXDEV && errno != EPERM && errno != EMLINK) {
-    return absl::InternalError(
-        absl::StrCat("cannot link ", *path, " to ", dest, ": ", std::strerror(errno)));
+  // A second try after a corrupt cached copy, which is then a fresh download.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto path = Acquire(digest, true);
+    if (!path.ok()) return path.status();
+    absl::StatusOr<bool> intact = false;
+    {
+      absl::Cleanup release = [this, &digest] { Release(digest.hash()); };
+      intact = CopyVerified(*path, digest, dest, mode);
+    }
+    if (!intact.ok()) return intact.status();
+    if (*intact) return absl::OkStatus();
+    log->error(
+        "cached blob {} no longer matches its digest (changed on disk); dropped and "
+        "fetched again",
+        DigestToString(digest));
+    Drop(digest.hash());
   }
-  ec.clear();
-  fs::copy_file(*path, dest, fs::copy_options::overwrite_existing, ec);
-  if (ec) {
-    return absl::InternalError(
-        absl::StrCat("cannot copy ", *path, " to ", dest, ": ", ec.message()));
-  }
-  fs::permissions(dest, executable ? fs::perms(0555) : fs::perms(0444), ec);
-  return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat("blob ", DigestToString(digest),
+                                          " is corrupt even when fetched again into ", dir_,
+                                          ". Fix: check the disk under the worker's --work-dir"));
 }
 
 uint64_t BlobCache::bytes_cached() {

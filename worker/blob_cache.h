@@ -1,7 +1,8 @@
 // The worker's bounded cache of CAS blobs, so inputs that repeat across actions (toolkit
 // headers, preprocessed sources, libraries) are fetched from the coordinator once.
 // Files live at <dir>/<first two hex>/<hash>, read-only; downloads are verified against
-// their digest before they appear. Least recently used blobs go beyond `max_bytes`.
+// their digest before they appear, and every copy handed to an action is verified again.
+// Least recently used blobs go beyond `max_bytes`.
 //
 // Thread-safe: concurrent Fetch calls of one digest share a single download.
 #pragma once
@@ -31,9 +32,10 @@ class BlobCache {
   // blob is evicted by later fetches: prefer MaterializeAt, which links it at once.
   absl::StatusOr<std::string> Fetch(const farm::v1::Digest& digest);
 
-  // Puts the blob at `dest` (parents created): a hard link to the cached copy when on the
-  // same filesystem, else a copy. Executable files are always copied (mode 0555), so a
-  // chmod on one action's input never changes the shared cached inode.
+  // Puts a copy of the blob at `dest` (parents created; mode 0444, or 0555 when executable),
+  // hashed while it is copied. Never a link: an action owns its inputs and may change them
+  // without touching the cache. A cached file whose bytes no longer match its digest (changed
+  // on disk behind the cache's back) is dropped and fetched again, never handed out.
   absl::Status MaterializeAt(const farm::v1::Digest& digest, const std::string& dest,
                              bool executable);
 
@@ -58,6 +60,8 @@ class BlobCache {
   // Fetch, and mark the entry in use so eviction leaves it until Release.
   absl::StatusOr<std::string> Acquire(const farm::v1::Digest& digest, bool hold);
   void Release(const std::string& hash);
+  // Forgets a cached blob found corrupt and removes its file.
+  void Drop(const std::string& hash);
 
   const std::string dir_;
   const uint64_t max_bytes_;

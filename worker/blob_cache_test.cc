@@ -123,7 +123,7 @@ TEST_F(BlobCacheTest, SurvivesRestartAndDropsLeftovers) {
   EXPECT_EQ(Downloads(), 1);
 }
 
-TEST_F(BlobCacheTest, MaterializeLinksReadOnlyOrCopiesExecutables) {
+TEST_F(BlobCacheTest, MaterializeCopiesReadOnlyOrExecutable) {
   const farm::v1::Digest d = cas_.Add("#!/bin/sh\necho hi\n");
   BlobCache cache((dir_ / "cache").string(), 1 << 20, client_.get());
   const std::string plain = (dir_ / "scratch" / "a" / "input.txt").string();
@@ -137,11 +137,38 @@ TEST_F(BlobCacheTest, MaterializeLinksReadOnlyOrCopiesExecutables) {
   ASSERT_EQ(::stat(plain.c_str(), &sp), 0);
   ASSERT_EQ(::stat(tool.c_str(), &st), 0);
   ASSERT_EQ(::stat(cache.Fetch(d)->c_str(), &sc), 0);
-  EXPECT_EQ(sp.st_ino, sc.st_ino);  // hard link
+  // Copies: whatever an action does to its input stays in its scratch dir.
+  EXPECT_NE(sp.st_ino, sc.st_ino);
   EXPECT_EQ(sp.st_mode & 0777, 0444u);
-  EXPECT_NE(st.st_ino, sc.st_ino);  // copy
+  EXPECT_NE(st.st_ino, sc.st_ino);
   EXPECT_EQ(st.st_mode & 0777, 0555u);
   EXPECT_EQ(Downloads(), 1);
+}
+
+// The probe's attack: `chmod u+w in.txt; echo POISON >> in.txt` on a hard-linked input
+// changed the cached blob for every later action. Writing the input changes only the copy;
+// and a cached file changed behind the cache's back is dropped and fetched again.
+TEST_F(BlobCacheTest, PoisonedInputOrCacheNeverReachesTheNextAction) {
+  const farm::v1::Digest d = cas_.Add("clean bytes\n");
+  BlobCache cache((dir_ / "cache").string(), 1 << 20, client_.get());
+  const std::string first = (dir_ / "a" / "in.txt").string();
+  ASSERT_TRUE(cache.MaterializeAt(d, first, false).ok());
+  fs::permissions(first, fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(first, std::ios::app) << "POISON\n";
+  const std::string second = (dir_ / "b" / "in.txt").string();
+  ASSERT_TRUE(cache.MaterializeAt(d, second, false).ok());
+  EXPECT_EQ(Slurp(second), "clean bytes\n");
+  EXPECT_EQ(Downloads(), 1);
+
+  const std::string cached = *cache.Fetch(d);
+  fs::permissions(cached, fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(cached, std::ios::app) << "POISON\n";
+  const std::string third = (dir_ / "c" / "in.txt").string();
+  ASSERT_TRUE(cache.MaterializeAt(d, third, false).ok());
+  EXPECT_EQ(Slurp(third), "clean bytes\n");
+  EXPECT_EQ(Downloads(), 2);  // fetched again
+  EXPECT_EQ(Slurp(*cache.Fetch(d)), "clean bytes\n");
+  EXPECT_EQ(cache.bytes_cached(), 12u);
 }
 
 TEST_F(BlobCacheTest, MissingBlobIsNotFoundAndLeavesNothing) {

@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/output_tail.h"
@@ -151,6 +153,30 @@ void BuildEnvironments::ScrubPythonVariables(std::map<std::string, std::string>&
   env["PIP_CACHE_DIR"] = PipCacheDir();
 }
 
+std::vector<std::string> BuildEnvironments::LocalPipSources(
+    const std::map<std::string, std::string>& env) {
+  std::vector<std::string> paths;
+  for (const char* name : {"PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"}) {
+    auto it = env.find(name);
+    if (it == env.end()) continue;
+    // pip splits these lists on whitespace.
+    for (absl::string_view item :
+         absl::StrSplit(it->second, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+      if (absl::ConsumePrefix(&item, "file://") || absl::StartsWith(item, "/")) {
+        paths.emplace_back(item);
+      }
+    }
+  }
+  return paths;
+}
+
+SandboxMounts BuildEnvironments::Mounts() const {
+  SandboxMounts mounts;
+  mounts.read_only.push_back(root_);
+  mounts.writable.push_back(PipCacheDir());
+  return mounts;
+}
+
 farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
                                                 const EnvironmentRequest& request,
                                                 const std::atomic<bool>& cancel,
@@ -245,7 +271,10 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
   step.mutable_env()->insert(env.begin(), env.end());
   step.set_timeout_seconds(lease.action().timeout_seconds());
   step.set_build_id(lease.action().build_id());
-  completion = runner_->RunIn(lease, step, base.string(), cancel, follower);
+  SandboxMounts mounts = request.mounts;
+  mounts.writable.push_back(base.string());
+  mounts.writable.push_back(PipCacheDir());
+  completion = runner_->RunIn(lease, step, base.string(), cancel, follower, mounts);
 
   const bool ok = completion.infra_error().empty() && completion.result().exit_code() == 0 &&
                   !cancel.load() && IsReady(made);

@@ -36,6 +36,9 @@ struct EnvironmentRequest {
   ToolkitVersion cuda;                     // the build's toolkit: {cuda_major} in wheels
   std::string cuda_home;                   // and its root: {cuda_home}
   std::map<std::string, std::string> env;  // the host environment the step runs with
+  // What the step sees in the sandbox besides the system, the directory it makes the
+  // environment in and pip's cache: the interpreter, the network, a private $HOME.
+  SandboxMounts mounts;
 };
 
 // An environment ready for a build.
@@ -68,6 +71,15 @@ class BuildEnvironments {
   // `env`: its bin first on PATH (and no other virtualenv on it), VIRTUAL_ENV set,
   // PYTHONHOME/PYTHONPATH dropped, PIP_CACHE_DIR shared.
   void Activate(const std::string& dir, std::map<std::string, std::string>& env) const;
+
+  // What a build using an environment sees in the sandbox: every environment read-only (a
+  // virtualenv's scripts name its real directory, the build its published link) and pip's
+  // cache writable.
+  SandboxMounts Mounts() const;
+
+  // The local package sources pip is pointed at by `env` (paths and file: URLs in
+  // PIP_FIND_LINKS, PIP_INDEX_URL and PIP_EXTRA_INDEX_URL), which a sandboxed step must see.
+  static std::vector<std::string> LocalPipSources(const std::map<std::string, std::string>& env);
 
   // `[python] requirements = ["a", "b"]`, as the recipe wrote them, for messages.
   static std::string RequirementsLine(const std::vector<std::string>& requirements);

@@ -11,30 +11,27 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "libfarm/process/path_search.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm::worker {
 namespace {
 
-// Where the program is: argv[0] as given if it has a '/', else looked up on the action's
-// own PATH (not the worker's).
-std::string ResolveProgram(const std::string& program,
-                           const std::map<std::string, std::string>& env) {
-  if (program.find('/') != std::string::npos) return program;
-  auto path = env.find("PATH");
-  const std::string dirs = path != env.end() ? path->second : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string candidate = absl::StrCat(dirs.substr(start, end - start), "/", program);
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
+// Where the program is: argv[0] as given if it has a '/' (relative to `cwd`), else looked
+// up on the action's own PATH (not the worker's); nullopt when it is not there. Sandboxed
+// commands see host paths at the same place, so the answer holds inside too.
+std::optional<std::string> ResolveProgram(const std::string& program, const std::string& cwd,
+                                          const std::map<std::string, std::string>& env) {
+  if (program.find('/') != std::string::npos) {
+    const std::string full = program[0] == '/' ? program : absl::StrCat(cwd, "/", program);
+    return ::access(full.c_str(), X_OK) == 0 ? std::optional<std::string>(full) : std::nullopt;
   }
-  return program;
+  auto path = env.find("PATH");
+  return FindOnPath(program, path != env.end() ? path->second : "/usr/local/bin:/usr/bin:/bin");
 }
 
 }  // namespace
@@ -57,18 +54,25 @@ absl::StatusOr<CommandOutcome> RunCommandInDirectory(const CommandSpec& spec,
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, ResetChildSignals(&attr) | POSIX_SPAWN_SETPGROUP);
 
-  std::vector<std::string> args = spec.argv;
-  const std::string program = ResolveProgram(args[0], spec.env);
+  const std::optional<std::string> program = ResolveProgram(spec.argv[0], spec.cwd, spec.env);
+  if (!program.has_value()) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot start '", spec.argv[0], "': ", std::strerror(ENOENT)));
+  }
+  // bwrap finds the program the same way inside (execvp on the command's PATH, from `cwd`).
+  std::vector<std::string> args =
+      spec.sandbox != nullptr ? spec.sandbox->Wrap(spec.argv, spec.cwd, spec.mounts) : spec.argv;
+  const std::string& executable = spec.sandbox != nullptr ? args[0] : *program;
   std::vector<std::string> env;
   for (const auto& [k, v] : spec.env) env.push_back(absl::StrCat(k, "=", v));
   auto c_args = NullTerminatedPointers(args);
   auto c_env = NullTerminatedPointers(env);
   const absl::Time start = absl::Now();
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, c_args.data(), c_env.data());
+  int rc = posix_spawn(&pid, executable.c_str(), &actions, &attr, c_args.data(), c_env.data());
   if (rc != 0) {
     return absl::NotFoundError(
-        absl::StrCat("cannot start '", spec.argv[0], "': ", std::strerror(rc)));
+        absl::StrCat("cannot start '", executable, "': ", std::strerror(rc)));
   }
 
   CommandOutcome outcome;
@@ -100,7 +104,8 @@ absl::StatusOr<CommandOutcome> RunCommandInDirectory(const CommandSpec& spec,
     }
   }
   if (pidfd >= 0) close(pidfd);
-  // Compilers the command left behind in its group go with it.
+  // Compilers the command left behind in its group go with it (in a sandbox they died with
+  // its PID namespace already).
   kill(-pid, SIGKILL);
   while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "worker/sandbox.h"
 
 namespace farm::worker {
 
@@ -28,10 +29,16 @@ struct CommandSpec {
   std::string stdout_path;
   std::string stderr_path;
   absl::Duration timeout = absl::Hours(1);
+  // Run inside this sandbox (null: directly, with the worker's rights), seeing `mounts`
+  // (which must include `cwd`).
+  const Sandbox* sandbox = nullptr;
+  SandboxMounts mounts;
 };
 
 // The command runs in its own process group, so a timeout or cancellation also stops the
-// compilers it started. NOT_FOUND when the program cannot be started.
+// compilers it started; in a sandbox, its own PID namespace also takes the processes that
+// left the group (setsid) when it exits or is killed. NOT_FOUND when the program cannot be
+// started.
 absl::StatusOr<CommandOutcome> RunCommandInDirectory(const CommandSpec& spec,
                                                      const std::atomic<bool>& cancel);
 

@@ -1,10 +1,19 @@
 #include "worker/command_runner.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "libfarm/process/process_table.h"
 
 namespace farm::worker {
 namespace {
@@ -69,6 +78,92 @@ TEST_F(CommandRunnerTest, CancelStopsIt) {
 
 TEST_F(CommandRunnerTest, MissingProgramIsNotFound) {
   auto r = RunCommandInDirectory(Spec({"no-such-program-anywhere"}), cancel_);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+}
+
+bool GoneWithin(const std::string& marker, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (AnyProcessCommandLineContains(marker)) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return true;
+}
+
+class SandboxedCommandTest : public CommandRunnerTest {
+ protected:
+  CommandSpec Sandboxed(std::vector<std::string> argv) {
+    CommandSpec spec = Spec(std::move(argv));
+    spec.sandbox = &sandbox_;
+    spec.mounts.writable = {spec.cwd};
+    return spec;
+  }
+  // A shell command leaving a grandchild in its own session (out of the process group), whose
+  // command line carries a marker unique to this test.
+  std::string Escapee() {
+    marker_ = absl::StrCat("wheelfarm-escapee-", ::getpid(), "-", ++counter_);
+    return absl::StrCat("setsid sh -c 'sleep 300; echo ", marker_, "' & ");
+  }
+  Sandbox sandbox_{SandboxOptions{}};
+  std::string marker_;
+  int counter_ = 0;
+};
+
+TEST_F(SandboxedCommandTest, RunsUnprivilegedAndWritesOnlyItsDirectory) {
+  // Beside its directory: /tmp is the command's own, so this lands in its private tmpfs.
+  const std::string outside = (dir_ / "escaped").string();
+  auto r = RunCommandInDirectory(
+      Sandboxed({"sh", "-c",
+                 absl::StrCat("id -u; id -g; echo $GREETING; pwd; echo in > inside.txt; ",
+                              "echo x > ", outside, "; echo x > /usr/escaped || echo refused; ",
+                              "echo x > /var/escaped || echo refused; touch /tmp/t && echo tmp")}),
+      cancel_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0) << Read("stderr");
+  EXPECT_EQ(Read("stdout"), absl::StrCat("65534\n65534\nhello\n", (dir_ / "root").string(),
+                                         "\nrefused\nrefused\ntmp\n"));
+  EXPECT_FALSE(fs::exists(outside));
+  EXPECT_FALSE(fs::exists("/usr/escaped"));
+  EXPECT_FALSE(fs::exists("/var/escaped"));
+  // What it wrote belongs to the worker outside: readable and removable.
+  EXPECT_EQ(Read("root/inside.txt"), "in\n");
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "root" / "inside.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, ::getuid());
+}
+
+TEST_F(SandboxedCommandTest, SetsidGrandchildDiesWhenTheCommandExits) {
+  auto r =
+      RunCommandInDirectory(Sandboxed({"sh", "-c", Escapee() + "sleep 0.5; echo done"}), cancel_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Read("stdout"), "done\n");
+  EXPECT_TRUE(GoneWithin(marker_, absl::Seconds(5)));
+}
+
+TEST_F(SandboxedCommandTest, SetsidGrandchildDiesOnTimeout) {
+  auto spec = Sandboxed({"sh", "-c", Escapee() + "sleep 30"});
+  spec.timeout = absl::Seconds(1);
+  auto r = RunCommandInDirectory(spec, cancel_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_EQ(r->exit_code, 128 + 9);
+  EXPECT_TRUE(GoneWithin(marker_, absl::Seconds(5)));
+}
+
+TEST_F(SandboxedCommandTest, SetsidGrandchildDiesOnCancel) {
+  std::thread canceller([this] {
+    absl::SleepFor(absl::Milliseconds(800));
+    cancel_ = true;
+  });
+  auto r = RunCommandInDirectory(Sandboxed({"sh", "-c", Escapee() + "sleep 30"}), cancel_);
+  canceller.join();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->cancelled);
+  EXPECT_TRUE(GoneWithin(marker_, absl::Seconds(5)));
+}
+
+TEST_F(SandboxedCommandTest, MissingProgramIsNotFound) {
+  auto r = RunCommandInDirectory(Sandboxed({"no-such-program-anywhere"}), cancel_);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
 }
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -22,9 +23,11 @@
 #include "libfarm/process/termination_signal.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/status/exit_code.h"
+#include "libfarm/tls/client_tls.h"
 #include "worker/action_runner.h"
 #include "worker/blob_cache.h"
 #include "worker/capabilities.h"
+#include "worker/sandbox.h"
 #include "worker/wheel_build_runner.h"
 #include "worker/worker_daemon.h"
 
@@ -47,6 +50,21 @@ std::string SiblingBinary(const std::string& name) {
   return ec ? name : (self.parent_path() / name).string();
 }
 
+// What actions never see, even where it lies under a directory they do: this worker's token
+// file (and where a symlink to it leads), its work dir (blob cache, other actions' scratch
+// dirs) and the packaged config directory (deploy/config, installed in /etc/wheelfarm).
+std::vector<std::string> HiddenFromActions(const std::string& token_file,
+                                           const std::string& work_dir) {
+  std::vector<std::string> hidden = {"/etc/wheelfarm"};
+  for (const std::string& path : {token_file, work_dir}) {
+    std::error_code ec;
+    hidden.push_back(std::filesystem::absolute(path, ec).string());
+    const auto real = std::filesystem::canonical(path, ec);
+    if (!ec) hidden.push_back(real.string());
+  }
+  return hidden;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,11 +79,20 @@ int main(int argc, char** argv) {
   farm::worker::WheelBuildOptions build_options;
   build_options.farm_nvcc = SiblingBinary("farm-nvcc");
   farm::worker::CapabilityOptions caps_options;
+  bool no_sandbox = false;
+  farm::ClientTlsFiles tls_files = farm::ClientTlsFilesFromEnvironment();
 
   CLI::App app{"farm-worker: a Wheelfarm build host; dials out to the coordinator"};
   app.add_option("--coordinator", coordinator, "coordinator gRPC address (env FARM_COORDINATOR)")
       ->capture_default_str();
   app.add_option("--token-file", token_file, "file holding the farm token (env FARM_TOKEN_FILE)");
+  app.add_option("--tls-ca", tls_files.ca_file,
+                 "CA of the coordinator's certificate: dial with TLS (env FARM_TLS_CA)");
+  app.add_option("--tls-cert", tls_files.cert_file,
+                 "this worker's client certificate, for a coordinator with --tls-client-ca "
+                 "(env FARM_TLS_CERT)");
+  app.add_option("--tls-key", tls_files.key_file,
+                 "the key of --tls-cert, chmod 600 (env FARM_TLS_KEY)");
   app.add_option("--name", name, "worker name, unique in the farm")->capture_default_str();
   app.add_option("--work-dir", work_dir,
                  "scratch space for actions (default ~/.cache/wheelfarm/worker-NAME)");
@@ -84,6 +111,10 @@ int main(int argc, char** argv) {
   app.add_option("--farm-nvcc", build_options.farm_nvcc,
                  "farm-nvcc, the CUDA compiler launcher of wheel builds")
       ->capture_default_str();
+  app.add_flag("--no-sandbox", no_sandbox,
+               "run actions without the bubblewrap sandbox, with this worker's own rights "
+               "(they can read its token and write wherever it can); only for hosts where bwrap "
+               "cannot run");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -107,6 +138,11 @@ int main(int argc, char** argv) {
     log->error("{}", token.status().message());
     return farm::kExitConfig;
   }
+  auto channel_options = farm::LoadChannelOptions(tls_files);
+  if (!channel_options.ok()) {
+    log->error("{}", channel_options.status().message());
+    return farm::kExitConfig;
+  }
   auto cache_bytes = farm::ParseByteSize(cache_size);
   if (!cache_bytes.ok()) {
     log->error("--cache-size: {}", cache_bytes.status().message());
@@ -126,20 +162,35 @@ int main(int argc, char** argv) {
                caps_options.work_dir, ec ? ec.message() : std::strerror(errno));
     return farm::kExitConfig;
   }
+  // Checked before anything else is set up: a host that cannot sandbox gets no work.
+  std::optional<farm::worker::Sandbox> sandbox;
+  if (no_sandbox) {
+    log->warn("--no-sandbox: actions run with this worker's own rights and can read its token");
+  } else {
+    sandbox.emplace(farm::worker::SandboxOptions{
+        .hidden = HiddenFromActions(token_file, caps_options.work_dir)});
+    if (absl::Status s = sandbox->Probe(); !s.ok()) {
+      log->error("{}", s.message());
+      return farm::kExitConfig;
+    }
+  }
   auto caps = farm::worker::DetectCapabilities(caps_options);
   if (!caps.ok()) {
     log->error("{}", caps.status().message());
     return farm::ExitCodeForStatus(caps.status());
   }
+  caps->set_sandboxed(sandbox.has_value());
   std::vector<std::string> toolkits;
   for (const auto& t : caps->cuda()) {
     toolkits.push_back(absl::StrCat("CUDA ", t.version(), " (", t.release(), ", ", t.sms_size(),
                                     " SMs) at ", t.path()));
   }
-  log->info("farm-worker {} '{}': {} {}, glibc {}, {} cores, {} GiB RAM, {} slots, {}",
+  log->info("farm-worker {} '{}': {} {}, glibc {}, {} cores, {} GiB RAM, {} slots, {}, {}",
             FARM_VERSION, name, caps->os(), caps->cpu_arch(), caps->glibc(), caps->cores(),
             caps->ram_bytes() >> 30, caps->slots(),
-            toolkits.empty() ? "no CUDA toolkit" : absl::StrJoin(toolkits, "; "));
+            toolkits.empty() ? "no CUDA toolkit" : absl::StrJoin(toolkits, "; "),
+            sandbox.has_value() ? absl::StrCat("actions sandboxed by ", sandbox->bwrap())
+                                : "actions NOT sandboxed");
 
   absl::Notification stop;
   std::thread signal_waiter([&stop, log] {
@@ -149,7 +200,7 @@ int main(int argc, char** argv) {
   });
   signal_waiter.detach();
 
-  auto cas = farm::CasClient::Connect(coordinator, *token);
+  auto cas = farm::CasClient::Connect(coordinator, *token, {}, *channel_options);
   farm::worker::BlobCache cache(caps_options.work_dir + "/cache", *cache_bytes, cas.get());
   std::map<std::string, std::string> cuda_roots;
   for (const auto& t : caps->cuda()) {
@@ -158,14 +209,20 @@ int main(int argc, char** argv) {
     cuda_roots.emplace(std::string(absl::StripPrefix(t.release(), "V")), t.path());
   }
   farm::worker::ActionRunner runner(caps_options.work_dir + "/scratch", &cache, cas.get(),
-                                    std::move(cuda_roots));
+                                    std::move(cuda_roots),
+                                    sandbox.has_value() ? &*sandbox : nullptr);
+  if (absl::Status s = runner.ClearScratchRoot(); !s.ok()) {
+    log->error("{}", s.message());
+    return farm::kExitConfig;
+  }
   build_options.coordinator = coordinator;
   build_options.token_file = std::filesystem::absolute(token_file).string();
+  build_options.tls = tls_files;
   build_options.cores = caps->cores();
   build_options.ram_bytes = caps->ram_bytes();
   for (const auto& t : caps->cuda()) build_options.cuda_roots.emplace(t.version(), t.path());
   for (const auto& p : caps->python()) build_options.pythons.emplace(p.version(), p);
-  auto channel = farm::DialCoordinator(coordinator);
+  auto channel = farm::DialCoordinator(coordinator, *channel_options);
   auto build_stub = farm::v1::BuildService::NewStub(channel);
   farm::worker::WheelBuildRunner wheel_builds(build_options, &runner, cas.get(), build_stub.get(),
                                               *token);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "libfarm/cuda/arch_list.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/shell_words.h"
@@ -62,9 +63,13 @@ class BuildDirectory {
     if (fd_ < 0) return;
     std::error_code ignored;
     fs::remove_all(path_, ignored);
+    fs::remove(token_path(), ignored);
     ::close(fd_);  // releases the lock
   }
   const std::string& path() const { return path_; }
+  // Beside the directory (which RunIn empties), under the same lock: the token the build's
+  // farm-nvcc uses.
+  std::string token_path() const { return path_ + ".token"; }
 
  private:
   BuildDirectory(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
@@ -124,6 +129,33 @@ absl::StatusOr<std::string> FindWheel(const fs::path& src, const std::string& pa
   return wheels.front();
 }
 
+// Writes `token` to `path`, readable by its owner only (the worker, which is also the
+// sandbox's uid outside).
+absl::Status WriteToken(const std::string& path, const std::string& token) {
+  ::unlink(path.c_str());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create ", path, ": ", std::strerror(errno),
+                     ". Fix: give the worker a writable --builds-dir"));
+  }
+  const std::string text = token + "\n";
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!written) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+// The interpreter's install (its prefix, where the stdlib is) and the directory it was found
+// in: a virtualenv made from it needs both.
+std::vector<std::string> InterpreterPaths(const farm::v1::PythonInterpreter& python) {
+  std::vector<std::string> paths = {fs::path(python.path()).parent_path().string()};
+  std::error_code ec;
+  const fs::path real = fs::canonical(python.path(), ec);
+  if (!ec) paths.push_back(real.parent_path().parent_path().string());
+  return paths;
+}
+
 void FailCompletion(farm::v1::Completion& completion, const std::string& message,
                     BuildLogStreamer* log) {
   auto* result = completion.mutable_result();
@@ -177,6 +209,7 @@ std::map<std::string, std::string> WheelBuildRunner::FarmNvccEnvironment(
       {"FARM_TOKEN_FILE", options.token_file},
       {"FARM_BUILD_ID", build_id},
   };
+  for (auto& [name, value] : ClientTlsEnvironment(options.tls)) env[name] = value;
   if (strict) env["FARM_NVCC_STRICT"] = "1";  // a fallback fails the build
   return env;
 }
@@ -271,13 +304,43 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
         &streamer);
     return completion;
   }
+  // farm-nvcc authenticates with a copy of the token beside the build directory: the
+  // worker's own token file stays hidden from the build.
+  if (absl::Status s = WriteToken(dir->token_path(), token_); !s.ok()) {
+    completion.set_infra_error(std::string(s.message()));
+    return completion;
+  }
+  (*action->mutable_env())["FARM_TOKEN_FILE"] = dir->token_path();
   std::map<std::string, std::string> env(action->env().begin(), action->env().end());
+  // What the build sees in the sandbox besides its directory and the system: the network
+  // (pip, git), its toolkit, the interpreter, farm-nvcc and its token, a private $HOME.
+  SandboxMounts mounts;
+  mounts.network = true;
+  mounts.read_only = InterpreterPaths(python->second);
+  mounts.read_only.push_back(options_.cuda_roots.at(task.cuda_version()));
+  mounts.read_only.push_back(fs::path(options_.farm_nvcc).parent_path().string());
+  mounts.read_only.push_back(dir->token_path());
+  // farm-nvcc dials the coordinator as the worker does: over TLS it needs the CA (and, for
+  // mutual TLS, the worker's client certificate and key, which the build can therefore read).
+  for (const auto& [name, path] : ClientTlsEnvironment(options_.tls)) {
+    mounts.read_only.push_back(path);
+  }
+  if (auto home = env.find("HOME"); home != env.end()) mounts.private_dirs.push_back(home->second);
+  // The host's tools the worker's PATH names (CMake, ninja, git, ...) and pip's local
+  // package sources.
+  for (absl::string_view bin : absl::StrSplit(env["PATH"], ':', absl::SkipEmpty())) {
+    mounts.read_only.emplace_back(bin);
+  }
+  for (std::string& source : BuildEnvironments::LocalPipSources(env)) {
+    mounts.read_only.push_back(std::move(source));
+  }
   BuildLogStreamer env_streamer(builds_, token_, lease.action().build_id());
   EnvironmentRequest request{.python = python->second,
                              .recipe = BuildRecipeFromProto(task.recipe()),
                              .cuda = *ParseToolkitVersion(task.cuda_version()),  // PlanAction did
                              .cuda_home = options_.cuda_roots.at(task.cuda_version()),
-                             .env = env};
+                             .env = env,
+                             .mounts = mounts};
   PreparedEnvironment prepared;
   completion = environments_.Prepare(
       lease, request, cancel, &env_streamer,
@@ -300,7 +363,11 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
   }
   action->mutable_env()->clear();
   action->mutable_env()->insert(env.begin(), env.end());
-  completion = runner_->RunIn(lease, *action, dir->path(), cancel, &streamer);
+  // The environment (read-only) and pip's cache, shared by every build on this host.
+  const SandboxMounts shared = environments_.Mounts();
+  mounts.read_only.insert(mounts.read_only.end(), shared.read_only.begin(), shared.read_only.end());
+  mounts.writable.insert(mounts.writable.end(), shared.writable.begin(), shared.writable.end());
+  completion = runner_->RunIn(lease, *action, dir->path(), cancel, &streamer, mounts);
   if (!completion.infra_error().empty() || completion.result().exit_code() != 0 || cancel.load()) {
     return completion;
   }

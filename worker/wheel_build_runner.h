@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "farm/v1/builds.grpc.pb.h"
 #include "libfarm/cas/cas_client.h"
+#include "libfarm/tls/client_tls.h"
 #include "worker/action_executor.h"
 #include "worker/action_runner.h"
 #include "worker/build_environment.h"
@@ -25,6 +26,7 @@ struct WheelBuildOptions {
   std::string builds_root = "/var/tmp/wheelfarm-builds";
   std::string coordinator;  // given to farm-nvcc as FARM_COORDINATOR
   std::string token_file;   // given to farm-nvcc as FARM_TOKEN_FILE
+  ClientTlsFiles tls;       // given to farm-nvcc as FARM_TLS_CA, FARM_TLS_CERT, FARM_TLS_KEY
   std::string farm_nvcc;    // CMAKE_CUDA_COMPILER_LAUNCHER, and PYTORCH_NVCC with the nvcc
   uint32_t cores = 1;
   uint64_t ram_bytes = 0;

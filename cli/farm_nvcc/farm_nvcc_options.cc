@@ -26,6 +26,7 @@ FarmNvccOptions FarmNvccOptionsFromEnvironment() {
   FarmNvccOptions options;
   options.coordinator = Env("FARM_COORDINATOR");
   options.token_file = Env("FARM_TOKEN_FILE");
+  options.tls = ClientTlsFilesFromEnvironment();
   options.build_id = Env("FARM_BUILD_ID");
   if (options.build_id.empty()) {
     std::error_code ec;

@@ -28,13 +28,15 @@ void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome
   cli::GlobalOptions global;
   global.coordinator = options.coordinator;
   global.token_file = options.token_file;
+  global.tls = options.tls;
   auto target = cli::ResolveCoordinatorTarget(global);
   if (!target.ok()) {
     log->debug("call not reported: {}", target.status().message());
     return;
   }
-  cli::BuildClient client(farm::v1::BuildService::NewStub(DialCoordinator(target->address)),
-                          target->address, target->token, kReportTimeout);
+  cli::BuildClient client(
+      farm::v1::BuildService::NewStub(DialCoordinator(target->address, target->channel)),
+      target->address, target->token, kReportTimeout);
   farm::v1::ReportNvccCallRequest request;
   request.set_build_id(options.build_id);
   request.set_outcome(outcome);

@@ -70,6 +70,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   cli::GlobalOptions global;
   global.coordinator = options.coordinator;
   global.token_file = options.token_file;
+  global.tls = options.tls;
   auto target = cli::ResolveCoordinatorTarget(global);
   if (!target.ok()) return Fallback(call, options, target.status());
 
@@ -77,8 +78,8 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   CasClientOptions cas_options;
   cas_options.max_attempts = 2;
   cas_options.initial_backoff = absl::Milliseconds(100);
-  auto cas = CasClient::Connect(target->address, target->token, cas_options);
-  auto actions = ActionClient::Connect(target->address, target->token);
+  auto cas = CasClient::Connect(target->address, target->token, cas_options, target->channel);
+  auto actions = ActionClient::Connect(target->address, target->token, target->channel);
   FarmDeviceCompiler device_compiler(actions.get(), cas.get());
   auto log = ComponentLogger("farm-nvcc");
 
@@ -89,8 +90,16 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
     if (auto key = CompileCacheKey(call.nvcc, *command); key.ok()) cache_key = *key;
   }
   if (cache_key) {
-    auto hit = compile_cache.Restore(*cache_key);
-    if (!hit.ok()) log->debug("compile cache: {}", hit.status().message());
+    log->debug("whole-compile key {}", *cache_key);
+    auto hit = compile_cache.Restore(*cache_key, CompileCacheOutputs(*command));
+    if (!hit.ok()) {
+      // A refused entry is someone writing to the cache what no compile recorded: say so.
+      if (hit.status().code() == absl::StatusCode::kPermissionDenied) {
+        log->warn("{}", hit.status().message());
+      } else {
+        log->debug("compile cache: {}", hit.status().message());
+      }
+    }
     if (hit.ok() && hit->has_value()) {
       std::cout << (*hit)->stdout_text() << std::flush;
       std::cerr << (*hit)->stderr_text() << std::flush;
@@ -111,12 +120,9 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   std::cout << result->stdout_text << std::flush;
   std::cerr << result->stderr_text << std::flush;
   if (cache_key) {
-    std::vector<std::string> outputs = {parsed.output};
-    if (parsed.dependencies.with_compile && !parsed.dependencies.file.empty()) {
-      outputs.push_back(parsed.dependencies.file);
-    }
-    if (absl::Status s = compile_cache.Record(*cache_key, result->dependencies, outputs,
-                                              result->stdout_text, result->stderr_text);
+    if (absl::Status s =
+            compile_cache.Record(*cache_key, result->dependencies, CompileCacheOutputs(parsed),
+                                 result->stdout_text, result->stderr_text);
         !s.ok()) {
       log->debug("compile cache: not recorded: {}", s.message());
     }

@@ -66,7 +66,10 @@ BlobStore::BlobStore(std::string dir, StateStore* state, uint64_t quota,
       tmp_dir_((fs::path(dir_) / "tmp").string()),
       state_(state),
       quota_(quota),
-      now_(std::move(now)) {}
+      now_(std::move(now)),
+      temp_space_(std::make_shared<SpaceBudget>(
+          quota, "the CAS temp space (bounded by --cas-quota)",
+          "retry once other uploads finish, or raise farm-coordinator --cas-quota")) {}
 
 std::string BlobStore::BlobPath(const std::string& hash) const {
   // Sharded by the first byte so no directory holds more than 1/256 of the blobs.
@@ -176,7 +179,9 @@ absl::StatusOr<VerifiedFileWriter> BlobStore::BeginWrite(int64_t size_bytes) {
                      " is larger than the whole CAS quota (", FormatByteSize(quota_),
                      "). Fix: raise farm-coordinator --cas-quota"));
   }
-  return VerifiedFileWriter::Create(tmp_dir_, 0444);
+  auto writer = VerifiedFileWriter::Create(tmp_dir_, 0444);
+  if (writer.ok()) writer->DrawFrom(temp_space_);
+  return writer;
 }
 
 absl::StatusOr<farm::v1::Digest> BlobStore::Commit(VerifiedFileWriter writer,

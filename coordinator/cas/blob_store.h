@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "coordinator/state_store.h"
 #include "farm/v1/cas.pb.h"
+#include "libfarm/cas/space_budget.h"
 #include "libfarm/cas/verified_file_writer.h"
 
 namespace farm::coordinator {
@@ -43,7 +44,8 @@ class BlobStore {
 
   // --- writing ---
   // A temp file in the store's tmp dir to stream an upload into. RESOURCE_EXHAUSTED when
-  // `size_bytes` alone exceeds the quota.
+  // `size_bytes` alone exceeds the quota, and from Append once the temp files of all writes
+  // in flight would exceed it.
   absl::StatusOr<VerifiedFileWriter> BeginWrite(int64_t size_bytes);
   // Verifies `writer`'s bytes against `expected` (INVALID_ARGUMENT naming expected and
   // actual digests on mismatch; the bytes are discarded) and stores them. A blob already
@@ -105,6 +107,9 @@ class BlobStore {
   StateStore* const state_;
   const uint64_t quota_;
   const std::function<absl::Time()> now_;
+  // Temp files of writes in flight, bounded by the quota too: a client cannot fill the disk
+  // through cas/tmp with uploads that never finish or never declare their size.
+  const std::shared_ptr<SpaceBudget> temp_space_;
 
   // Serialises changes to files and records (commit, evict, access persistence) so that
   // disk and RocksDB change together. Held across I/O; readers never take it.

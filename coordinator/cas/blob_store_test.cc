@@ -136,6 +136,34 @@ TEST_F(BlobStoreTest, BlobLargerThanQuotaIsRefusedUpFront) {
   EXPECT_EQ(blobs_->BeginWrite(1001).status().code(), absl::StatusCode::kResourceExhausted);
 }
 
+// A 2 GiB chunked upload (no declared size) used to fill cas/tmp under a 200 MiB quota.
+TEST_F(BlobStoreTest, TempFilesOfWritesInFlightCountAgainstTheQuota) {
+  auto unsized = blobs_->BeginWrite(-1);
+  ASSERT_TRUE(unsized.ok()) << unsized.status();
+  ASSERT_TRUE(unsized->Append(std::string(600, 'a')).ok());
+  auto second = blobs_->BeginWrite(500);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE(second->Append(std::string(300, 'b')).ok());
+  // 900 of 1000 bytes in flight: the next 200 would exceed the quota and write nothing.
+  const absl::Status refused = second->Append(std::string(200, 'b'));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_NE(refused.message().find("--cas-quota"), std::string::npos) << refused;
+  EXPECT_EQ(fs::file_size(second->temp_path()), 300u);
+  // Ending a write gives its space back and removes its partial file.
+  const std::string partial = unsized->temp_path();
+  { auto gone = std::move(*unsized); }
+  EXPECT_FALSE(fs::exists(partial));
+  EXPECT_TRUE(second->Append(std::string(200, 'b')).ok());
+  auto stored = blobs_->Commit(std::move(*second),
+                               DigestOfBytes(std::string(300, 'b') + std::string(200, 'b')));
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  // Committed bytes count in the store, no longer in the temp space.
+  auto third = blobs_->BeginWrite(500);
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(third->Append(std::string(500, 'c')).ok());
+  EXPECT_EQ(TempFiles(), 1);
+}
+
 TEST_F(BlobStoreTest, PinsAreCountedPerOwner) {
   const farm::v1::Digest a = Put("x");
   blobs_->Pin("one", {a});

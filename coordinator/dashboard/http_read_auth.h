@@ -1,8 +1,11 @@
 // Who may read the dashboard's JSON API. Every endpoint here only reads, but build logs and
 // worker addresses are still not for everyone: on a non-loopback listener every request
-// must carry the farm token (`Authorization: Bearer T`, or `?token=T` for a browser tab).
-// On loopback the token is optional, since the dashboard is meant to be opened locally or
-// through an SSH tunnel; a token that is sent must still be right.
+// must carry the farm token as `Authorization: Bearer T` (the dashboard page asks for it
+// and sends it so). On loopback the token is optional, since the dashboard is meant to be
+// opened locally or through an SSH tunnel; a token that is sent must still be right.
+//
+// A token in the URL (`?token=T`) is refused, right or wrong: query strings are written to
+// proxies' access logs and browser history, so the token must not be taught to go there.
 #pragma once
 
 #include <string>

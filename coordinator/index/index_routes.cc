@@ -20,6 +20,7 @@ namespace farm::coordinator {
 namespace {
 
 constexpr size_t kServeChunk = 1 << 20;
+constexpr const char* kUploadPaths[] = {"/", "/legacy/", "/legacy"};
 
 void NotFound(httplib::Response& res, const std::string& what) {
   res.status = 404;
@@ -75,6 +76,14 @@ bool ServeBlob(httplib::Response& res, const std::string& path, const std::strin
 
 }  // namespace
 
+std::vector<BodyLimit> IndexBodyLimits(const IndexHttpOptions& options) {
+  std::vector<BodyLimit> limits;
+  for (const char* path : kUploadPaths) {
+    limits.push_back({"POST", path, options.max_upload_bytes + kMaxUploadFormOverhead});
+  }
+  return limits;
+}
+
 void RegisterIndexRoutes(httplib::Server& server, PackageIndex* index,
                          const IndexHttpOptions& options) {
   server.Get("/simple",
@@ -128,7 +137,7 @@ void RegisterIndexRoutes(httplib::Server& server, PackageIndex* index,
              });
   auto upload =
       std::make_shared<LegacyUploadHandler>(index, options.token, options.max_upload_bytes);
-  for (const char* path : {"/", "/legacy/", "/legacy"}) {
+  for (const char* path : kUploadPaths) {
     server.Post(
         path, [upload](const httplib::Request& req, httplib::Response& res,
                        const httplib::ContentReader& reader) { upload->Handle(req, res, reader); });

@@ -13,6 +13,7 @@
 
 #include "coordinator/http_server.h"
 #include "coordinator/index/package_index.h"
+#include "coordinator/index/upload_handler.h"
 
 namespace httplib {
 class Server;
@@ -24,6 +25,9 @@ struct IndexHttpOptions {
   std::string token;  // the farm token: the upload password
   uint64_t max_upload_bytes = uint64_t{2} << 30;
 };
+
+// The upload routes and their body limit: the file plus the form fields beside it.
+std::vector<BodyLimit> IndexBodyLimits(const IndexHttpOptions& options);
 
 // Registers the routes; `index` must outlive `server`. Call before the server listens.
 void RegisterIndexRoutes(httplib::Server& server, PackageIndex* index,
@@ -38,6 +42,7 @@ class IndexRoutes : public HttpRoutes {
   void RegisterRoutes(httplib::Server& server, bool /*loopback*/) override {
     RegisterIndexRoutes(server, index_, options_);
   }
+  std::vector<BodyLimit> BodyLimits() const override { return IndexBodyLimits(options_); }
 
  private:
   PackageIndex* const index_;

@@ -1,11 +1,13 @@
 #include "coordinator/index/package_index.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "coordinator/index/release_file_key.h"
 #include "libfarm/cas/digest.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/publish/core_metadata.h"
@@ -18,6 +20,26 @@ constexpr size_t kCopyChunk = 1 << 20;
 
 std::string RecordKey(const std::string& project, const std::string& filename) {
   return absl::StrCat(project, "/", filename);
+}
+
+// The release file key of a record's file name; records from before keys were compared
+// whose name no longer parses fall back to the name itself, so they still load.
+std::string KeyOfRecord(const farm::v1::PackageFile& file) {
+  auto parsed = ParseWheelFilename(file.filename());
+  if (!parsed.ok()) return file.filename();
+  auto key = ReleaseFileKey(*parsed);
+  return key.ok() ? *key : file.filename();
+}
+
+// Of two records with one key, the one published first keeps the name (ties: by name).
+bool PublishedBefore(const farm::v1::PackageFile& a, const farm::v1::PackageFile& b) {
+  if (a.uploaded_at().seconds() != b.uploaded_at().seconds()) {
+    return a.uploaded_at().seconds() < b.uploaded_at().seconds();
+  }
+  if (a.uploaded_at().nanos() != b.uploaded_at().nanos()) {
+    return a.uploaded_at().nanos() < b.uploaded_at().nanos();
+  }
+  return a.filename() < b.filename();
 }
 
 farm::v1::Digest MakeDigest(const std::string& hash, int64_t size) {
@@ -74,7 +96,24 @@ absl::Status PackageIndex::Load() {
               file.filename(), DigestToString(file.wheel()));
           return absl::OkStatus();
         }
-        files_[file.project()][file.filename()] = file;
+        // Records stored before names were compared as pip compares them may shadow each
+        // other ("2.0" and "2.0.0"): the first published keeps the name, the others are
+        // logged and not listed (their records stay, for the operator to judge).
+        auto& slot = files_[file.project()];
+        const std::string file_key = KeyOfRecord(file);
+        auto [it, inserted] = slot.emplace(file_key, file);
+        if (!inserted) {
+          const bool replaces = PublishedBefore(file, it->second);
+          const farm::v1::PackageFile& hidden = replaces ? it->second : file;
+          const farm::v1::PackageFile& kept = replaces ? file : it->second;
+          log->error(
+              "published wheel {} (sha256 {}) is the same file to pip as {}, published "
+              "first; it is not listed. Fix: remove record \"{}/{}\" if it should not exist",
+              hidden.filename(), hidden.wheel().hash(), kept.filename(), hidden.project(),
+              hidden.filename());
+          if (replaces) it->second = file;
+          return absl::OkStatus();
+        }
         ++loaded;
         return absl::OkStatus();
       });
@@ -123,10 +162,18 @@ absl::StatusOr<PublishedFile> PackageIndex::Add(
     const WheelPackage& wheel, const UploadDigests& digests,
     const std::function<absl::StatusOr<farm::v1::Digest>()>& store) {
   const std::string project = NormalizeProjectName(wheel.metadata.name());
-  if (auto existing = Lookup(project, wheel.filename)) {
+  auto file_key = ReleaseFileKey(wheel.parsed);
+  if (!file_key.ok()) return file_key.status();
+  if (auto existing = Lookup(project, *file_key)) {
     if (existing->wheel().hash() == digests.sha256_hex) return Describe(*existing, true);
+    const std::string same_as =
+        existing->filename() == wheel.filename
+            ? std::string()
+            : absl::StrCat(" (pip reads it as the published ", existing->filename(),
+                           ": project names, PEP 440 versions and tags are compared "
+                           "normalized)");
     return absl::AlreadyExistsError(
-        absl::StrCat("File already exists: ", wheel.filename, " is published with sha256 ",
+        absl::StrCat("File already exists: ", wheel.filename, same_as, " is published with sha256 ",
                      existing->wheel().hash(), " and these bytes have sha256 ", digests.sha256_hex,
                      ". A published file never changes. Fix: bump the version or add a build tag"));
   }
@@ -163,7 +210,7 @@ absl::StatusOr<PublishedFile> PackageIndex::Add(
   }
   {
     absl::MutexLock lock(&mu_);
-    files_[project][wheel.filename] = file;
+    files_[project][*file_key] = file;
   }
   ComponentLogger("index")->info("published {} ({}, sha256 {})", wheel.filename,
                                  DigestToString(file.wheel()), file.wheel().hash());
@@ -171,11 +218,11 @@ absl::StatusOr<PublishedFile> PackageIndex::Add(
 }
 
 std::optional<farm::v1::PackageFile> PackageIndex::Lookup(const std::string& project,
-                                                          const std::string& filename) {
+                                                          const std::string& key) {
   absl::MutexLock lock(&mu_);
   auto p = files_.find(project);
   if (p == files_.end()) return std::nullopt;
-  auto f = p->second.find(filename);
+  auto f = p->second.find(key);
   if (f == p->second.end()) return std::nullopt;
   return f->second;
 }
@@ -201,7 +248,9 @@ std::vector<farm::v1::PackageFile> PackageIndex::Files(const std::string& projec
   std::vector<farm::v1::PackageFile> out;
   auto p = files_.find(project);
   if (p == files_.end()) return out;
-  for (const auto& [name, file] : p->second) out.push_back(file);
+  for (const auto& [key, file] : p->second) out.push_back(file);
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.filename() < b.filename(); });
   return out;
 }
 
@@ -209,8 +258,11 @@ std::optional<farm::v1::PackageFile> PackageIndex::Find(const std::string& sha25
                                                         const std::string& filename) {
   auto parsed = CheckWheelFilename(filename);
   if (!parsed.ok()) return std::nullopt;
-  auto file = Lookup(NormalizeProjectName(parsed->distribution), filename);
-  if (!file || file->wheel().hash() != sha256) return std::nullopt;
+  auto key = ReleaseFileKey(*parsed);
+  if (!key.ok()) return std::nullopt;
+  auto file = Lookup(NormalizeProjectName(parsed->distribution), *key);
+  // Served under its published name only: another spelling of it is not a URL we gave out.
+  if (!file || file->filename() != filename || file->wheel().hash() != sha256) return std::nullopt;
   return file;
 }
 

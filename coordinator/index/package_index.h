@@ -4,7 +4,9 @@
 // pages (simple_pages.h) and the upload endpoint (index_routes.h) sit on top of this.
 //
 // Files are immutable: a file name, once published, always means the same bytes (as on
-// PyPI). Publishing the same bytes again is a no-op; different bytes are refused.
+// PyPI). Publishing the same bytes again is a no-op; different bytes are refused. Names are
+// compared as pip compares them (release_file_key.h), so "Probe_OK-2.0.0-PY3-none-any.whl"
+// is the published "probe_ok-2.0-py3-none-any.whl" and cannot bring other bytes.
 //
 // Thread-safe.
 #pragma once
@@ -70,9 +72,8 @@ class PackageIndex {
  private:
   PackageIndex(StateStore* state, BlobStore* blobs) : state_(state), blobs_(blobs) {}
   absl::Status Load();
-  // The listed file of that name, if any.
-  std::optional<farm::v1::PackageFile> Lookup(const std::string& project,
-                                              const std::string& filename);
+  // The listed file with that release file key (release_file_key.h), if any.
+  std::optional<farm::v1::PackageFile> Lookup(const std::string& project, const std::string& key);
   absl::StatusOr<PublishedFile> Add(const WheelPackage& wheel, const UploadDigests& digests,
                                     const std::function<absl::StatusOr<farm::v1::Digest>()>& store)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(publish_mu_);
@@ -83,7 +84,7 @@ class PackageIndex {
   // Serialises publishing, so "is the name free?" and "list it" cannot interleave.
   absl::Mutex publish_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
-  // project -> file name -> record
+  // project -> release file key -> record
   std::map<std::string, std::map<std::string, farm::v1::PackageFile>> files_ ABSL_GUARDED_BY(mu_);
   std::string base_url_ ABSL_GUARDED_BY(mu_);
 };

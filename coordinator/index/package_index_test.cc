@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -124,6 +125,102 @@ TEST_F(PackageIndexTest, SameBytesAgainIsIdempotentDifferentBytesAreRefused) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_THAT(refused.status().message(), HasSubstr("File already exists"));
   EXPECT_EQ(index_->Files("demo-pkg").size(), 1u);
+}
+
+std::string ProbeMetadata(const std::string& name, const std::string& version) {
+  return absl::StrCat("Metadata-Version: 2.1\nName: ", name, "\nVersion: ", version, "\n\n");
+}
+
+// Issue 15, item 6: names pip reads as one file are one file to the index.
+TEST_F(PackageIndexTest, SpellingsPipReadsAsThePublishedFileCannotBringOtherBytes) {
+  const std::string published = In("probe_ok-2.0-py3-none-any.whl");
+  WriteWheel(published, "probe_ok-2.0.dist-info", ProbeMetadata("probe_ok", "2.0"), "v = 1\n");
+  auto first = index_->Publish(published);
+  ASSERT_TRUE(first.ok()) << first.status();
+
+  struct Spelling {
+    std::string filename, dist_info, name, version;
+  };
+  const std::vector<Spelling> spellings = {
+      {"Probe_OK-2.0-py3-none-any.whl", "Probe_OK-2.0.dist-info", "Probe_OK", "2.0"},
+      {"probe_ok-2.0-PY3-none-any.whl", "probe_ok-2.0.dist-info", "probe_ok", "2.0"},
+      {"probe_ok-2.0.0-py3-none-any.whl", "probe_ok-2.0.0.dist-info", "probe_ok", "2.0.0"},
+      {"probe.ok-v2.00-py3-NONE-Any.whl", "probe.ok-v2.00.dist-info", "probe.ok", "v2.00"},
+  };
+  int n = 0;
+  for (const Spelling& sp : spellings) {
+    SCOPED_TRACE(sp.filename);
+    const fs::path dir = dir_ / absl::StrCat("spelling", n++);
+    fs::create_directories(dir);
+    const std::string other = (dir / sp.filename).string();
+    WriteWheel(other, sp.dist_info, ProbeMetadata(sp.name, sp.version), "v = 2\n");
+    auto refused = index_->Publish(other);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kAlreadyExists);
+    EXPECT_THAT(refused.status().message(),
+                HasSubstr("pip reads it as the published probe_ok-2.0-py3-none-any.whl"));
+  }
+  // Other releases and other files of the release are still new names.
+  for (const auto& [filename, version, tag] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"probe_ok-2.0.1-py3-none-any.whl", "2.0.1", "py3-none-any"},
+           {"probe_ok-2.0-1-py3-none-any.whl", "2.0", "py3-none-any"},
+           {"probe_ok-2.0-py2.py3-none-any.whl", "2.0", "py2.py3-none-any"}}) {
+    const fs::path dir = dir_ / absl::StrCat("new", n++);
+    fs::create_directories(dir);
+    const std::string wheel = (dir / filename).string();
+    WriteWheel(wheel, absl::StrCat("probe_ok-", version, ".dist-info"),
+               ProbeMetadata("probe_ok", version), "v = 3\n");
+    auto ok = index_->Publish(wheel);
+    EXPECT_TRUE(ok.ok()) << filename << ": " << ok.status();
+  }
+  // The same bytes under another spelling are the published file, as before.
+  const fs::path same_dir = dir_ / "same";
+  fs::create_directories(same_dir);
+  fs::copy_file(published, same_dir / "Probe_OK-2.0-py3-none-any.whl");
+  auto same = index_->Publish((same_dir / "Probe_OK-2.0-py3-none-any.whl").string());
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_TRUE(same->already_present);
+  EXPECT_EQ(same->file.filename(), "probe_ok-2.0-py3-none-any.whl");
+
+  ASSERT_EQ(index_->Files("probe-ok").size(), 4u);
+  EXPECT_EQ(index_->Files("probe-ok")[0].filename(), "probe_ok-2.0-1-py3-none-any.whl");
+  // Only the published spelling is a file URL.
+  const std::string sha = first->file.wheel().hash();
+  EXPECT_TRUE(index_->Find(sha, "probe_ok-2.0-py3-none-any.whl").has_value());
+  EXPECT_FALSE(index_->Find(sha, "probe_ok-2.0.0-py3-none-any.whl").has_value());
+}
+
+TEST_F(PackageIndexTest, RecordsThatShadowEachOtherFromBeforeKeepTheFirstPublished) {
+  // What an index written before names were compared normalized may hold: 2.0.0 uploaded
+  // after 2.0 with other bytes. On start only the first is listed; nothing is deleted.
+  auto store_record = [&](const std::string& filename, const std::string& version,
+                          const std::string& bytes, int64_t uploaded) {
+    auto wheel = blobs_->PutBytes(bytes);
+    auto metadata = blobs_->PutBytes(ProbeMetadata("probe_ok", version));
+    ASSERT_TRUE(wheel.ok() && metadata.ok());
+    farm::v1::PackageFile f;
+    f.set_project("probe-ok");
+    f.set_display_name("probe_ok");
+    f.set_version(version);
+    f.set_filename(filename);
+    *f.mutable_wheel() = *wheel;
+    *f.mutable_core_metadata() = *metadata;
+    f.mutable_uploaded_at()->set_seconds(uploaded);
+    ASSERT_TRUE(state_->Put(Table::kPackages, "probe-ok/" + filename, f).ok());
+  };
+  store_record("probe_ok-2.0.0-py3-none-any.whl", "2.0.0", "shadow", 1700000100);
+  store_record("probe_ok-2.0-py3-none-any.whl", "2.0", "original", 1700000000);
+  store_record("Probe_OK-2.0-PY3-none-any.whl", "2.0", "another", 1700000200);
+  Reopen();
+  const auto files = index_->Files("probe-ok");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].filename(), "probe_ok-2.0-py3-none-any.whl");
+  EXPECT_EQ(files[0].uploaded_at().seconds(), 1700000000);
+  farm::v1::PackageFile kept_record;
+  EXPECT_TRUE(
+      state_->Get(Table::kPackages, "probe-ok/probe_ok-2.0.0-py3-none-any.whl", &kept_record).ok())
+      << "the shadowed record stays in the store";
+  EXPECT_EQ(kept_record.version(), "2.0.0");
 }
 
 TEST_F(PackageIndexTest, RefusesWheelsWhoseMetadataOrMembersDoNotFit) {

@@ -22,9 +22,7 @@
 namespace farm::coordinator {
 namespace {
 
-// Form fields other than the file (metadata, a long description) are small; this bounds
-// what one request may make us hold in memory.
-constexpr uint64_t kMaxFieldBytes = 8 << 20;
+constexpr uint64_t kMaxFieldBytes = kMaxUploadFieldBytes;
 // An unauthenticated request's body is read and dropped up to this size, so the client
 // sees our 401 instead of a reset connection; beyond it the connection is closed.
 constexpr uint64_t kMaxDrainBytes = 64 << 20;

@@ -25,6 +25,13 @@ class ContentReader;
 
 namespace farm::coordinator {
 
+// Form fields other than the file (metadata, a long description) are small; this bounds
+// what one request may make us hold in memory.
+constexpr uint64_t kMaxUploadFieldBytes = 8 << 20;
+// What an upload request's body may hold beyond the file: those fields and the multipart
+// framing. The HTTP port refuses a larger body before reading it (http_limits.h).
+constexpr uint64_t kMaxUploadFormOverhead = kMaxUploadFieldBytes + (1 << 20);
+
 class LegacyUploadHandler {
  public:
   LegacyUploadHandler(PackageIndex* index, std::string token, uint64_t max_upload_bytes)

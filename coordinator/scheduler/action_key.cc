@@ -1,6 +1,7 @@
 #include "coordinator/scheduler/action_key.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -15,6 +16,35 @@ namespace farm::coordinator {
 namespace {
 
 constexpr uint32_t kMaxTimeoutSeconds = 24 * 3600;
+constexpr int kMaxSourceStamps = 4096;
+constexpr size_t kMaxStampPathBytes = 4096;
+constexpr uint64_t kMaxStampSizeBytes = uint64_t{1} << 40;
+
+absl::Status ValidateSourceStamps(const farm::v1::Action& action) {
+  if (action.source_stamps_size() > kMaxSourceStamps) {
+    return absl::InvalidArgumentError(absl::StrCat("action has ", action.source_stamps_size(),
+                                                   " source stamps; the limit is ",
+                                                   kMaxSourceStamps));
+  }
+  std::set<std::string> seen;
+  for (const auto& stamp : action.source_stamps()) {
+    const std::string& p = stamp.path();
+    if (p.empty() || p[0] != '/' || p.size() > kMaxStampPathBytes ||
+        p.find('\0') != std::string::npos ||
+        std::filesystem::path(p).lexically_normal().string() != p) {
+      return absl::InvalidArgumentError(absl::StrCat("source stamp path '", p.substr(0, 200),
+                                                     "' is not an absolute, normalized path"));
+    }
+    if (!seen.insert(p).second) {
+      return absl::InvalidArgumentError(absl::StrCat("source stamp '", p, "' appears twice"));
+    }
+    if (stamp.mtime_seconds() < 0 || stamp.size_bytes() > kMaxStampSizeBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("source stamp '", p, "' has a negative mtime or a size over 1 TiB"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -29,6 +59,12 @@ std::string ActionKey(const farm::v1::Action& action) {
   std::vector<std::string> outputs(action.output_paths().begin(), action.output_paths().end());
   std::sort(outputs.begin(), outputs.end());
   for (auto& out : outputs) canonical.add_output_paths(std::move(out));
+  // Line info carries the sources' stamps, so they are part of what the action makes.
+  std::vector<farm::v1::SourceStamp> stamps(action.source_stamps().begin(),
+                                            action.source_stamps().end());
+  std::sort(stamps.begin(), stamps.end(),
+            [](const auto& a, const auto& b) { return a.path() < b.path(); });
+  for (auto& stamp : stamps) *canonical.add_source_stamps() = std::move(stamp);
   const auto& r = action.requirements();
   auto* key_req = canonical.mutable_requirements();
   key_req->set_os(r.os());
@@ -82,6 +118,7 @@ absl::Status ValidateAction(const farm::v1::Action& action) {
       return absl::InvalidArgumentError(absl::StrCat("output path '", out, "' appears twice"));
     }
   }
+  if (absl::Status s = ValidateSourceStamps(action); !s.ok()) return s;
   if (action.timeout_seconds() > kMaxTimeoutSeconds) {
     return absl::InvalidArgumentError(absl::StrCat("timeout_seconds ", action.timeout_seconds(),
                                                    " is over the limit of ", kMaxTimeoutSeconds));

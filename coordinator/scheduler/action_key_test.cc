@@ -1,5 +1,6 @@
 #include "coordinator/scheduler/action_key.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace farm::coordinator {
@@ -30,6 +31,53 @@ TEST(ActionKeyTest, NoReleaseKeepsTheEarlierKey) {
   farm::v1::Action a;
   a.add_argv("true");
   EXPECT_EQ(ActionKey(a), "d123b94b978cc1e9af154a848b21db362dea32a6102480fc487c3f89e0e65189");
+}
+
+farm::v1::SourceStamp Stamp(const std::string& path, int64_t mtime, uint64_t size) {
+  farm::v1::SourceStamp s;
+  s.set_path(path);
+  s.set_mtime_seconds(mtime);
+  s.set_size_bytes(size);
+  return s;
+}
+
+// With line info the cubin carries each source's mtime and size: another stamp is another
+// result, the order they are listed in is not.
+TEST(ActionKeyTest, SourceStampsArePartOfTheKeyInAnyOrder) {
+  farm::v1::Action a = DeviceCompile("13.0.88");
+  farm::v1::Action b = a;
+  *a.add_source_stamps() = Stamp("/src/k.cu", 1700000000, 87);
+  *a.add_source_stamps() = Stamp("/src/k.h", 1700000001, 54);
+  *b.add_source_stamps() = Stamp("/src/k.h", 1700000001, 54);
+  *b.add_source_stamps() = Stamp("/src/k.cu", 1700000000, 87);
+  EXPECT_EQ(ActionKey(a), ActionKey(b));
+  b.mutable_source_stamps(0)->set_mtime_seconds(1700000002);
+  EXPECT_NE(ActionKey(a), ActionKey(b));
+  EXPECT_NE(ActionKey(a), ActionKey(DeviceCompile("13.0.88")));
+}
+
+TEST(ActionKeyTest, SourceStampsMustBeAbsoluteNormalOnceAndFew) {
+  farm::v1::Action a = DeviceCompile("13.0.88");
+  *a.add_source_stamps() = Stamp("/src/k.cu", 1700000000, 87);
+  EXPECT_TRUE(ValidateAction(a).ok()) << ValidateAction(a);
+  for (const std::string& bad :
+       {std::string("k.cu"), std::string("/src/../etc/passwd"), std::string("/src//k.cu"),
+        std::string("/src/k.cu\0x", 11), std::string("")}) {
+    farm::v1::Action b = DeviceCompile("13.0.88");
+    *b.add_source_stamps() = Stamp(bad, 1, 1);
+    EXPECT_EQ(ValidateAction(b).code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  farm::v1::Action twice = a;
+  *twice.add_source_stamps() = Stamp("/src/k.cu", 1700000000, 87);
+  EXPECT_THAT(std::string(ValidateAction(twice).message()), ::testing::HasSubstr("twice"));
+  farm::v1::Action negative = DeviceCompile("13.0.88");
+  *negative.add_source_stamps() = Stamp("/src/k.cu", -1, 87);
+  EXPECT_FALSE(ValidateAction(negative).ok());
+  farm::v1::Action many = DeviceCompile("13.0.88");
+  for (int i = 0; i < 4097; ++i) {
+    *many.add_source_stamps() = Stamp("/src/f" + std::to_string(i), 1, 1);
+  }
+  EXPECT_THAT(std::string(ValidateAction(many).message()), ::testing::HasSubstr("limit is 4096"));
 }
 
 }  // namespace

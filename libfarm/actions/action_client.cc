@@ -20,9 +20,10 @@ ActionClient::ActionClient(std::unique_ptr<farm::v1::ActionService::StubInterfac
     : stub_(std::move(stub)), token_(std::move(token)) {}
 
 std::unique_ptr<ActionClient> ActionClient::Connect(const std::string& address,
-                                                    const std::string& token) {
-  return std::make_unique<ActionClient>(farm::v1::ActionService::NewStub(DialCoordinator(address)),
-                                        token);
+                                                    const std::string& token,
+                                                    const ChannelOptions& channel) {
+  return std::make_unique<ActionClient>(
+      farm::v1::ActionService::NewStub(DialCoordinator(address, channel)), token);
 }
 
 void ActionClient::Prepare(grpc::ClientContext& ctx, absl::Duration timeout) const {

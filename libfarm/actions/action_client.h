@@ -9,14 +9,15 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "farm/v1/actions.grpc.pb.h"
+#include "libfarm/rpc/channel.h"
 
 namespace farm {
 
 class ActionClient {
  public:
   ActionClient(std::unique_ptr<farm::v1::ActionService::StubInterface> stub, std::string token);
-  static std::unique_ptr<ActionClient> Connect(const std::string& address,
-                                               const std::string& token);
+  static std::unique_ptr<ActionClient> Connect(const std::string& address, const std::string& token,
+                                               const ChannelOptions& channel = {});
 
   absl::StatusOr<std::vector<farm::v1::ActionStatus>> Execute(
       const std::vector<farm::v1::Action>& actions);

@@ -101,9 +101,10 @@ CasClient::CasClient(std::unique_ptr<farm::v1::CasService::StubInterface> stub, 
       address_(std::move(address)) {}
 
 std::unique_ptr<CasClient> CasClient::Connect(const std::string& address, const std::string& token,
-                                              CasClientOptions options) {
-  return std::make_unique<CasClient>(farm::v1::CasService::NewStub(DialCoordinator(address)), token,
-                                     options, address);
+                                              CasClientOptions options,
+                                              const ChannelOptions& channel) {
+  return std::make_unique<CasClient>(
+      farm::v1::CasService::NewStub(DialCoordinator(address, channel)), token, options, address);
 }
 
 void CasClient::Prepare(grpc::ClientContext& ctx, int64_t stream_bytes) const {

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "farm/v1/cas.grpc.pb.h"
+#include "libfarm/rpc/channel.h"
 
 namespace farm {
 
@@ -41,7 +42,8 @@ class CasClient {
 
   // Dials `address` over a real channel sized for CAS chunks.
   static std::unique_ptr<CasClient> Connect(const std::string& address, const std::string& token,
-                                            CasClientOptions options = {});
+                                            CasClientOptions options = {},
+                                            const ChannelOptions& channel = {});
 
   // Hashes the file, asks whether the store has it, and uploads it only if not.
   absl::StatusOr<farm::v1::Digest> UploadFile(const std::string& path);

@@ -52,7 +52,8 @@ VerifiedFileWriter::VerifiedFileWriter(VerifiedFileWriter&& other) noexcept
       bytes_(other.bytes_),
       sha_(std::move(other.sha_)),
       finished_(other.finished_),
-      moved_(other.moved_) {
+      moved_(other.moved_),
+      budget_(std::move(other.budget_)) {
   other.fd_ = -1;
   other.moved_ = true;
 }
@@ -64,17 +65,30 @@ void VerifiedFileWriter::Discard() {
   fd_ = -1;
   if (!moved_ && !temp_path_.empty()) ::unlink(temp_path_.c_str());
   moved_ = true;
+  ReturnBudget();
+}
+
+void VerifiedFileWriter::ReturnBudget() {
+  if (budget_ != nullptr) budget_->Give(static_cast<uint64_t>(bytes_));
+  budget_.reset();
 }
 
 absl::Status VerifiedFileWriter::Append(absl::string_view data) {
   if (finished_ || fd_ < 0) return absl::FailedPreconditionError("append after finish");
+  if (budget_ != nullptr) {
+    if (absl::Status s = budget_->Take(data.size()); !s.ok()) return s;
+  }
   sha_.Update(data);
   const char* p = data.data();
   size_t left = data.size();
   while (left > 0) {
     const ssize_t n = ::write(fd_, p, left);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError(absl::StrCat("cannot write ", temp_path_), errno);
+    if (n < 0) {
+      const int err = errno;
+      if (budget_ != nullptr) budget_->Give(data.size());  // bytes_ never counted them
+      return ErrnoError(absl::StrCat("cannot write ", temp_path_), err);
+    }
     p += n;
     left -= static_cast<size_t>(n);
   }
@@ -115,6 +129,7 @@ absl::Status VerifiedFileWriter::MoveTo(const std::string& final_path) {
   moved_ = true;
   ::close(fd_);
   fd_ = -1;
+  ReturnBudget();  // the bytes now count against the store they moved into
   const std::string dir = std::filesystem::path(final_path).parent_path().string();
   return SyncDirectory(dir.empty() ? "." : dir);
 }

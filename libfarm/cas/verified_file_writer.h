@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -11,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "farm/v1/cas.pb.h"
 #include "libfarm/cas/sha256.h"
+#include "libfarm/cas/space_budget.h"
 
 namespace farm {
 
@@ -23,6 +25,10 @@ class VerifiedFileWriter {
   VerifiedFileWriter& operator=(VerifiedFileWriter&&) = delete;
   // Removes the temp file unless it was moved into place.
   ~VerifiedFileWriter();
+
+  // Every appended byte is first taken from `budget` (an Append it refuses writes nothing);
+  // all of it is given back when the file is moved into place or discarded.
+  void DrawFrom(std::shared_ptr<SpaceBudget> budget) { budget_ = std::move(budget); }
 
   absl::Status Append(absl::string_view data);
   int64_t bytes_written() const { return bytes_; }
@@ -40,6 +46,7 @@ class VerifiedFileWriter {
  private:
   VerifiedFileWriter(int fd, std::string temp_path, int mode);
   void Discard();
+  void ReturnBudget();
 
   int fd_ = -1;
   std::string temp_path_;
@@ -48,6 +55,7 @@ class VerifiedFileWriter {
   Sha256 sha_;
   bool finished_ = false;
   bool moved_ = false;
+  std::shared_ptr<SpaceBudget> budget_;
 };
 
 // fsyncs directory `dir`, making renames and unlinks in it durable.

@@ -35,6 +35,13 @@ absl::StatusOr<std::vector<uint8_t>> DecompressEntryPayload(const FatbinEntry& e
     }
     return out;
   }
+  // LZ4 cannot expand more than 255:1, so a larger claim is a lie made to provoke a huge
+  // allocation; refuse it before allocating.
+  if (entry.uncompressed_size > entry.payload.size() * 255 + 16) {
+    return absl::InvalidArgumentError(absl::StrCat(arch, " entry claims ", entry.uncompressed_size,
+                                                   " bytes from ", entry.payload.size(),
+                                                   " LZ4 bytes; LZ4 cannot expand that much"));
+  }
   constexpr uint64_t kIntMax = std::numeric_limits<int>::max();
   if (entry.payload.size() > kIntMax || out.size() > kIntMax) {
     return absl::ResourceExhaustedError(absl::StrCat(arch, " entry: LZ4 payload over 2 GiB"));

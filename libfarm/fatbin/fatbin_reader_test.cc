@@ -120,6 +120,14 @@ TEST_F(FatbinReaderTest, ReportsCompressionForEveryCompressMode) {
   auto cubin = DecompressEntryPayload(lz4[0].container.entries[1], 1 << 26);
   ASSERT_TRUE(cubin.ok()) << cubin.status();
   EXPECT_EQ(ReadCubinInfo(*cubin)->target.sm, 90);
+
+  // An entry claiming more than LZ4 can expand to is refused before anything is allocated.
+  FatbinEntry liar = lz4[0].container.entries[1];
+  liar.uncompressed_size = liar.payload.size() * 256 + 64;
+  auto refused = DecompressEntryPayload(liar, uint64_t{1} << 40);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("LZ4 cannot expand that much"), std::string::npos)
+      << refused.status();
 }
 
 TEST_F(FatbinReaderTest, RelocatableDeviceCodeLivesInNvRelfatbin) {

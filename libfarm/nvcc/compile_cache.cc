@@ -78,13 +78,50 @@ std::vector<std::string> IncludedFiles(const std::vector<LineMarkerFile>& marked
   return {files.begin(), files.end()};
 }
 
+std::vector<std::string> CompileCacheOutputs(const NvccCommandLine& command) {
+  std::vector<std::string> outputs = {command.output};
+  if (command.dependencies.with_compile && !command.dependencies.file.empty()) {
+    outputs.push_back(command.dependencies.file);
+  }
+  return outputs;
+}
+
+absl::Status CheckRestorableOutputs(const farm::v1::CompileResult& entry,
+                                    const std::vector<std::string>& expected) {
+  const std::set<std::string> allowed(expected.begin(), expected.end());
+  std::set<std::string> seen;
+  for (const auto& out : entry.outputs()) {
+    // Compared as spelled: the key covers the working directory and every argument, so an
+    // honest entry names the outputs exactly as this call does.
+    if (!allowed.contains(out.path())) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "compile cache entry refused: it would write '", out.path(),
+          "', which this nvcc call does not name as an output. Fix: find who can write to the "
+          "farm's compile cache with the farm token; the compile runs normally"));
+    }
+    if (!seen.insert(out.path()).second) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("compile cache entry refused: it lists '", out.path(), "' twice"));
+    }
+  }
+  for (const std::string& path : allowed) {
+    if (!seen.contains(path)) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "compile cache entry refused: it does not restore '", path, "', which this call writes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::optional<farm::v1::CompileResult>> CompileCache::Restore(
-    const std::string& key) {
+    const std::string& key, const std::vector<std::string>& expected_outputs) {
   auto entry = actions_->GetCompileResult(key);
   if (!entry.ok()) {
     if (entry.status().code() == absl::StatusCode::kNotFound) return std::nullopt;
     return entry.status();
   }
+  // Checked before anything else: nothing is written unless every path is ours.
+  if (absl::Status s = CheckRestorableOutputs(*entry, expected_outputs); !s.ok()) return s;
   for (const auto& dep : entry->dependencies()) {
     auto now = DigestOfFile(dep.path());
     if (!now.ok() || now->hash() != dep.sha256()) return std::nullopt;

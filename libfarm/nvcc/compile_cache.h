@@ -28,13 +28,27 @@ absl::StatusOr<std::string> CompileCacheKey(const std::string& nvcc,
 std::vector<std::string> IncludedFiles(const std::vector<LineMarkerFile>& marked,
                                        const std::string& skip_dir);
 
+// The files a compile writes and the cache records and restores: the object (-o) and the
+// dependency file (-MF, when written beside the compile), spelled as the command names them.
+std::vector<std::string> CompileCacheOutputs(const NvccCommandLine& command);
+
+// OK when `entry` lists exactly `expected` (each once, spelled alike): an entry is data from
+// the farm, and a restore must never write a path this nvcc call did not name (a
+// ~/.bashrc, a "../x", a second copy of the object). PERMISSION_DENIED naming the path
+// otherwise.
+absl::Status CheckRestorableOutputs(const farm::v1::CompileResult& entry,
+                                    const std::vector<std::string>& expected);
+
 class CompileCache {
  public:
   CompileCache(ActionClient* actions, CasClient* cas) : actions_(actions), cas_(cas) {}
 
   // The recorded result when every dependency still matches, after writing its outputs to
-  // their paths; nullopt on a miss. Errors are for the log only: the caller compiles.
-  absl::StatusOr<std::optional<farm::v1::CompileResult>> Restore(const std::string& key);
+  // their paths; nullopt on a miss. `expected_outputs` (CompileCacheOutputs of the call) are
+  // the only paths it may write: an entry naming anything else is PERMISSION_DENIED before
+  // anything is written. Errors are for the log only: the caller compiles.
+  absl::StatusOr<std::optional<farm::v1::CompileResult>> Restore(
+      const std::string& key, const std::vector<std::string>& expected_outputs);
 
   // Records a finished compile: hashes `dependencies`, uploads `outputs` (paths as the
   // command named them) and stores the entry.

@@ -1,6 +1,10 @@
 #include "libfarm/nvcc/device_job.h"
 
+#include <sys/stat.h>
+
+#include <filesystem>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -183,6 +187,30 @@ absl::StatusOr<std::vector<DeviceJob>> PlanDeviceJobs(const NvccDryrun& dryrun,
     jobs.push_back(std::move(job));
   }
   return jobs;
+}
+
+bool HasLineInfo(const DeviceJob& job) {
+  // cicc's -generate-line-info and ptxas's --generate-line-info, as nvcc's plan spells them.
+  return absl::StrContains(job.script, "-generate-line-info");
+}
+
+std::vector<SourceStamp> StampsOfFiles(const std::vector<std::string>& files,
+                                       const std::string& cwd, size_t limit) {
+  std::vector<SourceStamp> stamps;
+  std::set<std::string> seen;
+  for (const std::string& file : files) {
+    std::filesystem::path p(file);
+    if (p.is_relative()) p = std::filesystem::path(cwd) / p;
+    std::string path = p.lexically_normal().string();
+    struct stat st {};
+    if (!seen.insert(path).second || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      continue;
+    }
+    if (stamps.size() == limit) return {};
+    stamps.push_back({std::move(path), static_cast<int64_t>(st.st_mtim.tv_sec),
+                      static_cast<uint64_t>(st.st_size)});
+  }
+  return stamps;
 }
 
 }  // namespace farm

@@ -4,6 +4,7 @@
 // root replaced by $FARM_CUDA_ROOT, which the worker sets to its toolkit of the same version.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,18 @@ struct DeviceJobFile {
   std::string name;
 };
 
+// A source file's stat on the build host (see farm.v1.SourceStamp): with line info, ptxas
+// writes each source's mtime and size into the cubin.
+// The most stamps one action may carry (farm.v1.Action.source_stamps; the coordinator
+// refuses more).
+inline constexpr size_t kMaxSourceStamps = 4096;
+
+struct SourceStamp {
+  std::string path;  // absolute
+  int64_t mtime_seconds = 0;
+  uint64_t size_bytes = 0;
+};
+
 struct DeviceJob {
   std::string virtual_arch;  // "compute_90a"
   // The compile shard the job counts towards: its first real arch ("sm_90a"), or the
@@ -27,7 +40,19 @@ struct DeviceJob {
   std::string script;            // for `sh -c`, run in the scratch dir
   std::vector<DeviceJobFile> inputs;   // the preprocessed device source and the module id
   std::vector<DeviceJobFile> outputs;  // PTX, cubins, and the host stub cicc writes
+  // With line info: the stat of each file the job's device source was read from.
+  std::vector<SourceStamp> source_stamps;
 };
+
+// Whether the job asks cicc and ptxas for line info (-lineinfo), so that its cubins carry
+// its sources' stamps.
+bool HasLineInfo(const DeviceJob& job);
+
+// The stamps of `files` (as line markers spell them; relative ones are taken from `cwd`)
+// that exist here, each once, absolute and normalized. Empty when there are more than
+// `limit`: the job then runs without them, its line tables stamped by what the worker sees.
+std::vector<SourceStamp> StampsOfFiles(const std::vector<std::string>& files,
+                                       const std::string& cwd, size_t limit);
 
 // Plans one job per device group of `dryrun`, which must have been made with
 // RunNvccDryrun(..., private_temp_dir = `temp_dir`). Fails (the caller then runs plain nvcc)

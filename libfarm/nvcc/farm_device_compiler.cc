@@ -47,6 +47,12 @@ farm::v1::Action DeviceJobAction(const DeviceJob& job, const DeviceCompileContex
   action.set_timeout_seconds(kDeviceActionTimeoutSeconds);
   action.set_build_id(context.build_id);
   action.set_shard(job.shard);
+  for (const SourceStamp& stamp : job.source_stamps) {
+    auto* s = action.add_source_stamps();
+    s->set_path(stamp.path);
+    s->set_mtime_seconds(stamp.mtime_seconds);
+    s->set_size_bytes(stamp.size_bytes);
+  }
   return action;
 }
 

@@ -170,6 +170,17 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
     read_by_step.push_back(LineMarkerFiles(*text));
   }
 
+  // With line info the cubins carry the stamps of the files the device sources were read
+  // from: each job takes them along, for the worker to show where it has no such file.
+  std::error_code cwd_error;
+  const std::string cwd = std::filesystem::current_path(cwd_error).string();
+  for (size_t i = 0; i < jobs->size() && i < dryrun->device_groups.size(); ++i) {
+    if (!HasLineInfo((*jobs)[i])) continue;
+    std::vector<std::string> paths;
+    for (const LineMarkerFile& f : read_by_step[i]) paths.push_back(f.path);
+    (*jobs)[i].source_stamps = StampsOfFiles(paths, cwd, kMaxSourceStamps);
+  }
+
   DeviceCompileContext context{toolkit->version, toolkit->release, request.build_id};
   std::unique_ptr<HostCompileAhead> ahead =
       request.host_compile_ahead ? HostCompileAhead::Plan(*dryrun, *jobs, temp->path()) : nullptr;

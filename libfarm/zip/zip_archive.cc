@@ -27,6 +27,46 @@ absl::Status Malformed(absl::string_view what) {
 }
 
 // Applies the zip64 extra field (id 1) to the fields that were saturated at 0xffffffff.
+// Deflate's largest expansion, and room for the empty streams' few bytes.
+constexpr uint64_t kMaxDeflateRatio = 1032;
+constexpr uint64_t kDeflateSlack = 64;
+
+// Inflates a raw deflate stream that must yield exactly `declared` bytes. The buffer grows
+// with what actually comes out (doubling from 64 KiB), so a member lying about its size
+// costs what it really inflates to, never what it declares.
+absl::StatusOr<std::vector<uint8_t>> Inflate(ByteSpan in, uint64_t declared) {
+  z_stream zs{};
+  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return absl::InternalError("inflateInit2 failed");
+  // One spare byte tells "inflates to more than declared" apart from "exactly declared".
+  const uint64_t limit = declared + 1;
+  std::vector<uint8_t> out(std::min<uint64_t>(limit, uint64_t{64} << 10));
+  uint64_t in_done = 0, out_done = 0;
+  int rc = Z_OK;
+  // zlib counts in 32-bit units: feed and drain in chunks.
+  constexpr uint64_t kChunk = 1u << 30;
+  while (true) {
+    if (out_done == out.size() && out.size() < limit) {
+      out.resize(std::min<uint64_t>(limit, out.size() * 2));
+    }
+    zs.next_in = const_cast<Bytef*>(in.data() + in_done);
+    zs.avail_in = static_cast<uInt>(std::min(kChunk, in.size() - in_done));
+    zs.next_out = out.data() + out_done;
+    zs.avail_out = static_cast<uInt>(std::min(kChunk, out.size() - out_done));
+    const uInt in_before = zs.avail_in, out_before = zs.avail_out;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    const uint64_t consumed = in_before - zs.avail_in, produced = out_before - zs.avail_out;
+    in_done += consumed;
+    out_done += produced;
+    if (rc != Z_OK || (consumed == 0 && produced == 0)) break;
+  }
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END || out_done != declared) {
+    return absl::DataLossError("wrong inflated size");
+  }
+  out.resize(out_done);
+  return out;
+}
+
 absl::Status ApplyZip64Extra(ByteSpan extra, ZipEntry& entry) {
   const bool need_size = entry.uncompressed_size == 0xffffffff;
   const bool need_compressed = entry.compressed_size == 0xffffffff;
@@ -199,33 +239,19 @@ absl::StatusOr<ZipMemberData> ZipArchive::Read(const ZipEntry& entry, uint64_t m
     }
     result = ZipMemberData(*stored);
   } else if (entry.method == 8) {
-    // One spare byte tells "inflates to more than declared" apart from "exactly declared".
-    std::vector<uint8_t> out(entry.uncompressed_size + 1);
-    z_stream zs{};
-    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return absl::InternalError("inflateInit2 failed");
-    uint64_t in_done = 0, out_done = 0;
-    int rc = Z_OK;
-    // zlib counts in 32-bit units: feed and drain in chunks.
-    constexpr uint64_t kChunk = 1u << 30;
-    while (true) {
-      zs.next_in = const_cast<Bytef*>(stored->data() + in_done);
-      zs.avail_in = static_cast<uInt>(std::min(kChunk, stored->size() - in_done));
-      zs.next_out = out.data() + out_done;
-      zs.avail_out = static_cast<uInt>(std::min(kChunk, out.size() - out_done));
-      const uInt in_before = zs.avail_in, out_before = zs.avail_out;
-      rc = inflate(&zs, Z_NO_FLUSH);
-      const uint64_t consumed = in_before - zs.avail_in, produced = out_before - zs.avail_out;
-      in_done += consumed;
-      out_done += produced;
-      if (rc != Z_OK || (consumed == 0 && produced == 0)) break;
+    // Deflate cannot expand more than 1032:1 (RFC 1951's longest match per 2-bit code), so a
+    // larger declared size is a lie made to provoke a huge allocation.
+    if (entry.uncompressed_size > entry.compressed_size * kMaxDeflateRatio + kDeflateSlack) {
+      return Malformed(absl::StrCat(entry.name, " declares ", entry.uncompressed_size,
+                                    " bytes from ", entry.compressed_size,
+                                    " compressed; deflate cannot expand that much"));
     }
-    inflateEnd(&zs);
-    if (rc != Z_STREAM_END || out_done != entry.uncompressed_size) {
+    auto inflated = Inflate(*stored, entry.uncompressed_size);
+    if (!inflated.ok()) {
       return Malformed(absl::StrCat(entry.name, " does not inflate to its declared ",
                                     entry.uncompressed_size, " bytes"));
     }
-    out.pop_back();
-    result = ZipMemberData(std::move(out));
+    result = ZipMemberData(*std::move(inflated));
   } else {
     return absl::UnimplementedError(absl::StrCat(entry.name, " uses compression method ",
                                                  entry.method, " (only stored and deflate)"));

@@ -86,6 +86,51 @@ TEST(ZipArchiveTest, DetectsCorruptionAndDuplicates) {
   std::filesystem::remove(dup);
 }
 
+// Sets the uncompressed size the first member declares, in its local and central headers.
+void DeclareSize(std::vector<uint8_t>& bytes, uint32_t size) {
+  for (const char* magic : {"PK\x03\x04", "PK\x01\x02"}) {
+    const size_t header = AsChars(bytes).find(magic);
+    ASSERT_NE(header, std::string::npos);
+    const size_t field = header + (magic[2] == '\x03' ? 22 : 24);
+    for (int i = 0; i < 4; ++i) bytes[field + i] = static_cast<uint8_t>(size >> (8 * i));
+  }
+}
+
+TEST(ZipArchiveTest, MemberLyingAboutItsSizeCostsOnlyWhatItInflatesTo) {
+  const std::string path =
+      PythonZip("liar.zip", "  z.writestr('lib.so', 'x' * 100000, zipfile.ZIP_DEFLATED)\n");
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  // 3 GB from ~100 compressed bytes: more than deflate can produce, refused before allocating.
+  DeclareSize(bytes, 3'000'000'000u);
+  auto zip = ZipArchive::Open(bytes);
+  ASSERT_TRUE(zip.ok()) << zip.status();
+  auto read = zip->Read(zip->entries()[0], uint64_t{8} << 30);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("deflate cannot expand that much"), std::string::npos)
+      << read.status();
+
+  // A plausible lie (a little more than it really holds) fails on what actually inflated.
+  DeclareSize(bytes, 100'100);
+  zip = ZipArchive::Open(bytes);
+  ASSERT_TRUE(zip.ok()) << zip.status();
+  read = zip->Read(zip->entries()[0], uint64_t{8} << 30);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("does not inflate to its declared 100100 bytes"),
+            std::string::npos)
+      << read.status();
+
+  // The truth still reads.
+  DeclareSize(bytes, 100'000);
+  zip = ZipArchive::Open(bytes);
+  ASSERT_TRUE(zip.ok()) << zip.status();
+  read = zip->Read(zip->entries()[0], uint64_t{8} << 30);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->bytes().size(), 100'000u);
+  std::filesystem::remove(path);
+}
+
 TEST(ZipArchiveTest, RefusesUnsafeMemberPaths) {
   for (const char* ok : {"pkg/__init__.py", "pkg-1.0.dist-info/RECORD", "a/b/c.so", "dir/"}) {
     EXPECT_TRUE(CheckMemberPath(ok).ok()) << ok;

@@ -137,6 +137,31 @@ TEST(WorkerFlagsTest, NamedToolkitThatDoesNotExistIsAConfigError) {
   EXPECT_THAT(no_token->stderr_text, HasSubstr("--token-file"));
 }
 
+// A 1 KB wheel whose member declares 3 GB: verify used to allocate the declared size (3.16 GB
+// peak). Under a 256 MiB heap limit it must still finish with a clear report.
+TEST(VerifyBadWheelTest, MemberDeclaringGigabytesCostsNoMemory) {
+  TempDir dir("liarwheel");
+  const char* kScript = R"(import sys, zipfile
+path = sys.argv[1] + "/liar-1.0-py3-none-any.whl"
+with zipfile.ZipFile(path, "w") as z:
+    z.writestr("liar/lib.so", b"\0" * 1000000, zipfile.ZIP_DEFLATED)
+data = bytearray(open(path, "rb").read())
+for magic, field in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+    at = data.find(magic) + field
+    data[at:at + 4] = (3000000000).to_bytes(4, "little")
+open(path, "wb").write(data)
+)";
+  auto made = RunCommand({"python3", "-c", kScript, dir.path().string()});
+  ASSERT_TRUE(made.ok() && made->exit_code == 0) << (made.ok() ? made->stderr_text : "");
+  const std::string wheel = dir / "liar-1.0-py3-none-any.whl";
+  ASSERT_LT(fs::file_size(wheel), 4096u);
+  auto r = RunCommand(
+      {"prlimit", "--data=268435456", FarmBinary("farmctl"), "verify", wheel, "--archs", "9.0"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 1) << r->stdout_text << r->stderr_text;
+  EXPECT_THAT(r->stdout_text + r->stderr_text, HasSubstr("deflate cannot expand that much"));
+}
+
 TEST(CoordinatorDataDirTest, CorruptStateIsRefusedAndLeftUntouched) {
   TempDir dir("corrupt");
   {
@@ -165,6 +190,93 @@ TEST(CoordinatorDataDirTest, CorruptStateIsRefusedAndLeftUntouched) {
   EXPECT_THAT(r->stderr_text, HasSubstr("corrupt"));
   EXPECT_THAT(r->stderr_text, HasSubstr("Nothing was changed"));
   EXPECT_EQ(fs::file_size(manifest), before);
+}
+
+// A farm whose coordinator was killed -9 after a worker registered: its records are in the
+// WAL only.
+void KilledFarmWithAWorker(const TempDir& dir) {
+  auto c = CoordinatorProcess::Start(dir / "data");
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "w1", dir.path().string(),
+                                {"--cuda-path", "none"});
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE(WaitFor([&] { return !ListWorkersJson(c->grpc_address(), c->token_file()).empty(); },
+                      absl::Seconds(30)));
+  c->process().Signal(SIGKILL);
+  c->Stop();
+  w->process().Signal(SIGKILL);
+  w->process().Wait(absl::Seconds(5));
+}
+
+CommandResult StartCoordinatorOnce(const TempDir& dir, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {FarmBinary("farm-coordinator"),
+                                   "--data-dir",
+                                   dir / "data",
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--http-listen",
+                                   ""};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto r = RunCommand(argv, absl::Seconds(60));
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *r : CommandResult{};
+}
+
+// 10 bytes written into the middle of the WAL used to be dropped without a word, with every
+// acknowledged record behind them (two COMPLETED actions came back RUNNING and QUEUED).
+TEST(CoordinatorDataDirTest, CorruptWalIsRefusedAndRepairIsExplicit) {
+  TempDir dir("corruptwal");
+  KilledFarmWithAWorker(dir);
+  std::string wal;
+  for (const auto& e : fs::directory_iterator(dir / "data/state")) {
+    if (e.path().extension() == ".log" && fs::file_size(e.path()) > 0) wal = e.path().string();
+  }
+  ASSERT_FALSE(wal.empty()) << "no write-ahead log after kill -9";
+  const auto size = fs::file_size(wal);
+  {
+    std::fstream f(wal, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.write("0123456789", 10);
+  }
+  std::string damaged;
+  {
+    std::ifstream in(wal, std::ios::binary);
+    damaged.assign(std::istreambuf_iterator<char>(in), {});
+  }
+
+  auto refused = StartCoordinatorOnce(dir);
+  EXPECT_EQ(refused.exit_code, kExitConfig) << refused.stderr_text;
+  EXPECT_THAT(refused.stderr_text, HasSubstr("corrupt"));
+  EXPECT_THAT(refused.stderr_text, HasSubstr("--repair"));
+  {
+    std::ifstream in(wal, std::ios::binary);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), damaged)
+        << "refusing must not touch the log";
+  }
+
+  auto repaired = StartCoordinatorOnce(dir, {"--repair"});
+  EXPECT_EQ(repaired.exit_code, 0) << repaired.stderr_text;
+  EXPECT_THAT(repaired.stderr_text, HasSubstr("before the repair is in"));
+  bool copy_kept = false;
+  for (const auto& e : fs::directory_iterator(dir / "data")) {
+    if (e.path().filename().string().starts_with("state.before-repair-")) {
+      copy_kept = fs::exists(e.path() / fs::path(wal).filename());
+    }
+  }
+  EXPECT_TRUE(copy_kept) << "the damaged state must be copied aside before repairing";
+  auto c = CoordinatorProcess::Start(dir / "data");
+  EXPECT_TRUE(c.ok()) << c.status();
+  if (c.ok()) c->Stop();
+}
+
+TEST(CoordinatorDataDirTest, CurrentNamingAMissingManifestIsAConfigErrorWithTheFix) {
+  TempDir dir("nomanifest");
+  KilledFarmWithAWorker(dir);
+  { std::ofstream(dir / "data/state/CURRENT", std::ios::trunc) << "MANIFEST-999999\n"; }
+  auto r = StartCoordinatorOnce(dir);
+  EXPECT_EQ(r.exit_code, kExitConfig) << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, HasSubstr("corrupt"));
+  EXPECT_THAT(r.stderr_text, HasSubstr("Fix:"));
 }
 
 TEST(CoordinatorDataDirTest, UnwritableDataDirIsRefused) {

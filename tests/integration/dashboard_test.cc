@@ -65,7 +65,11 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
   };
   // Quick actions first so the page has finished bars, then slow ones it sees running.
   for (int i = 0; i < 3; ++i) shell(absl::StrCat("echo quick ", i), i % 2 ? "sm_80" : "sm_90");
-  shell("echo 'nvlink error: undefined reference to cuLaunch' >&2; exit 2", "sm_80");
+  // Its error text carries a terminal escape (a window title): shown, not obeyed.
+  shell(
+      "printf '\\033]0;owned\\007' >&2; echo 'nvlink error: undefined reference to cuLaunch' >&2; "
+      "exit 2",
+      "sm_80");
   for (int i = 0; i < 6; ++i)
     shell(absl::StrCat("sleep 3; echo slow ", i), i % 2 ? "sm_80" : "sm_90");
   auto submitted = actions->Execute(batch);
@@ -83,6 +87,18 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
     farm::v1::ReportNvccCallResponse response;
     grpc::Status s = builds->ReportNvccCall(&ctx, report, &response);
     ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+
+  {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, *ReadTokenFile(c->token_file()));
+    farm::v1::AppendBuildLogRequest req;
+    req.set_build_id(kBuild);
+    req.set_data(
+        "linking\n\x1b[2J\x1b]52;c;ZXZpbA==\x07"
+        "done \xe2\x9c\x93\n");
+    farm::v1::AppendBuildLogResponse resp;
+    ASSERT_TRUE(builds->AppendBuildLog(&ctx, req, &resp).ok());
   }
 
   const std::string artifacts = absl::StrCat(FARM_BUILD_DIR, "/test-artifacts");
@@ -112,6 +128,9 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
   ASSERT_EQ(seen["failures"].size(), 1u) << seen.dump();
   EXPECT_THAT(seen["failures"][0].get<std::string>(),
               HasSubstr("nvlink error: undefined reference"));
+  // Control characters from the build are shown as text (issue 15, item 7).
+  EXPECT_THAT(seen["failures"][0].get<std::string>(), HasSubstr("\\x1b]0;owned\\x07"));
+  EXPECT_EQ(seen["log"], "linking\n\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07done \xe2\x9c\x93\n");
   EXPECT_THAT(seen["title"].get<std::string>(), HasSubstr(kBuild));
   EXPECT_EQ(seen["problem"], "");
   EXPECT_THAT(seen["facts"].get<std::string>(), HasSubstr("sm_80 sm_90"));
@@ -139,6 +158,65 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
   c->process().Signal(SIGKILL);
   for (auto& w : workers) w.process().Wait(absl::Seconds(5));
   c->process().Wait(absl::Seconds(5));
+}
+
+// Issue 15, item 8: beyond loopback the dashboard needs the token, and the token never
+// goes into a URL: the page asks for it (or reads it once from the #fragment, which is
+// not sent) and sends it as a header; a ?token= query is refused by the server.
+TEST(DashboardTest, TheTokenIsAskedForAndNeverPutInAUrl) {
+  for (const char* tool : {FARM_TOOLS_PYTHON, "/usr/bin/chromium", "/usr/bin/chromedriver"}) {
+    ASSERT_TRUE(std::filesystem::exists(tool))
+        << tool << " is missing. Fix: run scripts/install-deps.sh";
+  }
+  TempDir dir("dashboard-token");
+  auto c = CoordinatorProcess::Start(dir / "data", {}, "127.0.0.1:0", "0.0.0.0:0");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::string token = *ReadTokenFile(c->token_file());
+  auto actions = ActionClient::Connect(c->grpc_address(), token);
+  farm::v1::Action a;
+  a.add_argv("/bin/true");
+  a.set_build_id("dash-signin");
+  a.set_shard("sm_90");
+  ASSERT_TRUE(actions->Execute({a}).ok());
+  auto hp = ParseHostPort(c->http_address());
+  ASSERT_TRUE(hp.ok());
+  const std::string base = absl::StrCat("http://127.0.0.1:", hp->port);
+
+  httplib::Client http("127.0.0.1", hp->port);
+  auto in_query = http.Get(("/api/v1/status?token=" + token).c_str());
+  ASSERT_TRUE(in_query);
+  EXPECT_EQ(in_query->status, 400);
+  EXPECT_THAT(in_query->body, HasSubstr("a token in the URL is refused"));
+  auto as_header = http.Get("/api/v1/status", {{"Authorization", "Bearer " + token}});
+  ASSERT_TRUE(as_header);
+  EXPECT_EQ(as_header->status, 200);
+  auto without = http.Get("/api/v1/status");
+  ASSERT_TRUE(without);
+  EXPECT_EQ(without->status, 401);
+  EXPECT_THAT(without->body, Not(HasSubstr("?token")));
+
+  auto r =
+      RunCommand({FARM_TOOLS_PYTHON, absl::StrCat(FARM_TEST_SCRIPTS_DIR, "/dashboard_driver.py"),
+                  "--sign-in", base, "dash-signin", token},
+                 absl::Seconds(90));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->exit_code, 0) << r->stderr_text << r->stdout_text;
+  const nlohmann::json seen = nlohmann::json::parse(r->stdout_text, nullptr, false);
+  ASSERT_TRUE(seen.is_object()) << r->stdout_text;
+  EXPECT_THAT(seen["asked"].get<std::string>(), HasSubstr("needs the farm token"));
+  for (const char* session : {"signed_in", "fragment"}) {
+    SCOPED_TRACE(session);
+    ASSERT_TRUE(seen[session]["urls"].is_array()) << seen.dump();
+    EXPECT_GT(seen[session]["urls"].size(), 3u) << seen.dump();
+    for (const auto& url : seen[session]["urls"]) {
+      EXPECT_THAT(url.get<std::string>(), Not(HasSubstr(token)));
+      EXPECT_THAT(url.get<std::string>(), Not(HasSubstr("token")));
+    }
+  }
+  EXPECT_EQ(seen["fragment"]["href"], base + "/builds/dash-signin");
+  EXPECT_EQ(seen["fragment_problem"], "");
+  EXPECT_EQ(seen["console_errors"].size(), 0u) << seen["console_errors"].dump();
+  c->Stop();
 }
 
 }  // namespace

@@ -14,6 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "libfarm/actions/action_client.h"
+#include "libfarm/cas/cas_client.h"
 #include "libfarm/net/address.h"
 #include "libfarm/process/subprocess.h"
 #include "tests/support/device_payloads.h"
@@ -154,8 +157,10 @@ TEST_F(FarmNvccTest, HostCompileAheadWritesTheObjectTheWaitingCompileWrites) {
   EXPECT_THAT(g.stderr_text, Not(HasSubstr("host compile ran beside")));
 }
 
+// Debug info names the source: absolute, as CMake passes it. With -lineinfo ptxas also
+// stamps each source's mtime and size into the cubin; the sandboxed worker has no source, so
+// it shows stand-ins of the build host's stamps (farm.v1.SourceStamp).
 TEST_F(FarmNvccTest, ArchDependentCodeWithPtxAndCubinMatchesPlainNvcc) {
-  // Debug info names the source: absolute, as CMake passes it.
   ExpectSameDeviceCode(
       "arch", *dir_ / "arch/arch_dependent.cu",
       {"-arch=sm_75", "-gencode", "arch=compute_90,code=[compute_90,sm_90]", "-lineinfo"},
@@ -481,6 +486,88 @@ TEST_F(FarmNvccTest, CompileCacheRestoresAWholeCompileUntilAnIncludedHeaderChang
   EXPECT_THAT(changed.stderr_text, Not(HasSubstr("compile cache")));
   EXPECT_THAT(changed.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
   EXPECT_NE(ReadFile(d + "/scaled.o"), object);
+}
+
+// The compile cache key farm-nvcc logged as "whole-compile key" (FARM_NVCC_LOG=debug), or "".
+std::string LoggedCacheKey(const std::string& stderr_text) {
+  for (absl::string_view line : absl::StrSplit(stderr_text, '\n')) {
+    const size_t at = line.find("whole-compile key ");
+    if (at != absl::string_view::npos) {
+      return std::string(absl::StripAsciiWhitespace(line.substr(at + 18)));
+    }
+  }
+  return "";
+}
+
+// Issue 15, item 1: whoever holds the farm token can put a compile cache entry, so an entry
+// is data, not a list of files to write. One naming a file beside k.o must not touch it.
+TEST_F(FarmNvccTest, CompileCacheEntryNamingOtherPathsIsRefusedAndTheCallCompiles) {
+  const std::string d = WorkDir("compile-cache-hostile");
+  std::ofstream(d + "/k.cu") << "__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n";
+  const std::string victim = *dir_ / "victim-bashrc";
+  std::ofstream(victim) << "export PS1='mine'\n";
+  const std::vector<std::string> argv = {FarmBinary("farm-nvcc"),
+                                         kNvcc,
+                                         "-MD",
+                                         "-MF",
+                                         "k.d",
+                                         "-c",
+                                         "k.cu",
+                                         "-o",
+                                         "k.o",
+                                         "-arch=sm_90"};
+  CommandResult first = Run(argv, d);
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  const std::string key = LoggedCacheKey(first.stderr_text);
+  ASSERT_EQ(key.size(), 64u) << first.stderr_text;
+  const auto payloads = DevicePayloads(d + "/k.o");
+  ASSERT_FALSE(payloads.empty());
+
+  const std::string token(absl::StripAsciiWhitespace(ReadFile(coordinator_->token_file())));
+  auto cas = CasClient::Connect(coordinator_->grpc_address(), token);
+  auto actions = ActionClient::Connect(coordinator_->grpc_address(), token);
+  auto payload = cas->UploadBytes("echo pwned\n");
+  ASSERT_TRUE(payload.ok()) << payload.status();
+  auto honest = actions->GetCompileResult(key);
+  ASSERT_TRUE(honest.ok()) << honest.status();
+
+  struct Case {
+    std::string label;
+    std::vector<std::string> paths;  // the entry's outputs; the payload goes to the last one
+  };
+  const std::vector<Case> cases = {
+      {"absolute path beside the object", {"k.o", "k.d", victim}},
+      {"relative path out of the work dir", {"k.o", "k.d", "../victim-bashrc"}},
+      {"the object twice", {"k.o", "k.d", "k.o"}},
+      {"the victim instead of the dependency file", {"k.o", victim}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.label);
+    farm::v1::CompileResult entry = *honest;
+    entry.clear_outputs();
+    for (const std::string& path : c.paths) {
+      auto* out = entry.add_outputs();
+      out->set_path(path);
+      *out->mutable_digest() = *payload;
+    }
+    ASSERT_TRUE(actions->PutCompileResult(key, entry).ok());
+    fs::remove(d + "/k.o");
+    CommandResult r = Run(argv, d);
+    ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+    EXPECT_THAT(r.stderr_text, HasSubstr("compile cache entry refused"));
+    EXPECT_THAT(r.stderr_text, Not(HasSubstr("k.cu: compile cache")));
+    // Compiled instead (its device code from the action cache), the victim untouched.
+    EXPECT_THAT(r.stderr_text, HasSubstr("farm-nvcc: sm_90: "));
+    EXPECT_EQ(ReadFile(victim), "export PS1='mine'\n");
+    EXPECT_EQ(DevicePayloads(d + "/k.o"), payloads);
+    EXPECT_THAT(ReadFile(d + "/k.d"), HasSubstr("k.cu"));
+  }
+  // The compile above recorded an honest entry again: the next call restores it.
+  fs::remove(d + "/k.o");
+  CommandResult restored = Run(argv, d);
+  ASSERT_EQ(restored.exit_code, 0) << restored.stderr_text;
+  EXPECT_THAT(restored.stderr_text, HasSubstr("farm-nvcc: k.cu: compile cache"));
+  EXPECT_EQ(DevicePayloads(d + "/k.o"), payloads);
 }
 
 TEST_F(FarmNvccTest, CMakeProjectBuildsThroughTheLauncherAndRebuildsOneFile) {

@@ -1,11 +1,26 @@
-// The coordinator's HTTP side as a client sees it: /healthz and Prometheus /metrics.
+// The coordinator's HTTP side as a client sees it: /healthz and Prometheus /metrics, and
+// the limits a hostile client meets (issue 15, item 5): bodies refused before they are
+// read, slow or endless headers cut off, connections bounded, Host checked on loopback.
+// Raw sockets, because a well-behaved client library cannot misbehave on purpose.
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
 
 #include <httplib.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "libfarm/net/address.h"
 #include "tests/support/farm_processes.h"
 
@@ -13,6 +28,7 @@ namespace farm::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 TEST(HttpTest, HealthzAndMetricsFollowTheFleet) {
   TempDir dir("http");
@@ -41,7 +57,10 @@ TEST(HttpTest, HealthzAndMetricsFollowTheFleet) {
       [&] {
         auto m = http.Get("/metrics");
         body = m ? m->body : "";
-        return body.find("farm_workers{state=\"online\"} 1\n") != std::string::npos;
+        // The Register counter is bumped as the call returns, just after the worker is
+        // online: wait for both, or a scrape in between sees one without the other.
+        return body.find("farm_workers{state=\"online\"} 1\n") != std::string::npos &&
+               body.find("method=\"Register\"} 1\n") != std::string::npos;
       },
       absl::Seconds(30)))
       << body;
@@ -57,6 +76,284 @@ TEST(HttpTest, HealthzAndMetricsFollowTheFleet) {
   c->process().Signal(SIGKILL);
   w->process().Wait(absl::Seconds(5));
   c->process().Wait(absl::Seconds(5));
+}
+
+// A raw client connection to 127.0.0.1:`port`, closed on destruction.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+
+  bool connected() const { return connected_; }
+  // False once the server has closed the connection.
+  bool Send(const std::string& bytes) {
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  // What the server sends until it closes the connection or `timeout` passes.
+  std::string Receive(absl::Duration timeout, bool* closed = nullptr) {
+    std::string out;
+    const absl::Time until = absl::Now() + timeout;
+    if (closed) *closed = false;
+    while (absl::Now() < until) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(until - absl::Now()))) <= 0) {
+        break;
+      }
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) {
+        if (closed) *closed = true;
+        break;
+      }
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+// Resident memory of `pid`, in KiB.
+int64_t ResidentKib(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      int64_t kib = 0;
+      std::string digits;
+      for (char ch : line) {
+        if (ch >= '0' && ch <= '9') digits.push_back(ch);
+      }
+      if (absl::SimpleAtoi(digits, &kib)) return kib;
+    }
+  }
+  return -1;
+}
+
+int PortOf(const std::string& address) {
+  auto hp = ParseHostPort(address);
+  EXPECT_TRUE(hp.ok()) << address;
+  return hp.ok() ? hp->port : 0;
+}
+
+std::string Request(const std::string& method, const std::string& path, int port,
+                    const std::string& extra_headers = "") {
+  return absl::StrCat(method, " ", path, " HTTP/1.1\r\nHost: 127.0.0.1:", port, "\r\n",
+                      extra_headers, "\r\n");
+}
+
+TEST(HttpLimitsTest, BodiesARouteDoesNotTakeAreRefusedBeforeTheyAreRead) {
+  TempDir dir("http-body");
+  auto c = CoordinatorProcess::Start(dir / "data");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const int port = PortOf(c->http_address());
+  const int64_t rss_before = ResidentKib(c->process().pid());
+  ASSERT_GT(rss_before, 0);
+
+  // 512 MiB announced to /healthz: answered 413 from the headers alone...
+  RawConnection healthz(port);
+  ASSERT_TRUE(healthz.connected());
+  ASSERT_TRUE(healthz.Send(Request("GET", "/healthz", port, "Content-Length: 536870912\r\n")));
+  const std::string answer = healthz.Receive(absl::Seconds(5));
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 413 "));
+  EXPECT_THAT(answer, HasSubstr("takes no request body"));
+  // ...and what is sent anyway is not kept: 64 MiB later the coordinator has not grown.
+  const std::string mib(1 << 20, 'A');
+  for (int i = 0; i < 64 && healthz.Send(mib); ++i) {
+  }
+  // The same for a chunked body, and for a POST to a route that takes none.
+  RawConnection chunked(port);
+  ASSERT_TRUE(
+      chunked.Send(Request("POST", "/api/v1/status", port, "Transfer-Encoding: chunked\r\n")));
+  EXPECT_THAT(chunked.Receive(absl::Seconds(5)), StartsWith("HTTP/1.1 413 "));
+  for (int i = 0; i < 64 && chunked.Send("100000\r\n" + mib + "\r\n"); ++i) {
+  }
+  // An upload announced past --index-max-upload is refused before its bytes, and before
+  // the credentials are even looked at.
+  RawConnection upload(port);
+  ASSERT_TRUE(upload.Send(Request("POST", "/legacy/", port,
+                                  "Content-Type: multipart/form-data; boundary=x\r\n"
+                                  "Content-Length: 107374182400\r\n")));
+  EXPECT_THAT(upload.Receive(absl::Seconds(5)), StartsWith("HTTP/1.1 413 "));
+  // A request line without an end is cut off at the head limit, not read into memory.
+  RawConnection endless(port);
+  ASSERT_TRUE(endless.Send("GET /"));
+  bool closed = false;
+  for (int i = 0; i < 64 && endless.Send(mib); ++i) {
+  }
+  endless.Receive(absl::Seconds(5), &closed);
+  EXPECT_TRUE(closed) << "an endless request line must end the connection";
+
+  const int64_t rss_after = ResidentKib(c->process().pid());
+  EXPECT_LT(rss_after - rss_before, 48 << 10)
+      << "the coordinator grew from " << rss_before << " to " << rss_after << " KiB";
+  // And it still answers.
+  httplib::Client http("127.0.0.1", port);
+  auto health = http.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  c->Stop();
+}
+
+TEST(HttpLimitsTest, BeyondLoopbackALargeBodyIsRefusedBeforeTheTokenCheck) {
+  TempDir dir("http-public");
+  auto c = CoordinatorProcess::Start(dir / "data", {}, "127.0.0.1:0", "0.0.0.0:0");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const int port = PortOf(c->http_address());
+  const int64_t rss_before = ResidentKib(c->process().pid());
+  RawConnection status(port);
+  ASSERT_TRUE(status.Send(Request("GET", "/api/v1/status", port, "Content-Length: 536870912\r\n")));
+  const absl::Time start = absl::Now();
+  EXPECT_THAT(status.Receive(absl::Seconds(5)), StartsWith("HTTP/1.1 413 "));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  const std::string mib(1 << 20, 'A');
+  for (int i = 0; i < 64 && status.Send(mib); ++i) {
+  }
+  EXPECT_LT(ResidentKib(c->process().pid()) - rss_before, 48 << 10);
+  // Without a body, the token is what is missing.
+  httplib::Client http("127.0.0.1", port);
+  auto unauthenticated = http.Get("/api/v1/status");
+  ASSERT_TRUE(unauthenticated);
+  EXPECT_EQ(unauthenticated->status, 401);
+  c->Stop();
+}
+
+TEST(HttpLimitsTest, SlowHeadersDoNotStarveOtherClientsAndAreCutOff) {
+  TempDir dir("http-slow");
+  auto c = CoordinatorProcess::Start(dir / "data");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const int port = PortOf(c->http_address());
+  // 12 clients drip a header byte every 300 ms: each read arrives in time, the headers never.
+  std::vector<std::unique_ptr<RawConnection>> drips;
+  for (int i = 0; i < 12; ++i) {
+    drips.push_back(std::make_unique<RawConnection>(port));
+    ASSERT_TRUE(drips.back()->Send("GET /simple/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "));
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int> cut_off{0};
+  std::thread dripper([&] {
+    std::vector<bool> open(drips.size(), true);
+    while (!stop) {
+      for (size_t i = 0; i < drips.size(); ++i) {
+        if (open[i] && !drips[i]->Send("a")) {
+          open[i] = false;
+          ++cut_off;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  });
+  // Meanwhile the index answers at once.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  httplib::Client http("127.0.0.1", port);
+  http.set_read_timeout(std::chrono::seconds(3));
+  for (int i = 0; i < 5; ++i) {
+    const absl::Time start = absl::Now();
+    auto simple = http.Get("/simple/");
+    ASSERT_TRUE(simple) << "the index did not answer while slow clients held connections";
+    EXPECT_EQ(simple->status, 200);
+    EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  }
+  // The drippers are cut off once their headers take longer than 10 s.
+  const bool all_cut =
+      WaitFor([&] { return cut_off == static_cast<int>(drips.size()); }, absl::Seconds(20));
+  stop = true;
+  dripper.join();
+  EXPECT_TRUE(all_cut) << cut_off << " of " << drips.size() << " slow clients were cut off";
+  c->Stop();
+}
+
+TEST(HttpLimitsTest, ConnectionsAreBoundedPerClientAndOverall) {
+  TempDir dir("http-conns");
+  auto c = CoordinatorProcess::Start(dir / "data", {"--http-max-connections-per-client", "3"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  const int port = PortOf(c->http_address());
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 3; ++i) idle.push_back(std::make_unique<RawConnection>(port));
+  // Give the server a moment to take the three in; the fourth is answered 503 at once.
+  std::string answer;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        RawConnection extra(port);
+        extra.Send(Request("GET", "/healthz", port));
+        answer = extra.Receive(absl::Seconds(2));
+        return absl::StartsWith(answer, "HTTP/1.1 503 ");
+      },
+      absl::Seconds(10)))
+      << answer;
+  // Once they go, there is room again.
+  idle.clear();
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        RawConnection again(port);
+        again.Send(Request("GET", "/healthz", port));
+        return absl::StartsWith(again.Receive(absl::Seconds(2)), "HTTP/1.1 200 ");
+      },
+      absl::Seconds(10)));
+  c->Stop();
+
+  // The overall bound, the same way.
+  auto d = CoordinatorProcess::Start(dir / "data2", {"--http-max-connections", "2"});
+  ASSERT_TRUE(d.ok()) << d.status();
+  const int port2 = PortOf(d->http_address());
+  RawConnection a(port2), b(port2);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        RawConnection extra(port2);
+        extra.Send(Request("GET", "/healthz", port2));
+        return absl::StartsWith(extra.Receive(absl::Seconds(2)), "HTTP/1.1 503 ");
+      },
+      absl::Seconds(10)));
+  d->Stop();
+}
+
+TEST(HttpLimitsTest, LoopbackAnswersOnlyToLoopbackHostNames) {
+  TempDir dir("http-host");
+  auto c = CoordinatorProcess::Start(dir / "data", {"--http-allow-host", "farm.test"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  const int port = PortOf(c->http_address());
+  auto get = [&](const std::string& host) {
+    RawConnection conn(port);
+    conn.Send(
+        absl::StrCat("GET /simple/ HTTP/1.1\r\nHost: ", host, "\r\nConnection: close\r\n\r\n"));
+    return conn.Receive(absl::Seconds(5));
+  };
+  // DNS rebinding: a page from attacker.example whose name now points at 127.0.0.1.
+  const std::string rebound = get("attacker.example:" + std::to_string(port));
+  EXPECT_THAT(rebound, StartsWith("HTTP/1.1 421 "));
+  EXPECT_THAT(rebound, HasSubstr("--http-allow-host"));
+  EXPECT_THAT(get("attacker.example"), StartsWith("HTTP/1.1 421 "));
+  for (const std::string& host :
+       {absl::StrCat("127.0.0.1:", port), absl::StrCat("localhost:", port),
+        std::string("localhost:9000"),  // an SSH tunnel's port
+        absl::StrCat("[::1]:", port), std::string("FARM.test:8080")}) {
+    EXPECT_THAT(get(host), StartsWith("HTTP/1.1 200 ")) << host;
+  }
+  RawConnection no_host(port);
+  no_host.Send("GET /simple/ HTTP/1.0\r\n\r\n");
+  EXPECT_THAT(no_host.Receive(absl::Seconds(5)), StartsWith("HTTP/1.1 400 "));
+  c->Stop();
+
+  // A name that is not one is a configuration error.
+  auto bad = CoordinatorProcess::Start(dir / "data2", {"--http-allow-host", "a/b"});
+  EXPECT_FALSE(bad.ok());
 }
 
 }  // namespace

@@ -347,6 +347,109 @@ TEST(IndexTest, TwineUploadsPipInstallsBadUploadsAreRefusedAndRestartKeepsIt) {
   restarted->process().Wait(absl::Seconds(15));
 }
 
+// A wheel named `filename` for project `name` at `version`, whose module holds `payload`
+// (so two wheels of one release can differ), written with zipfile into `dir`.
+std::string WriteProbeWheel(const std::string& dir, const std::string& filename,
+                            const std::string& name, const std::string& version,
+                            const std::string& payload) {
+  fs::create_directories(dir);
+  const std::string path = absl::StrCat(dir, "/", filename);
+  CommandResult r =
+      RunTool({kPython, "-c",
+               "import sys, zipfile\n"
+               "path, name, version, payload = sys.argv[1:5]\n"
+               "di = name + '-' + version + '.dist-info'\n"
+               "with zipfile.ZipFile(path, 'w') as z:\n"
+               "  z.writestr(di + '/METADATA', 'Metadata-Version: 2.1\\nName: %s\\nVersion: %s\\n' "
+               "% (name, version))\n"
+               "  z.writestr(di + '/WHEEL', 'Wheel-Version: 1.0\\nTag: py3-none-any\\n')\n"
+               "  z.writestr('probe_ok/__init__.py', payload)\n",
+               path, name, version, payload});
+  EXPECT_EQ(r.exit_code, 0) << Output(r);
+  return path;
+}
+
+httplib::Result Upload(httplib::Client& client, const std::string& token, const std::string& path,
+                       const std::string& name, const std::string& version) {
+  const std::string bytes = ReadFile(path);
+  httplib::MultipartFormDataItems items = {
+      {":action", "file_upload", "", ""},
+      {"name", name, "", ""},
+      {"version", version, "", ""},
+      {"filetype", "bdist_wheel", "", ""},
+      {"sha256_digest", Sha256Of(bytes), "", ""},
+      {"content", bytes, fs::path(path).filename().string(), "application/octet-stream"}};
+  client.set_basic_auth("__token__", token.c_str());
+  auto res = client.Post("/legacy/", items);
+  client.set_basic_auth("", "");
+  return res;
+}
+
+// Issue 15, item 6: spellings of a published file's name that pip reads as the same file
+// (name case and separators, 2.0 vs 2.0.0, tag case) cannot bring other bytes, so pip
+// always gets what was published first.
+TEST(IndexTest, NameSpellingsOfAPublishedFileAreRefusedAndPipGetsThePublishedBytes) {
+  RequireTools();
+  TempDir dir("index-names");
+  auto c = CoordinatorProcess::Start(dir / "data");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::string base = absl::StrCat("http://", c->http_address());
+  const std::string token = Token(*c);
+  httplib::Client http = HttpTo(c->http_address());
+
+  const std::string published =
+      WriteProbeWheel(dir / "a", "probe_ok-2.0-py3-none-any.whl", "probe_ok", "2.0", "V = 1\n");
+  auto first = Upload(http, token, published, "probe_ok", "2.0");
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->status, 200) << first->body;
+  const std::string published_sha = Sha256Of(ReadFile(published));
+
+  struct Spelling {
+    std::string filename, name, version;
+  };
+  int n = 0;
+  for (const Spelling& sp :
+       std::vector<Spelling>{{"Probe_OK-2.0-py3-none-any.whl", "Probe_OK", "2.0"},
+                             {"probe_ok-2.0-PY3-none-any.whl", "probe_ok", "2.0"},
+                             {"probe_ok-2.0.0-py3-none-any.whl", "probe_ok", "2.0.0"}}) {
+    SCOPED_TRACE(sp.filename);
+    const std::string wheel = WriteProbeWheel(dir / absl::StrCat("s", n++), sp.filename, sp.name,
+                                              sp.version, "V = 'shadow'\n");
+    auto res = Upload(http, token, wheel, sp.name, sp.version);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 409) << res->body;
+    EXPECT_THAT(res->body, HasSubstr("File already exists"));
+    EXPECT_THAT(res->body, HasSubstr("probe_ok-2.0-py3-none-any.whl"));
+  }
+  // The same bytes under another spelling are the published file: accepted, nothing new.
+  fs::create_directories(dir / "same");
+  fs::copy_file(published, dir / "same/Probe_OK-2.0-py3-none-any.whl");
+  auto same = Upload(http, token, dir / "same/Probe_OK-2.0-py3-none-any.whl", "Probe_OK", "2.0");
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 200) << same->body;
+  EXPECT_THAT(same->body, HasSubstr("already published"));
+
+  auto page = Get(http, "/simple/probe-ok/", kJson);
+  ASSERT_TRUE(page);
+  ASSERT_EQ(page->status, 200);
+  const auto listed = nlohmann::json::parse(page->body)["files"];
+  ASSERT_EQ(listed.size(), 1u) << page->body;
+  EXPECT_EQ(listed[0]["filename"], "probe_ok-2.0-py3-none-any.whl");
+
+  // pip asks for probe_ok==2.0 (which 2.0.0 would also satisfy) and gets the published file.
+  CommandResult download =
+      RunTool({kPython, "-m", "pip", "download", "--no-deps", "--no-cache-dir", "-d", dir / "dl",
+               "--index-url", base + "/simple/", "probe_ok==2.0"});
+  ASSERT_EQ(download.exit_code, 0) << Output(download);
+  std::vector<std::string> fetched;
+  for (const auto& entry : fs::directory_iterator(dir / "dl")) {
+    fetched.push_back(entry.path().filename().string());
+  }
+  ASSERT_EQ(fetched, std::vector<std::string>{"probe_ok-2.0-py3-none-any.whl"});
+  EXPECT_EQ(Sha256Of(ReadFile(dir / "dl/probe_ok-2.0-py3-none-any.whl")), published_sha);
+  c->Stop();
+}
+
 TEST(IndexTest, FarmctlPublishesToPypiserverToTheBuiltinIndexAndThroughAHook) {
   RequireTools();
   TempDir dir("publish");

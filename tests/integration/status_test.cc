@@ -318,6 +318,50 @@ TEST_F(StatusTest, ProgressFailureApiMetricsFarmctlAndRestartAgree) {
   EXPECT_EQ(AsApiJson(restarted), AsApiJson(after_log));
 }
 
+// Issue 15, item 7: a build that prints terminal escapes (window title, clear screen, an
+// OSC 52 clipboard write) does not reach the user's terminal through farmctl.
+TEST_F(StatusTest, TerminalEscapesFromABuildAreShownEscapedByFarmctl) {
+  const std::string hostile =
+      "step 1\n\x1b]0;owned\x07\x1b[2J\x1b]52;c;ZXZpbA==\x07"
+      "done\n";
+  // The failing action first: it creates the build the log is appended to.
+  const std::string salt = std::to_string(absl::ToUnixNanos(absl::Now()));
+  auto submitted = actions_->Execute(
+      {Shell("printf 'ptxas \\033]0;pwned\\007fatal\\n' >&2; exit 3 # " + salt, "sm_90")});
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  ASSERT_TRUE(actions_->WaitAll({(*submitted)[0].action_id()}, absl::Seconds(30)).ok());
+  {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, token_);
+    farm::v1::AppendBuildLogRequest req;
+    req.set_build_id(kBuild);
+    req.set_data(hostile);
+    farm::v1::AppendBuildLogResponse resp;
+    grpc::Status appended = builds_->AppendBuildLog(&ctx, req, &resp);
+    ASSERT_TRUE(appended.ok()) << appended.error_message();
+  }
+
+  const std::string shown_log = "step 1\n\\x1b]0;owned\\x07\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07done\n";
+  CommandResult logs = RunFarmctl(Farmctl({"logs", kBuild}));
+  EXPECT_EQ(logs.exit_code, 0) << logs.stderr_text;
+  EXPECT_EQ(logs.stdout_text, shown_log);
+  CommandResult followed = RunFarmctl(Farmctl({"logs", "--follow", kBuild}));
+  EXPECT_EQ(followed.stdout_text, shown_log);
+  // --raw is for saving the bytes, and gives them unchanged.
+  CommandResult raw = RunFarmctl(Farmctl({"logs", "--raw", kBuild}));
+  EXPECT_EQ(raw.stdout_text, hostile);
+
+  CommandResult shown = RunFarmctl(Farmctl({"build", kBuild}));
+  EXPECT_EQ(shown.exit_code, 0) << shown.stderr_text;
+  EXPECT_THAT(shown.stdout_text, HasSubstr("ptxas \\x1b]0;pwned\\x07"
+                                           "fatal"));
+  CommandResult watched = RunFarmctl(Farmctl({"watch", kBuild}));
+  for (const CommandResult* r : {&logs, &followed, &shown, &watched}) {
+    EXPECT_EQ(r->stdout_text.find('\x07'), std::string::npos) << r->stdout_text;
+    EXPECT_EQ(r->stdout_text.find("\x1b]"), std::string::npos) << r->stdout_text;
+  }
+}
+
 TEST_F(StatusTest, RunningActionsShowOnWorkersAndQueueDepthByClass) {
   const std::string salt = std::to_string(absl::ToUnixNanos(absl::Now()));
   std::vector<farm::v1::Action> batch;

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "libfarm/process/process_table.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm::testing {

@@ -6,22 +6,46 @@ const REFRESH_MS = 2000;
 const SHARD_COLORS = ['#2f6fd6', '#e07b25', '#2e9d5b', '#9b4dca', '#d0453a', '#138d90',
                       '#b58900', '#6c71c4', '#d33682', '#5b8c2a', '#8c564b', '#17becf'];
 
-// The token, from ?token= once, then kept for this tab only.
-const token = (() => {
-  const fromUrl = new URLSearchParams(location.search).get('token');
-  if (fromUrl) {
-    sessionStorage.setItem('farm-token', fromUrl);
-    history.replaceState(null, '', location.pathname);
+// The farm token, kept for this tab only (sessionStorage) and sent as a header, never in a
+// URL: query strings end up in proxies' access logs and in the browser's history. It comes
+// from the sign-in form shown when the API asks for it, or once from the fragment of
+// /#token=T (a fragment is never sent to the server), which is then removed from the
+// address bar. A ?token= in the address is not used (the server refuses it), only removed.
+let token = (() => {
+  const fromFragment = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (fromFragment) sessionStorage.setItem('farm-token', fromFragment);
+  const query = new URLSearchParams(location.search);
+  if (fromFragment || query.has('token')) {
+    query.delete('token');
+    const rest = query.toString();
+    history.replaceState(null, '', location.pathname + (rest ? '?' + rest : ''));
   }
   return sessionStorage.getItem('farm-token') || '';
 })();
 
+class ApiError extends Error {
+  constructor(message, status) { super(message); this.status = status; }
+}
+
 async function api(path) {
   const headers = token ? {Authorization: 'Bearer ' + token} : {};
-  const res = await fetch('/api/v1/' + path, {headers, cache: 'no-store'});
+  const res = await fetch('/api/v1/' + path, {headers, cache: 'no-store', credentials: 'omit'});
   const body = await res.json().catch(() => ({error: res.statusText}));
-  if (!res.ok) throw new Error(body.error || res.statusText);
+  if (!res.ok) throw new ApiError(body.error || res.statusText, res.status);
   return body;
+}
+
+// What a build printed, with control characters made visible the way farmctl shows them
+// (libfarm/text/terminal_text.h): "\x1b" for C0 controls and DEL, "\u009b" for C1
+// controls and bidi overrides; newline, tab and a CR before a newline stay. textContent
+// already keeps markup out; this keeps escape sequences from hiding or faking text.
+function visible(text) {
+  return String(text || '').replace(
+    /\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, c => {
+      const n = c.charCodeAt(0);
+      if (c === '\r') return '\\r';
+      return n < 0x80 ? '\\x' + n.toString(16).padStart(2, '0') : '\\u' + n.toString(16).padStart(4, '0');
+    });
 }
 
 function el(tag, attrs, ...children) {
@@ -235,15 +259,17 @@ function timeline(actions, shardNames) {
   return el('div', {class: 'timeline-wrap'}, root);
 }
 
-let logState = {id: null, offset: 0, text: ''};
+let logState = {id: null, offset: 0, text: '', decoder: new TextDecoder()};
 
 async function renderBuild(id) {
   const [b, acts] = await Promise.all([api('builds/' + encodeURIComponent(id)),
                                        api('builds/' + encodeURIComponent(id) + '/actions?limit=5000')]);
-  if (logState.id !== id) logState = {id, offset: 0, text: ''};
+  if (logState.id !== id) logState = {id, offset: 0, text: '', decoder: new TextDecoder()};
   if (num(b.log_bytes) > logState.offset) {
     const chunk = await api(`builds/${encodeURIComponent(id)}/logs?offset=${logState.offset}&max_bytes=262144`);
-    const data = new TextDecoder().decode(Uint8Array.from(atob(chunk.data || ''), c => c.charCodeAt(0)));
+    // One streaming decoder per log, so a character split between chunks stays whole.
+    const data = logState.decoder.decode(Uint8Array.from(atob(chunk.data || ''), c => c.charCodeAt(0)),
+                                         {stream: true});
     logState.text = (logState.text + data).slice(-200000);
     logState.offset = num(chunk.next_offset);
   }
@@ -269,7 +295,7 @@ async function renderBuild(id) {
     el('div', {class: 'failure', 'data-shard': s.name || ''},
        el('h3', {}, `${s.name || '(no shard)'}: action ${s.failed_action_id}` +
                     (num(s.failed_exit_code) ? ` exited ${num(s.failed_exit_code)}` : '')),
-       el('pre', {class: 'error'}, s.error || '(no error text)')));
+       el('pre', {class: 'error'}, s.error ? visible(s.error) : '(no error text)')));
 
   const wheel = b.wheel || {};
   const sizes = Object.entries(wheel.device_code_bytes || {}).sort();
@@ -289,7 +315,7 @@ async function renderBuild(id) {
   return [
     el('p', {}, el('a', {href: '/'}, '← fleet and builds')),
     el('h1', {id: 'build-title'}, b.id, ' ', stateBadge(buildState(b))),
-    b.reason ? el('p', {id: 'build-reason', class: buildState(b) === 'failed' ? 'bad' : 'muted'}, b.reason) : null,
+    b.reason ? el('p', {id: 'build-reason', class: buildState(b) === 'failed' ? 'bad' : 'muted'}, visible(b.reason)) : null,
     el('dl', {class: 'kv'}, facts.map(([k, val]) => [el('dt', {}, k), el('dd', {}, val)])),
     el('h2', {}, `Shards · ${t.done}/${t.total} actions done`),
     shards.length
@@ -310,11 +336,11 @@ async function renderBuild(id) {
            el('td', {}, el('span', {class: 'bar', style: `width:${Math.round(300 * num(n) / maxSize)}px`}), bytes(n))))))] : null,
     (v.rows || []).length || v.message ? [
       el('h2', {}, 'Verification'),
-      el('p', {id: 'verification-result', class: v.ok ? 'ok' : 'bad'}, v.ok ? 'passed' : 'failed', v.message ? ': ' + v.message : ''),
+      el('p', {id: 'verification-result', class: v.ok ? 'ok' : 'bad'}, v.ok ? 'passed' : 'failed', v.message ? ': ' + visible(v.message) : ''),
       el('table', {id: 'verification-table'}, el('thead', {}, el('tr', {}, ['Arch', 'Present', 'Size', 'Note'].map(h => el('th', {}, h)))),
          el('tbody', {}, (v.rows || []).map(r => el('tr', {}, el('td', {}, r.arch),
            el('td', {class: r.present ? 'ok' : 'bad'}, r.present ? 'yes' : 'no'), el('td', {}, bytes(r.size_bytes)), el('td', {}, r.note || '')))))] : null,
-    logState.text ? [el('h2', {}, 'Log'), el('pre', {class: 'log', id: 'build-log'}, logState.text)] : null,
+    logState.text ? [el('h2', {}, 'Log'), el('pre', {class: 'log', id: 'build-log'}, visible(logState.text))] : null,
   ];
 }
 
@@ -331,10 +357,33 @@ async function refresh() {
     document.getElementById('refreshed').textContent = 'updated ' + new Date().toLocaleTimeString();
     document.body.dataset.loaded = 'true';
   } catch (e) {
-    problem.textContent = 'Cannot read the farm: ' + e.message;
+    if (e.status === 401) {
+      showSignIn(problem, e.message);
+    } else {
+      problem.replaceChildren('Cannot read the farm: ' + e.message);
+    }
     problem.hidden = false;
   }
   setTimeout(refresh, REFRESH_MS);
+}
+
+// Asks for the farm token in the page, in a password field. The form stays across the
+// 2 s refreshes (they would otherwise wipe what is being typed).
+function showSignIn(problem, message) {
+  if (problem.querySelector('#token-form')) return;
+  const input = el('input', {type: 'password', id: 'token-input', autocomplete: 'off',
+                             placeholder: 'farm token (DATA_DIR/token)', size: 40});
+  const form = el('form', {id: 'token-form'}, 'This coordinator needs the farm token to show the farm. ',
+                  input, ' ', el('button', {type: 'submit'}, 'Sign in'),
+                  el('div', {class: 'muted'}, message));
+  form.addEventListener('submit', ev => {
+    ev.preventDefault();
+    token = input.value.trim();
+    if (token) sessionStorage.setItem('farm-token', token);
+    problem.replaceChildren();
+    problem.hidden = true;
+  });
+  problem.replaceChildren(form);
 }
 
 refresh();

@@ -1,0 +1,323 @@
+#include "coordinator/guarded_http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "libfarm/logging/logger.h"
+
+namespace farm::coordinator {
+namespace {
+
+// Threads beyond max_connections, so refusing a connection over the limit never waits
+// for a slot held by one that is being served.
+constexpr int kSpareThreads = 4;
+// Bytes and time spent reading what a refused client still sends, so it sees our answer
+// instead of a reset connection.
+constexpr size_t kLingerBytes = 256 << 10;
+constexpr absl::Duration kLingerTime = absl::Milliseconds(500);
+
+int PollMillis(absl::Duration d) {
+  return static_cast<int>(std::clamp<int64_t>(absl::ToInt64Milliseconds(d), 0, 60000));
+}
+
+bool WaitFor(int fd, short events, absl::Duration timeout) {
+  pollfd p{.fd = fd, .events = events, .revents = 0};
+  while (true) {
+    const int n = ::poll(&p, 1, PollMillis(timeout));
+    if (n < 0 && errno == EINTR) continue;
+    return n > 0;
+  }
+}
+
+void Address(const sockaddr_storage& addr, std::string& ip, int& port) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (addr.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+    ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+    port = ntohs(in->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
+    port = ntohs(in6->sin6_port);
+  } else {
+    port = 0;
+  }
+  ip = text;
+}
+
+// Where the connection this thread serves is in its current request.
+struct ConnectionState {
+  bool in_head = true;
+  absl::Time head_deadline;
+  uint64_t head_bytes = 0;
+  uint64_t body_bytes = 0;
+  uint64_t body_budget = 0;
+  bool close_after_response = false;
+  std::string problem;  // why a read was cut off, for the log
+
+  void StartRequest(absl::Duration head_timeout) {
+    in_head = true;
+    head_deadline = absl::Now() + head_timeout;
+    head_bytes = body_bytes = body_budget = 0;
+  }
+};
+
+// The pre-routing and 100-continue handlers run on the thread serving the connection.
+thread_local ConnectionState* t_connection = nullptr;
+
+// A socket stream that enforces the limits (httplib's own SocketStream is internal). It
+// reads and writes through `io`: the socket, or TLS over it.
+class LimitedStream final : public httplib::Stream {
+ public:
+  LimitedStream(int fd, ConnectionIo& io, const HttpLimits& limits, ConnectionState& state)
+      : fd_(fd), io_(io), limits_(limits), state_(state) {}
+
+  bool is_readable() const override {
+    return has_buffered() || WaitFor(fd_, POLLIN, limits_.io_timeout);
+  }
+  bool is_writable() const override { return WaitFor(fd_, POLLOUT, limits_.io_timeout); }
+  bool has_buffered() const { return offset_ < size_ || io_.HasPending(); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (offset_ == size_) {
+      absl::Duration wait = limits_.io_timeout;
+      if (state_.in_head) {
+        wait = std::min(wait, state_.head_deadline - absl::Now());
+        if (wait <= absl::ZeroDuration()) return Cut("the request headers took too long");
+      }
+      const ssize_t n = io_.Receive(buffer_, sizeof(buffer_), wait);
+      if (n == ConnectionIo::kTimedOut) {
+        return Cut(state_.in_head ? "the request headers took too long"
+                                  : "the client stopped sending");
+      }
+      if (n <= 0) return n;
+      offset_ = 0;
+      size_ = static_cast<size_t>(n);
+    }
+    const size_t n = std::min(size, size_ - offset_);
+    if (state_.in_head) {
+      state_.head_bytes += n;
+      if (state_.head_bytes > limits_.max_head_bytes) {
+        return Cut(
+            absl::StrCat("the request line and headers exceed ", limits_.max_head_bytes, " bytes"));
+      }
+    } else {
+      state_.body_bytes += n;
+      if (state_.body_bytes > state_.body_budget) {
+        return Cut("the request body exceeds what the route accepts");
+      }
+    }
+    std::memcpy(ptr, buffer_ + offset_, n);
+    offset_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    return io_.Send(ptr, size, limits_.io_timeout);
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Address(addr, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Address(addr, ip, port);
+  }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  ssize_t Cut(std::string why) {
+    state_.problem = std::move(why);
+    state_.close_after_response = true;
+    return -1;
+  }
+
+  const int fd_;
+  ConnectionIo& io_;
+  const HttpLimits& limits_;
+  ConnectionState& state_;
+  char buffer_[16 << 10];
+  size_t offset_ = 0;
+  size_t size_ = 0;
+};
+
+std::string PeerAddress(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  std::string ip;
+  int port = 0;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Address(addr, ip, port);
+  return ip;
+}
+
+// Closes after giving the client a moment to read our answer: closing with its unread
+// bytes still queued would reset the connection and could lose the answer.
+void LingeringClose(int fd) {
+  ::shutdown(fd, SHUT_WR);
+  const absl::Time until = absl::Now() + kLingerTime;
+  char sink[16 << 10];
+  size_t drained = 0;
+  while (drained < kLingerBytes && WaitFor(fd, POLLIN, until - absl::Now())) {
+    const ssize_t n = ::recv(fd, sink, sizeof(sink), 0);
+    if (n <= 0) break;
+    drained += static_cast<size_t>(n);
+  }
+  ::close(fd);
+}
+
+void SendRaw(int fd, int status, const std::string& reason, const std::string& message) {
+  const std::string response =
+      absl::StrCat("HTTP/1.1 ", status, " ", reason,
+                   "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
+                   "Retry-After: 1\r\nContent-Length: ",
+                   message.size(), "\r\n\r\n", message);
+  (void)::send(fd, response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+}  // namespace
+
+GuardedHttpServer::GuardedHttpServer(const HttpLimits& limits, bool loopback,
+                                     std::vector<BodyLimit> body_limits,
+                                     std::unique_ptr<HttpsContext> https)
+    : limits_(limits),
+      https_(std::move(https)),
+      guard_(loopback, limits.allowed_hosts, body_limits) {
+  const size_t threads = static_cast<size_t>(limits_.max_connections + kSpareThreads);
+  new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // httplib's own limits, as a second line behind ours.
+  uint64_t largest_body = 0;
+  for (const BodyLimit& b : body_limits) largest_body = std::max(largest_body, b.max_bytes);
+  set_payload_max_length(largest_body);
+  const auto seconds = [](absl::Duration d) {
+    return std::max<int64_t>(1, absl::ToInt64Seconds(d));
+  };
+  set_read_timeout(seconds(limits_.io_timeout));
+  set_write_timeout(seconds(limits_.io_timeout));
+  set_keep_alive_timeout(seconds(limits_.keep_alive_timeout));
+
+  auto refuse = [](const httplib::Request& req, httplib::Response& res,
+                   const RequestRefusal& refusal) {
+    res.status = refusal.status;
+    res.set_header("Connection", "close");
+    res.set_content(refusal.message + "\n", "text/plain; charset=utf-8");
+    if (t_connection != nullptr) t_connection->close_after_response = true;
+    ComponentLogger("http")->warn("refused {} {} from {}: {}", req.method, req.path.substr(0, 200),
+                                  req.remote_addr, refusal.message);
+  };
+  set_pre_routing_handler([this, refuse](const httplib::Request& req, httplib::Response& res) {
+    if (auto refusal = guard_.Check(req)) {
+      refuse(req, res, *refusal);
+      return HandlerResponse::Handled;
+    }
+    if (t_connection != nullptr) {
+      // Exactly the announced length; a chunked body (framing included) up to the limit
+      // and an eighth more.
+      const uint64_t limit = guard_.BodyLimitFor(req);
+      uint64_t length = 0;
+      t_connection->body_budget =
+          req.has_header("Content-Length")
+              ? (absl::SimpleAtoi(req.get_header_value("Content-Length"), &length) ? length : 0)
+              : limit + limit / 8 + (64 << 10);
+    }
+    return HandlerResponse::Unhandled;
+  });
+  // A client that asks first (Expect: 100-continue) learns of a refusal before sending.
+  set_expect_100_continue_handler(
+      [this, refuse](const httplib::Request& req, httplib::Response& res) {
+        if (auto refusal = guard_.Check(req)) {
+          refuse(req, res, *refusal);
+          return refusal->status;
+        }
+        return 100;
+      });
+}
+
+bool GuardedHttpServer::Admit(const std::string& client) {
+  absl::MutexLock lock(&mu_);
+  int& mine = open_per_client_[client];
+  if (open_ >= limits_.max_connections || mine >= limits_.max_connections_per_client) {
+    if (mine == 0) open_per_client_.erase(client);
+    return false;
+  }
+  ++open_;
+  ++mine;
+  return true;
+}
+
+void GuardedHttpServer::Release(const std::string& client) {
+  absl::MutexLock lock(&mu_);
+  --open_;
+  if (--open_per_client_[client] <= 0) open_per_client_.erase(client);
+}
+
+bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
+  auto log = ComponentLogger("http");
+  const std::string client = PeerAddress(sock);
+  if (!Admit(client)) {
+    log->warn("refused a connection from {}: over {} open connections, or {} from one client",
+              client, limits_.max_connections, limits_.max_connections_per_client);
+    // A TLS client could not read a plain-text answer: it just sees the connection close.
+    if (!https_) {
+      SendRaw(sock, 503, "Service Unavailable", "503 too many open connections; retry shortly\n");
+    }
+    LingeringClose(sock);
+    return false;
+  }
+
+  // The handshake counts against the head's time: a client that stalls in it is cut off
+  // like one that stalls in its headers.
+  std::unique_ptr<ConnectionIo> io;
+  if (https_) {
+    auto accepted = https_->Accept(sock, limits_.head_timeout);
+    if (!accepted.ok()) {
+      log->info("closed a connection from {}: {}", client, accepted.status().message());
+      LingeringClose(sock);
+      Release(client);
+      return false;
+    }
+    io = *std::move(accepted);
+  } else {
+    io = PlainConnectionIo(sock);
+  }
+  ConnectionState state;
+  LimitedStream stream(sock, *io, limits_, state);
+  t_connection = &state;
+  bool ok = false;
+  state.StartRequest(limits_.head_timeout);
+  for (size_t left = keep_alive_max_count_; left > 0 && svr_sock_ != INVALID_SOCKET; --left) {
+    bool connection_closed = false;
+    ok = process_request(stream, /*close_connection=*/left == 1, connection_closed,
+                         [&state](httplib::Request&) { state.in_head = false; });
+    if (!state.problem.empty()) {
+      log->info("closed a connection from {}: {}", client, state.problem);
+    }
+    if (!ok || connection_closed || state.close_after_response) break;
+    // Wait for the next request, in slices, so a stopping server is not kept waiting.
+    const absl::Time idle_until = absl::Now() + limits_.keep_alive_timeout;
+    bool next = stream.has_buffered();
+    while (!next && svr_sock_ != INVALID_SOCKET && absl::Now() < idle_until) {
+      next = WaitFor(sock, POLLIN, std::min(absl::Milliseconds(100), idle_until - absl::Now()));
+    }
+    if (!next) break;
+    state.StartRequest(limits_.head_timeout);
+  }
+  t_connection = nullptr;
+  io.reset();  // a TLS close_notify goes out before the socket closes
+  LingeringClose(sock);
+  Release(client);
+  return ok;
+}
+
+}  // namespace farm::coordinator

@@ -1,0 +1,44 @@
+// httplib::Server with the coordinator's HTTP limits (http_limits.h) enforced where
+// httplib 0.11 (Debian 12's) has no knob for them. Its own socket stream bounds the
+// request line and headers in bytes and in total time (httplib reads a line into memory
+// until a newline comes, and only times out reads that wait, so a 512 MiB "line" or a
+// header dripped a byte a second would go through), counts connections per client and
+// overall, and stops reading a body past what the route allows. Requests are checked by
+// RequestGuard (Host on loopback, body size) before their body is read or a route runs;
+// a refused body is never read and its connection is closed.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <httplib.h>
+
+#include "absl/synchronization/mutex.h"
+#include "coordinator/connection_io.h"
+#include "coordinator/http_limits.h"
+#include "coordinator/http_request_guard.h"
+
+namespace farm::coordinator {
+
+class GuardedHttpServer : public httplib::Server {
+ public:
+  // `loopback`: the listener is on loopback (the Host allow-list applies). `https`: serve
+  // TLS with it (connection_io.h), under the same limits; null: plain HTTP.
+  GuardedHttpServer(const HttpLimits& limits, bool loopback, std::vector<BodyLimit> body_limits,
+                    std::unique_ptr<HttpsContext> https = nullptr);
+
+ private:
+  bool process_and_close_socket(socket_t sock) override;
+  bool Admit(const std::string& client);
+  void Release(const std::string& client);
+
+  const HttpLimits limits_;
+  const std::unique_ptr<HttpsContext> https_;
+  const RequestGuard guard_;
+  absl::Mutex mu_;
+  int open_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, int> open_per_client_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace farm::coordinator
