@@ -102,7 +102,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   WorkerRegistry* registry_ptr = c->registry_.get();
   c->scheduler_ = std::make_unique<Scheduler>(
       c->store_.get(), c->blob_index_.get(), [registry_ptr] { return registry_ptr->ListOnline(); },
-      &c->metrics_, SchedulerOptions{.lease_ttl = options.worker_timeout},
+      &c->metrics_,
+      SchedulerOptions{.lease_ttl = options.worker_timeout, .placement = options.placement},
       [] { return absl::Now(); });
   if (absl::Status s = c->scheduler_->Load(); !s.ok()) return s;
   Scheduler* scheduler_ptr = c->scheduler_.get();

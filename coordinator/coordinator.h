@@ -53,6 +53,8 @@ struct CoordinatorOptions {
   // --tls-cert/--tls-key: TLS on the gRPC and HTTP ports; --tls-client-ca: gRPC clients
   // (workers, farmctl, farm-nvcc) must also show a certificate from this CA. Empty: plain.
   ServerTlsFiles tls;
+  // --device-cpu-archs: where actions naming no CPU arch (device compiles) may run.
+  PlacementPolicy placement;
 };
 
 class Coordinator {

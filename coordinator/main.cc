@@ -103,6 +103,11 @@ int main(int argc, char** argv) {
   app.add_option("--tls-client-ca", options.tls.client_ca_file,
                  "require gRPC clients (workers, farmctl, farm-nvcc) to present a certificate "
                  "signed by this CA (mutual TLS)");
+  app.add_option("--device-cpu-archs", options.placement.portable_cpu_archs,
+                 "run actions that name no CPU arch (farm-nvcc's device compiles) only on workers "
+                 "of these CPU archs, e.g. aarch64 (comma-separated; default: any CPU)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"aarch64", "x86_64", "ppc64le", "s390x"}));
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   bool repair = false;
   app.add_flag("--repair", repair,

@@ -85,6 +85,20 @@ absl::Status ValidateRequirements(const farm::v1::Requirements& req) {
   return absl::OkStatus();
 }
 
+absl::Status CheckPlacement(const farm::v1::Requirements& req,
+                            const farm::v1::WorkerCapabilities& worker,
+                            const PlacementPolicy& policy) {
+  if (absl::Status s = CheckRequirements(req, worker); !s.ok()) return s;
+  const auto& archs = policy.portable_cpu_archs;
+  if (req.cpu_arch().empty() && !archs.empty() &&
+      std::find(archs.begin(), archs.end(), worker.cpu_arch()) == archs.end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the farm runs actions that name no CPU arch only on ", absl::StrJoin(archs, " or "),
+        " workers (--device-cpu-archs), has ", worker.cpu_arch()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckRequirements(const farm::v1::Requirements& req,
                                const farm::v1::WorkerCapabilities& w) {
   auto miss = [](auto&&... parts) { return absl::FailedPreconditionError(absl::StrCat(parts...)); };

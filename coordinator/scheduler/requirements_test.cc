@@ -146,5 +146,29 @@ TEST(RequirementsTest, MalformedVersionsAreInvalid) {
   EXPECT_EQ(ValidateRequirements(r).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// --device-cpu-archs: actions that name no CPU arch (device compiles) go only to workers of
+// the listed archs; actions that name one are the recipe's choice and keep it.
+TEST(PlacementTest, ActionsNamingNoCpuArchGoOnlyWhereTheFarmSays) {
+  farm::v1::WorkerCapabilities x86 = Grace();
+  x86.set_cpu_arch("x86_64");
+  farm::v1::Requirements device;
+  device.set_cuda_version("13.0");
+  device.add_sms("sm_90");
+  EXPECT_TRUE(CheckPlacement(device, x86, {}).ok());
+  const PlacementPolicy arm_only{.portable_cpu_archs = {"aarch64"}};
+  EXPECT_TRUE(CheckPlacement(device, Grace(), arm_only).ok());
+  absl::Status s = CheckPlacement(device, x86, arm_only);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("only on aarch64 workers (--device-cpu-archs), "
+                                                  "has x86_64"));
+  farm::v1::Requirements build = device;
+  build.set_cpu_arch("x86_64");
+  EXPECT_TRUE(CheckPlacement(build, x86, arm_only).ok());
+  // The action's own requirements are checked first and named as before.
+  device.add_sms("sm_100");
+  EXPECT_THAT(std::string(CheckPlacement(device, Grace(), arm_only).message()),
+              HasSubstr("sm_100"));
+}
+
 }  // namespace
 }  // namespace farm::coordinator

@@ -168,7 +168,7 @@ std::optional<farm::v1::ActionResult> Scheduler::CachedResult(const std::string&
 std::string Scheduler::WhyUnschedulable(const farm::v1::Requirements& req) {
   std::vector<std::string> reasons;
   for (const auto& w : online_workers_()) {
-    absl::Status s = CheckRequirements(req, w.capabilities());
+    absl::Status s = CheckPlacement(req, w.capabilities(), options_.placement);
     if (s.ok()) return "";
     reasons.push_back(absl::StrCat(w.name(), " ", s.message()));
   }
@@ -393,7 +393,8 @@ std::vector<std::string> Scheduler::TakeLeasable(const farm::v1::WorkerCapabilit
       auto& q = queues_[build];
       for (auto it = q.begin(); it != q.end(); ++it) {
         Entry& e = actions_.at(*it);
-        if (e.unsynced > 0 || !CheckRequirements(e.record.action().requirements(), caps).ok()) {
+        if (e.unsynced > 0 ||
+            !CheckPlacement(e.record.action().requirements(), caps, options_.placement).ok()) {
           continue;
         }
         picked.push_back(*it);

@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "coordinator/scheduler/action_observer.h"
 #include "coordinator/scheduler/blob_index.h"
+#include "coordinator/scheduler/requirements.h"
 #include "coordinator/state_store.h"
 #include "farm/v1/state.pb.h"
 #include "farm/v1/types.pb.h"
@@ -34,6 +35,7 @@ struct SchedulerOptions {
   uint32_t max_worker_deaths = 3;
   // Leases handed out before an action is given up, whatever the cause.
   uint32_t max_attempts = 10;
+  PlacementPolicy placement;
 };
 
 class Scheduler {
@@ -59,6 +61,8 @@ class Scheduler {
                                                            absl::Duration timeout);
   absl::StatusOr<farm::v1::ActionStatus> Get(const std::string& id);
   absl::StatusOr<farm::v1::ActionStatus> Cancel(const std::string& id);
+  // The farm's placement rule, which build plans apply to their shards too.
+  const PlacementPolicy& placement() const { return options_.placement; }
 
   // Worker side. The caller has checked the session.
   absl::StatusOr<std::vector<farm::v1::Lease>> Lease(

@@ -28,10 +28,11 @@ std::string RecipeNames(const RecipeDirectory& recipes) {
 // Names of the workers meeting `req`; `why` collects "name: reason" for the others.
 std::vector<std::string> Qualifying(const farm::v1::Requirements& req,
                                     const std::vector<farm::v1::Worker>& online,
+                                    const PlacementPolicy& placement,
                                     std::vector<std::string>* why) {
   std::vector<std::string> names;
   for (const auto& w : online) {
-    absl::Status s = CheckRequirements(req, w.capabilities());
+    absl::Status s = CheckPlacement(req, w.capabilities(), placement);
     if (s.ok()) {
       names.push_back(w.name());
     } else if (why != nullptr) {
@@ -284,7 +285,7 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
     req.set_cuda_version(out.cuda.ToString());
     req.add_sms(r.target.SmName());
     std::vector<std::string> shard_why;
-    std::vector<std::string> workers = Qualifying(req, online, &shard_why);
+    std::vector<std::string> workers = Qualifying(req, online, options.placement, &shard_why);
     if (workers.empty()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "no online worker can compile ", ShardName(r.target), " with CUDA ", out.cuda.ToString(),

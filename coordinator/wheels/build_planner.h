@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "coordinator/scheduler/requirements.h"
 #include "farm/v1/builds.pb.h"
 #include "farm/v1/types.pb.h"
 #include "libfarm/cuda/arch_list.h"
@@ -36,6 +37,8 @@ struct PlanOptions {
   // The wheel's Python ("3.11"): python{version} on the build host makes its environment;
   // empty: the recipe's [python] version.
   std::string python;
+  // The farm's rule for where shards' device compiles may run (the scheduler's).
+  PlacementPolicy placement;
 };
 
 // NOT_FOUND: unknown recipe or version (listing the known ones). INVALID_ARGUMENT: a

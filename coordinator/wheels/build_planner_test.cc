@@ -79,6 +79,26 @@ TEST(BuildPlannerTest, PlansToolkitHostsShardsAndSize) {
   EXPECT_EQ(p.requirements_hash(), PythonRequirementsHash({"cmake>=3.27", "numpy<2.0"}));
 }
 
+// A farm that keeps device compiles on its ARM workers (--device-cpu-archs aarch64): the
+// plan's shards list only those, and a shard none of them can compile is refused saying so.
+TEST(BuildPlannerTest, TheFarmsPlacementRuleNarrowsTheShards) {
+  const RecipeDirectory recipes = Recipes();
+  const std::vector<farm::v1::Worker> fleet = {Worker("grace-1", "aarch64", "13.0", kAllSms),
+                                               Worker("x86", "x86_64", "13.0", kAllSms)};
+  const PlanOptions arm_only{.placement = {.portable_cpu_archs = {"aarch64"}}};
+  auto planned = PlanWheelBuild("torchlike-2.9.1", "9.0;12.1", recipes, fleet, arm_only);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  ASSERT_EQ(planned->plan.shards_size(), 2);
+  EXPECT_THAT(planned->plan.shards(1).workers(), ElementsAre("grace-1"));
+  const PlanOptions x86_only{.placement = {.portable_cpu_archs = {"x86_64"}}};
+  auto refused = PlanWheelBuild("torchlike-2.9.1", "9.0", recipes,
+                                {Worker("grace-1", "aarch64", "13.0", kAllSms)}, x86_only);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("grace-1: the farm runs actions that name no CPU arch only on x86_64 "
+                        "workers (--device-cpu-archs), has aarch64"));
+}
+
 TEST(BuildPlannerTest, OnlyHostsWithTheRecipesPythonBuildIt) {
   const RecipeDirectory recipes = Recipes();
   auto planned = PlanWheelBuild("torchlike-2.9.1", "9.0", recipes,

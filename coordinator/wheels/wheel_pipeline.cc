@@ -76,7 +76,8 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
       PlanWheelBuild(request.recipe(), request.archs(), recipes_->recipes(), workers_->ListOnline(),
                      {.cpu_arch = request.cpu_arch(),
                       .glibc_max = request.glibc_max(),
-                      .python = request.python()});
+                      .python = request.python(),
+                      .placement = scheduler_->placement()});
   if (!planned.ok()) return planned.status();
   farm::v1::SubmitBuildResponse response;
   farm::v1::BuildPlan& plan = *response.mutable_plan();

@@ -242,5 +242,46 @@ TEST_F(ActionsTest, MissingTokenIsUnauthenticated) {
             absl::StatusCode::kUnauthenticated);
 }
 
+// Issue 14: a farm may keep the actions that name no CPU arch (farm-nvcc's device compiles)
+// on workers of the CPU archs it lists. An x86_64 worker then gets none of them, and the
+// refusal names the rule and its flag; an action naming x86_64 still runs there.
+TEST(DeviceCpuArchsTest, ActionsNamingNoCpuArchGoOnlyToTheListedArchs) {
+  TempDir dir("device-cpu-archs");
+  auto c = CoordinatorProcess::Start(dir / "data",
+                                     {"--worker-timeout", "2s", "--device-cpu-archs", "aarch64"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "x1", dir.path().string(),
+                                {"--slots", "1", "--cuda-path", "none"});
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "x1") == "online";
+      },
+      absl::Seconds(30)));
+  auto actions = ActionClient::Connect(c->grpc_address(), *ReadTokenFile(c->token_file()));
+  farm::v1::Action anywhere;
+  anywhere.add_argv("/bin/sh");
+  anywhere.add_argv("-c");
+  anywhere.add_argv("echo portable");
+  (*anywhere.mutable_env())["PATH"] = "/usr/bin:/bin";
+  farm::v1::Action on_x86 = anywhere;
+  on_x86.mutable_requirements()->set_cpu_arch("x86_64");
+
+  auto refused = actions->Execute({anywhere});
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->front().state(), farm::v1::ACTION_STATE_FAILED);
+  EXPECT_THAT(refused->front().error(),
+              HasSubstr("x1 the farm runs actions that name no CPU arch only on aarch64 workers "
+                        "(--device-cpu-archs), has x86_64"));
+  auto submitted = actions->Execute({on_x86});
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  auto done = actions->WaitAll({submitted->front().action_id()}, absl::Seconds(60));
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->front().state(), farm::v1::ACTION_STATE_COMPLETED) << done->front().DebugString();
+  EXPECT_EQ(done->front().result().stdout_tail(), "portable\n");
+  w->Stop();
+  c->Stop();
+}
+
 }  // namespace
 }  // namespace farm::testing
