@@ -93,8 +93,9 @@ absl::Status MakeStandIns(const farm::v1::Action& action, const fs::path& dir,
                           SandboxMounts& mounts) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec)
+  if (ec) {
     return absl::InternalError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+  }
   for (int i = 0; i < action.source_stamps_size(); ++i) {
     const farm::v1::SourceStamp& stamp = action.source_stamps(i);
     const std::string file = (dir / absl::StrCat(i)).string();
