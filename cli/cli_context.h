@@ -11,6 +11,7 @@ namespace farm::cli {
 
 struct GlobalOptions {
   std::string coordinator;  // --coordinator / FARM_COORDINATOR; empty: local farm or default
+  std::string farm_dir;     // --farm-dir / FARM_DIR: a local farm's data dir; empty: the current
   std::string token_file;   // --token-file / FARM_TOKEN_FILE
   ClientTlsFiles tls;       // --tls-ca, --tls-cert, --tls-key / FARM_TLS_*; empty: local farm's
   bool json = false;        // --json: machine-readable output on stdout
@@ -40,5 +41,6 @@ void AddWatchCommand(CLI::App& app, CliContext& ctx);
 void AddSubmitCommand(CLI::App& app, CliContext& ctx);
 void AddCancelCommand(CLI::App& app, CliContext& ctx);
 void AddToolkitCommand(CLI::App& app, CliContext& ctx);
+void AddAdminCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace farm::cli

@@ -1,5 +1,7 @@
 #include "cli/coordinator_target.h"
 
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
 #include "cli/local_farm_paths.h"
 #include "libfarm/auth/token.h"
@@ -13,12 +15,30 @@ absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const GlobalOptions& 
   target.token_file = global.token_file;
 
   std::optional<LocalFarmRecord> local;
-  if (auto dir = CurrentLocalFarmDir()) {
+  std::string local_why;
+  if (!global.farm_dir.empty()) {
+    const std::string dir = std::filesystem::absolute(global.farm_dir).lexically_normal().string();
+    auto record = ReadLocalFarmRecord(dir);
+    if (!record.ok() || !LocalFarmIsRunning(dir)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("--farm-dir ", dir,
+                       ": no local farm is running there. Fix: start it with 'farmctl up "
+                       "--data-dir ",
+                       dir, "', or drop --farm-dir / FARM_DIR to use the current local farm"));
+    }
+    local = *record;
+    local_why = "--farm-dir";
+  } else if (auto dir = CurrentLocalFarmDir()) {
     auto record = ReadLocalFarmRecord(*dir);
     if (record.ok()) local = *record;
+    local_why = "current";
   }
   if (target.address.empty()) {
     target.address = local ? local->grpc_address : "127.0.0.1:7420";
+    target.chosen_by = local ? absl::StrCat("local farm ", local->data_dir, " (", local_why, ")")
+                             : "default address";
+  } else {
+    target.chosen_by = "--coordinator / FARM_COORDINATOR";
   }
   if (auto hp = ParseHostPort(target.address); !hp.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--coordinator: ", hp.status().message()));

@@ -1,5 +1,6 @@
 // Which coordinator a client talks to, with which token, and how:
-//   address: --coordinator, $FARM_COORDINATOR, the current local farm, 127.0.0.1:7420;
+//   address: --coordinator, $FARM_COORDINATOR, the local farm --farm-dir/$FARM_DIR names,
+//            the current local farm, 127.0.0.1:7420;
 //   token:   --token-file, $FARM_TOKEN_FILE, the local farm's token when it is that farm;
 //   TLS:     --tls-ca/--tls-cert/--tls-key, $FARM_TLS_*, the local farm's when it is that
 //            farm (`farmctl up --tls`), else plain text.
@@ -14,6 +15,7 @@ namespace farm::cli {
 
 struct CoordinatorTarget {
   std::string address;
+  std::string chosen_by;  // why this address: "local farm /d (current)", "--coordinator / ..."
   std::string token;
   std::string token_file;
   ClientTlsFiles tls_files;  // what `channel` was read from (ca_file empty: plain text)

@@ -10,9 +10,11 @@ namespace farm::cli {
 void AddDownCommand(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("down", "stop the local farm started by 'farmctl up'");
   static std::string data_dir;
-  cmd->add_option("--data-dir", data_dir, "the farm's data dir (default: the current local farm)");
+  cmd->add_option("--data-dir", data_dir,
+                  "the farm's data dir (default: --farm-dir, else the current local farm)");
   cmd->callback([&ctx] {
     std::string dir = data_dir;
+    if (dir.empty()) dir = ctx.global.farm_dir;
     if (dir.empty()) dir = CurrentLocalFarmDir().value_or(DefaultLocalFarmDir());
     dir = std::filesystem::absolute(dir).lexically_normal().string();
     auto stopped = StopLocalFarm(dir);

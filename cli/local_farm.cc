@@ -92,11 +92,10 @@ absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
   }
   const fs::path dir = o.data_dir;
   if (auto existing = ReadLocalFarmRecord(dir.string()); existing.ok()) {
-    for (const auto& p : existing->processes) {
-      if (p.role == "coordinator" && IsRunning(p)) {
-        if (absl::Status s = SetCurrentLocalFarmDir(dir.string()); !s.ok()) return s;
-        return StartedFarm{*existing, true};
-      }
+    if (LocalFarmIsRunning(dir.string())) {
+      auto current = ClaimCurrentLocalFarm(dir.string());
+      if (!current.ok()) return current.status();
+      return StartedFarm{*existing, true, *current};
     }
     // A farm recorded here is no longer running: stop whatever of it is left.
     if (auto stopped = StopLocalFarm(dir.string()); !stopped.ok()) return stopped.status();
@@ -164,7 +163,8 @@ absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
   record.http_address = ready->value("http", "");
   record.token_file = ready->value("token_file", "");
   if (absl::Status s = WriteLocalFarmRecord(record); !s.ok()) return s;
-  if (absl::Status s = SetCurrentLocalFarmDir(dir.string()); !s.ok()) return s;
+  auto current = ClaimCurrentLocalFarm(dir.string());
+  if (!current.ok()) return current.status();
 
   const HostInfo host = ProbeHost();
   const uint32_t slots =
@@ -230,7 +230,7 @@ absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return StartedFarm{record, false};
+  return StartedFarm{record, false, *current};
 }
 
 absl::StatusOr<int> StopLocalFarm(const std::string& data_dir) {
@@ -263,7 +263,7 @@ absl::StatusOr<int> StopLocalFarm(const std::string& data_dir) {
   }
   std::error_code ec;
   fs::remove(LocalFarmRecordPath(data_dir), ec);
-  if (CurrentLocalFarmDir() == data_dir) fs::remove(WheelfarmStateHome() + "/current", ec);
+  ReleaseCurrentLocalFarm(data_dir);
   return stopped;
 }
 

@@ -26,6 +26,8 @@ struct LocalFarmOptions {
 struct StartedFarm {
   LocalFarmRecord record;
   bool already_running = false;
+  // The current local farm afterwards: this one, or another that was running already.
+  std::string current_dir;
 };
 
 absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& options);

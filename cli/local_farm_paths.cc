@@ -1,5 +1,8 @@
 #include "cli/local_farm_paths.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -66,20 +69,15 @@ absl::StatusOr<LocalFarmRecord> ReadLocalFarmRecord(const std::string& data_dir)
   return r;
 }
 
-std::optional<std::string> CurrentLocalFarmDir() {
-  std::ifstream in(WheelfarmStateHome() + "/current");
-  std::string dir;
-  if (!std::getline(in, dir)) return std::nullopt;
-  dir = std::string(absl::StripAsciiWhitespace(dir));
-  if (dir.empty()) return std::nullopt;
-  return dir;
-}
+namespace {
 
-absl::Status SetCurrentLocalFarmDir(const std::string& data_dir) {
+std::string CurrentPointerPath() { return WheelfarmStateHome() + "/current"; }
+
+absl::Status WriteCurrentPointer(const std::string& data_dir) {
   std::error_code ec;
   fs::create_directories(WheelfarmStateHome(), ec);
-  const std::string path = WheelfarmStateHome() + "/current";
-  const std::string tmp = path + ".tmp";
+  const std::string path = CurrentPointerPath();
+  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << data_dir << "\n";
@@ -88,6 +86,40 @@ absl::Status SetCurrentLocalFarmDir(const std::string& data_dir) {
   fs::rename(tmp, path, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot write ", path, ": ", ec.message()));
   return absl::OkStatus();
+}
+
+}  // namespace
+
+std::optional<std::string> CurrentLocalFarmDir() {
+  std::ifstream in(CurrentPointerPath());
+  std::string dir;
+  if (!std::getline(in, dir)) return std::nullopt;
+  dir = std::string(absl::StripAsciiWhitespace(dir));
+  if (dir.empty()) return std::nullopt;
+  return dir;
+}
+
+bool LocalFarmIsRunning(const std::string& data_dir) {
+  auto record = ReadLocalFarmRecord(data_dir);
+  if (!record.ok()) return false;
+  return std::any_of(
+      record->processes.begin(), record->processes.end(),
+      [](const LocalFarmProcess& p) { return p.role == "coordinator" && IsRunning(p); });
+}
+
+absl::StatusOr<std::string> ClaimCurrentLocalFarm(const std::string& data_dir) {
+  if (auto current = CurrentLocalFarmDir();
+      current && *current != data_dir && LocalFarmIsRunning(*current)) {
+    return *current;
+  }
+  if (absl::Status s = WriteCurrentPointer(data_dir); !s.ok()) return s;
+  return data_dir;
+}
+
+void ReleaseCurrentLocalFarm(const std::string& data_dir) {
+  if (CurrentLocalFarmDir() != data_dir) return;
+  std::error_code ec;
+  fs::remove(CurrentPointerPath(), ec);
 }
 
 bool IsRunning(const LocalFarmProcess& p) {

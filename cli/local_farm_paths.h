@@ -38,9 +38,20 @@ std::string LocalFarmRecordPath(const std::string& data_dir);
 absl::Status WriteLocalFarmRecord(const LocalFarmRecord& record);
 absl::StatusOr<LocalFarmRecord> ReadLocalFarmRecord(const std::string& data_dir);
 
-// The farm `farmctl up` last started (its data dir), if any.
+// The current local farm: the one bare farmctl and farm-nvcc calls talk to (its data dir),
+// if any. Kept in ${XDG_STATE_HOME:-~/.local/state}/wheelfarm/current.
 std::optional<std::string> CurrentLocalFarmDir();
-absl::Status SetCurrentLocalFarmDir(const std::string& data_dir);
+
+// Makes `data_dir` the current local farm unless another local farm that is still running
+// already is: starting a second farm never redirects the clients of the first. Returns the
+// data dir that is current afterwards.
+absl::StatusOr<std::string> ClaimCurrentLocalFarm(const std::string& data_dir);
+
+// Clears the pointer if it names `data_dir`; another farm's pointer stays.
+void ReleaseCurrentLocalFarm(const std::string& data_dir);
+
+// True if the farm recorded in `data_dir` has its coordinator running.
+bool LocalFarmIsRunning(const std::string& data_dir);
 
 // True if `p` is still the very process that was started (pid and start time match).
 bool IsRunning(const LocalFarmProcess& p);

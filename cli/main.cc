@@ -19,14 +19,18 @@ int main(int argc, char** argv) {
   farm::ComponentLogger("farmctl")->set_pattern("farmctl: %^%l%$: %v");
   farm::cli::CliContext ctx;
   ctx.global.coordinator = EnvOr("FARM_COORDINATOR");
+  ctx.global.farm_dir = EnvOr("FARM_DIR");
   ctx.global.token_file = EnvOr("FARM_TOKEN_FILE");
   ctx.global.tls = farm::ClientTlsFilesFromEnvironment();
 
   CLI::App app{"farmctl: build CUDA Python wheels on a Wheelfarm"};
   app.require_subcommand(1);
   app.add_option("--coordinator", ctx.global.coordinator,
-                 "coordinator address (env FARM_COORDINATOR; default: the local farm, else "
-                 "127.0.0.1:7420)");
+                 "coordinator address (env FARM_COORDINATOR; default: the current local farm, "
+                 "else 127.0.0.1:7420)");
+  app.add_option("--farm-dir", ctx.global.farm_dir,
+                 "talk to the local farm 'farmctl up --data-dir DIR' started (env FARM_DIR; "
+                 "default: the current local farm)");
   app.add_option("--token-file", ctx.global.token_file,
                  "farm token file (env FARM_TOKEN_FILE; default: the local farm's)");
   app.add_option("--tls-ca", ctx.global.tls.ca_file,

@@ -1,7 +1,10 @@
-// farmctl status: the coordinator's identity and the fleet at a glance.
+// farmctl status: which farm this is (and why farmctl talks to it), the coordinator's
+// identity and the fleet at a glance.
 #include <iostream>
 
 #include "cli/command_support.h"
+#include "cli/coordinator_target.h"
+#include "cli/farm_client.h"
 #include "cli/worker_view.h"
 
 namespace farm::cli {
@@ -9,20 +12,23 @@ namespace farm::cli {
 void AddStatusCommand(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("status", "show the coordinator and a summary of its fleet");
   cmd->callback([&ctx] {
-    auto client = ConnectToFarm(ctx.global);
-    if (!client.ok()) {
-      ctx.exit_code = Fail(client.status());
+    auto target = ResolveCoordinatorTarget(ctx.global);
+    if (!target.ok()) {
+      ctx.exit_code = Fail(target.status());
       return;
     }
-    auto status = (*client)->GetStatus();
+    auto client = FarmClient::Connect(target->address, target->token, target->channel);
+    auto status = client->GetStatus();
     if (!status.ok()) {
       ctx.exit_code = Fail(status.status());
       return;
     }
     if (ctx.global.json) {
-      PrintJson(StatusToJson(*status));
+      nlohmann::json j = StatusToJson(*status);
+      j["chosen_by"] = target->chosen_by;
+      PrintJson(j);
     } else {
-      std::cout << StatusText(*status, absl::Now());
+      std::cout << "farm         " << target->chosen_by << "\n" << StatusText(*status, absl::Now());
     }
   });
 }

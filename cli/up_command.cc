@@ -45,6 +45,7 @@ void AddUpCommand(CLI::App& app, CliContext& ctx) {
                  {"token_file", r.token_file},
                  {"tls_ca", r.tls.ca_file},
                  {"already_running", started->already_running},
+                 {"current", started->current_dir == r.data_dir},
                  {"processes", procs}});
       return;
     }
@@ -61,7 +62,13 @@ void AddUpCommand(CLI::App& app, CliContext& ctx) {
               << "  token      " << r.token_file << "\n";
     if (tls) std::cout << "  CA         " << r.tls.ca_file << "\n";
     std::cout << "  logs       " << r.data_dir << "/logs\n"
-              << "farmctl finds this farm without flags: try 'farmctl workers'.\n"
+              << (started->current_dir == r.data_dir
+                      ? "farmctl and farm-nvcc find this farm without flags: try 'farmctl "
+                        "workers'.\n"
+                      : absl::StrCat("The current local farm stays ", started->current_dir,
+                                     " (still running): farmctl and farm-nvcc without flags "
+                                     "keep talking to it. Reach this one with --farm-dir ",
+                                     r.data_dir, " or FARM_DIR=", r.data_dir, ".\n"))
               << "Other clients: FARM_COORDINATOR=" << r.grpc_address
               << " FARM_TOKEN_FILE=" << r.token_file;
     if (tls) {
@@ -71,7 +78,8 @@ void AddUpCommand(CLI::App& app, CliContext& ctx) {
                 << r.tls.ca_file;
     }
     std::cout << "\n"
-              << "Stop it with 'farmctl down'.\n";
+              << "Stop it with 'farmctl down"
+              << (started->current_dir == r.data_dir ? "" : " --data-dir " + r.data_dir) << "'.\n";
   });
 }
 

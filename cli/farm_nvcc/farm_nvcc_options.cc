@@ -25,6 +25,7 @@ std::string DefaultBuildId(const std::string& working_dir) {
 FarmNvccOptions FarmNvccOptionsFromEnvironment() {
   FarmNvccOptions options;
   options.coordinator = Env("FARM_COORDINATOR");
+  options.farm_dir = Env("FARM_DIR");
   options.token_file = Env("FARM_TOKEN_FILE");
   options.tls = ClientTlsFilesFromEnvironment();
   options.build_id = Env("FARM_BUILD_ID");

@@ -27,6 +27,7 @@ void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome
   auto log = ComponentLogger("farm-nvcc");
   cli::GlobalOptions global;
   global.coordinator = options.coordinator;
+  global.farm_dir = options.farm_dir;
   global.token_file = options.token_file;
   global.tls = options.tls;
   auto target = cli::ResolveCoordinatorTarget(global);

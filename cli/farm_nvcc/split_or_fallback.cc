@@ -69,6 +69,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
 
   cli::GlobalOptions global;
   global.coordinator = options.coordinator;
+  global.farm_dir = options.farm_dir;
   global.token_file = options.token_file;
   global.tls = options.tls;
   auto target = cli::ResolveCoordinatorTarget(global);

@@ -1,5 +1,5 @@
 // farmctl up / down: a local farm in the background, found by clients without flags, and
-// stopped process by process.
+// stopped process by process; a second local farm never takes the first one's clients.
 #include <signal.h>
 
 #include <fstream>
@@ -65,6 +65,64 @@ TEST(LocalFarmTest, UpFindDownAndUpAgain) {
   list = nlohmann::json::parse(RunFarmctl({"--json", "workers"}, env).stdout_text);
   EXPECT_EQ(list.size(), 2u);
   EXPECT_EQ(RunFarmctl({"down"}, env).exit_code, 0);
+}
+
+TEST(LocalFarmTest, ASecondFarmNeverRedirectsTheFirstOnesClients) {
+  TempDir dir("twofarms");
+  const std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir / "state"),
+                                        "FARM_COORDINATOR=", "FARM_TOKEN_FILE=", "FARM_DIR="};
+  auto up = [&](const std::string& data_dir) {
+    return RunFarmctl({"--json", "up", "--workers", "1", "--data-dir", data_dir, "--listen",
+                       "127.0.0.1:0", "--http-listen", "127.0.0.1:0"},
+                      env);
+  };
+  auto grpc_of = [&](const std::vector<std::string>& args) {
+    CommandResult r = RunFarmctl(args, env);
+    EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+    auto j = nlohmann::json::parse(r.stdout_text, nullptr, false);
+    return j.is_object() ? j.value("grpc_address", "") + " " + j.value("chosen_by", "")
+                         : std::string("unparsable: ") + r.stdout_text;
+  };
+  const std::string first = dir / "first", second = dir / "second";
+  CommandResult a = up(first);
+  ASSERT_EQ(a.exit_code, 0) << a.stderr_text;
+  const auto a_json = nlohmann::json::parse(a.stdout_text);
+  EXPECT_TRUE(a_json["current"].get<bool>());
+
+  CommandResult b = up(second);
+  ASSERT_EQ(b.exit_code, 0) << b.stderr_text;
+  const auto b_json = nlohmann::json::parse(b.stdout_text);
+  EXPECT_FALSE(b_json["current"].get<bool>()) << "the second farm took the first one's clients";
+  EXPECT_EQ(ReadFile(dir / "state/wheelfarm/current"), first + "\n");
+  // The text form says where bare calls go and how to reach the new farm.
+  CommandResult b_again = RunFarmctl({"up", "--data-dir", second, "--listen", "127.0.0.1:0"}, env);
+  EXPECT_THAT(b_again.stdout_text, HasSubstr("The current local farm stays " + first));
+  EXPECT_THAT(b_again.stdout_text, HasSubstr("--farm-dir " + second));
+
+  // Bare calls go to the first farm and say so; --farm-dir (or FARM_DIR) picks the second.
+  const std::string a_grpc = a_json["grpc"], b_grpc = b_json["grpc"];
+  ASSERT_NE(a_grpc, b_grpc);
+  EXPECT_EQ(grpc_of({"--json", "status"}), a_grpc + " local farm " + first + " (current)");
+  EXPECT_EQ(grpc_of({"--json", "--farm-dir", second, "status"}),
+            b_grpc + " local farm " + second + " (--farm-dir)");
+  CommandResult text = RunFarmctl({"status"}, env);
+  EXPECT_THAT(text.stdout_text, HasSubstr("farm         local farm " + first + " (current)"));
+
+  // Stopping the second leaves the first one current.
+  ASSERT_EQ(RunFarmctl({"down", "--data-dir", second}, env).exit_code, 0);
+  EXPECT_EQ(grpc_of({"--json", "status"}), a_grpc + " local farm " + first + " (current)");
+  CommandResult gone = RunFarmctl({"--farm-dir", second, "status"}, env);
+  EXPECT_EQ(gone.exit_code, 2) << gone.stderr_text;
+  EXPECT_THAT(gone.stderr_text, HasSubstr("no local farm is running there"));
+  EXPECT_THAT(gone.stderr_text, HasSubstr("Fix:"));
+
+  // With the first one down, the next farm started becomes current.
+  ASSERT_EQ(RunFarmctl({"down"}, env).exit_code, 0);
+  CommandResult b2 = up(second);
+  ASSERT_EQ(b2.exit_code, 0) << b2.stderr_text;
+  EXPECT_TRUE(nlohmann::json::parse(b2.stdout_text)["current"].get<bool>());
+  EXPECT_EQ(RunFarmctl({"down"}, env).exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir / "state/wheelfarm/current"));
 }
 
 TEST(LocalFarmTest, DownLeavesForeignProcessesAlone) {
