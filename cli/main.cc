@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   farm::cli::AddLogsCommand(app, ctx);
   farm::cli::AddWatchCommand(app, ctx);
   farm::cli::AddToolkitCommand(app, ctx);
+  farm::cli::AddAdminCommand(app, ctx);
 
   CLI11_PARSE(app, argc, argv);
   return ctx.exit_code;

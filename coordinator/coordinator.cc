@@ -9,6 +9,7 @@
 #include "coordinator/data_dir.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/cas/cas_limits.h"
+#include "libfarm/disk/disk_space.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
 
@@ -129,6 +130,9 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
                                                        &c->metrics_, &c->identity_);
   c->cas_service_ =
       std::make_unique<CasServiceImpl>(c->auth_.get(), c->blob_store_.get(), &c->metrics_);
+  c->backup_service_ = std::make_unique<BackupServiceImpl>(
+      c->auth_.get(), c->store_.get(), c->blob_store_.get(), &c->metrics_,
+      (fs::path(options.data_dir) / "backup-scratch").string());
   // A bad recipe is logged and skipped; the coordinator serves the others.
   const std::string recipes_dir = ResolveRecipesDir(options.recipes_dir, options.data_dir);
   c->recipe_service_ = std::make_unique<RecipeServiceImpl>(
@@ -151,6 +155,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   builder.RegisterService(c->farm_service_.get());
   builder.RegisterService(c->action_service_.get());
   builder.RegisterService(c->cas_service_.get());
+  builder.RegisterService(c->backup_service_.get());
   builder.RegisterService(c->build_service_.get());
   builder.RegisterService(c->recipe_service_.get());
   c->grpc_server_ = builder.BuildAndStart();
@@ -215,6 +220,15 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
     metrics->GetGauge("farm_actions", help, {{"state", "completed"}})->Set(n.completed);
     metrics->GetGauge("farm_actions", help, {{"state", "failed"}})->Set(n.failed);
     metrics->GetGauge("farm_actions", help, {{"state", "cancelled"}})->Set(n.cancelled);
+  });
+
+  metrics->AddRefreshHook([metrics, dir = options.data_dir] {
+    if (auto free = FreeBytes(dir); free.ok()) {
+      metrics
+          ->GetGauge("farm_data_dir_free_bytes",
+                     "Free space on the filesystem of the coordinator's data dir.")
+          ->Set(static_cast<double>(*free));
+    }
   });
 
   c->sweeper_ = std::thread([raw = c.get()] { raw->SweepLoop(); });

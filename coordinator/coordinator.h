@@ -12,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "coordinator/action_service.h"
+#include "coordinator/admin/backup_service.h"
 #include "coordinator/builds/build_registry.h"
 #include "coordinator/builds/build_service.h"
 #include "coordinator/builds/queue_metrics.h"
@@ -89,6 +90,7 @@ class Coordinator {
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<BlobStore> blob_store_;
   std::unique_ptr<CasServiceImpl> cas_service_;
+  std::unique_ptr<BackupServiceImpl> backup_service_;
   std::unique_ptr<TokenVerifier> auth_;
   std::unique_ptr<WorkerRegistry> registry_;
   std::unique_ptr<BlobStoreIndex> blob_index_;

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/admin/backup_restore.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/data_dir.h"
 #include "coordinator/http_request_guard.h"
@@ -42,6 +43,21 @@ int RepairState(const std::string& data_dir, spdlog::logger& log) {
       "repaired {}. The state before the repair is in {}; RocksDB's account of what it kept "
       "and dropped is in {}/LOG. Start farm-coordinator as usual to serve it.",
       state, *copy, state);
+  return farm::kExitOk;
+}
+
+// farm-coordinator --restore-from: into a data dir without state, then exit.
+int RestoreState(const std::string& backup_dir, const std::string& data_dir, spdlog::logger& log) {
+  auto manifest = farm::coordinator::RestoreBackup(backup_dir, data_dir);
+  if (!manifest.ok()) {
+    log.error("{}", manifest.status().message());
+    return farm::ExitCodeForStatus(manifest.status());
+  }
+  log.info(
+      "restored the backup of {} (Wheelfarm {}) from {} into {}: {} files, {} bytes, {} CAS "
+      "blobs. Start farm-coordinator as usual to serve it.",
+      manifest->created_at, manifest->version, backup_dir, data_dir, manifest->files,
+      manifest->bytes, manifest->blobs);
   return farm::kExitOk;
 }
 
@@ -113,6 +129,11 @@ int main(int argc, char** argv) {
   app.add_flag("--repair", repair,
                "salvage a damaged state store instead of serving: copies <data-dir>/state aside "
                "first, lets RocksDB keep what it can, and exits; then start as usual");
+  std::string restore_from;
+  app.add_option("--restore-from", restore_from,
+                 "put a backup made by 'farmctl admin backup DIR' into --data-dir (which must "
+                 "hold no farm state yet) and exit; then start as usual")
+      ->excludes("--repair");
   CLI11_PARSE(app, argc, argv);
 
   auto log = farm::ComponentLogger("coordinator");
@@ -127,6 +148,7 @@ int main(int argc, char** argv) {
   }
 
   if (repair) return RepairState(options.data_dir, *log);
+  if (!restore_from.empty()) return RestoreState(restore_from, options.data_dir, *log);
 
   auto quota = farm::ParseByteSize(cas_quota);
   if (!quota.ok()) {

@@ -2,12 +2,15 @@
 
 #include <filesystem>
 
+#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "libfarm/cas/byte_size.h"
+#include "libfarm/disk/disk_space.h"
 
 namespace farm::coordinator {
 namespace {
@@ -30,9 +33,17 @@ absl::Status Damaged(const std::string& dir, const std::string& detail) {
       "move it aside to start an empty farm"));
 }
 
+absl::Status DiskFull(const std::string& dir, const std::string& detail) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "disk full: free space on the filesystem of ", dir, " (", detail,
+      "). Fix: free space there (farm-coordinator --cas-quota bounds the CAS beside it), then "
+      "start the coordinator again; its state is intact"));
+}
+
 absl::Status FromRocks(const rocksdb::Status& s, const std::string& dir) {
   if (s.ok()) return absl::OkStatus();
   const std::string detail = s.ToString();
+  if (s.IsNoSpace() || IsDiskFull(absl::InternalError(detail))) return DiskFull(dir, detail);
   if (s.IsCorruption()) return Damaged(dir, detail);
   // CURRENT naming a manifest that is gone: the store is damaged, not merely unreachable.
   if (s.IsIOError() && absl::StrContains(detail, "MANIFEST") &&
@@ -84,6 +95,25 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Families(const rocksdb::Options& op
   return descriptors;
 }
 
+// Opening writes: replaying the WAL into a table file and a new manifest. Started on a full
+// disk, RocksDB fails half-way through that (Debian's build then aborts on an assertion) and
+// systemd would restart it into the same abort; refused up front it is a clear exit 2.
+absl::Status CheckRoomToOpen(const std::string& dir) {
+  constexpr uint64_t kHeadroom = 16ull << 20;
+  std::error_code ec;
+  uint64_t wal_bytes = 0;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".log") wal_bytes += entry.file_size(ec);
+  }
+  const std::string where = fs::exists(dir, ec) ? dir : fs::path(dir).parent_path().string();
+  auto free = FreeBytes(where);
+  if (!free.ok()) return absl::OkStatus();  // unknown: let RocksDB say what is wrong
+  const uint64_t needed = kHeadroom + 2 * wal_bytes;
+  if (*free >= needed) return absl::OkStatus();
+  return DiskFull(dir, absl::StrCat(FormatByteSize(*free), " free, opening the farm state needs ",
+                                    FormatByteSize(needed)));
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> StateStore::Repair(const std::string& dir) {
@@ -120,6 +150,8 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(const std::string& 
         " has files but no CURRENT file, so it is damaged or not a farm store. Nothing was "
         "changed. Fix: restore it from a backup, or move it aside to start an empty farm"));
   }
+
+  if (absl::Status s = CheckRoomToOpen(dir); !s.ok()) return s;
 
   const rocksdb::Options options = StoreOptions();
   const std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = Families(options, dir);
@@ -184,6 +216,15 @@ absl::Status StateStore::Write(const StateBatch& batch) {
   rocksdb::WriteOptions sync;
   sync.sync = true;
   return FromRocks(db_->Write(sync, &wb), dir_);
+}
+
+absl::Status StateStore::Checkpoint(const std::string& dir) const {
+  rocksdb::Checkpoint* raw = nullptr;
+  if (absl::Status s = FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw), dir_); !s.ok()) {
+    return s;
+  }
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  return FromRocks(checkpoint->CreateCheckpoint(dir), dir_);
 }
 
 absl::Status StateStore::Get(Table table, const std::string& key,

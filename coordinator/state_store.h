@@ -67,6 +67,10 @@ class StateStore {
                        const std::function<absl::Status(const std::string& key,
                                                         const std::string& value)>& visit) const;
 
+  // A consistent copy of the whole store as it is now, in `dir` (which must not exist), made
+  // while the store serves: table files are hard-linked where the filesystem allows.
+  absl::Status Checkpoint(const std::string& dir) const;
+
   const std::string& dir() const { return dir_; }
 
  private:

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "libfarm/disk/disk_space.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/backoff.h"
 #include "libfarm/rpc/token_auth.h"
@@ -183,6 +184,12 @@ void WorkerDaemon::LeaseLoop() {
 
 void WorkerDaemon::RunLease(farm::v1::Lease lease, std::shared_ptr<std::atomic<bool>> cancel) {
   farm::v1::Completion completion = executor_->Execute(lease, *cancel);
+  if (!completion.infra_error().empty()) {
+    // A full work dir fails every action: the operator hears of it once a minute, with the path.
+    static DiskFullReporter* const disk_full =
+        new DiskFullReporter(ComponentLogger("worker"), absl::Minutes(1));
+    disk_full->Report(absl::InternalError(completion.infra_error()));
+  }
   if (!cancel->load()) Report(completion);
   absl::MutexLock lock(&mu_);
   running_.erase(lease.lease_id());

@@ -220,6 +220,29 @@ absl::StatusOr<farm::v1::Digest> BlobStore::Adopt(VerifiedFileWriter& writer,
   return digest;
 }
 
+absl::StatusOr<std::vector<std::pair<farm::v1::Digest, std::string>>> BlobStore::PinAllWhile(
+    const std::string& owner, const std::function<absl::Status()>& snapshot) {
+  absl::MutexLock write_lock(&write_mu_);
+  std::vector<std::pair<farm::v1::Digest, std::string>> blobs;
+  std::vector<farm::v1::Digest> digests;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [hash, entry] : index_) {
+      farm::v1::Digest d;
+      d.set_hash(hash);
+      d.set_size_bytes(entry.size);
+      digests.push_back(d);
+      blobs.emplace_back(d, BlobPath(hash));
+    }
+  }
+  Pin(owner, digests);
+  if (absl::Status s = snapshot(); !s.ok()) {
+    Unpin(owner);
+    return s;
+  }
+  return blobs;
+}
+
 absl::Status BlobStore::MakeRoom(int64_t incoming) {
   std::vector<std::pair<std::string, int64_t>> victims;
   {

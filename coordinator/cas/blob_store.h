@@ -74,6 +74,12 @@ class BlobStore {
   // Releases everything `owner` holds.
   void Unpin(const std::string& owner);
 
+  // For a backup: pins every stored blob under `owner` and runs `snapshot` while no blob is
+  // stored or evicted, so what `snapshot` records of the CAS is exactly what is returned and
+  // stays on disk until Unpin(owner). Returns each blob's digest and file.
+  absl::StatusOr<std::vector<std::pair<farm::v1::Digest, std::string>>> PinAllWhile(
+      const std::string& owner, const std::function<absl::Status()>& snapshot);
+
   uint64_t bytes_stored();
   uint64_t blob_count();
   uint64_t quota_bytes() const { return quota_; }
