@@ -45,19 +45,30 @@ absl::Status WorkerRegistry::Load() {
 
 absl::StatusOr<std::string> WorkerRegistry::Register(
     const std::string& name, const farm::v1::WorkerCapabilities& capabilities,
-    const std::string& peer) {
+    const std::string& peer, const std::string& instance_id) {
   std::string ended_session;
   bool ended_by_death = false;
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_();
   auto it = workers_.find(name);
   farm::v1::Worker record = it != workers_.end() ? it->second.record : farm::v1::Worker();
-  if (it != workers_.end() && record.state() == farm::v1::WORKER_STATE_ONLINE &&
-      now - it->second.last_heard < timeout_) {
+  const bool alive = it != workers_.end() &&
+                     (record.state() == farm::v1::WORKER_STATE_ONLINE ||
+                      record.state() == farm::v1::WORKER_STATE_DRAINING) &&
+                     now - it->second.last_heard < timeout_;
+  if (alive && record.instance_id() != instance_id) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "worker name '", name, "' is taken by a live worker registered from ", record.peer(),
+        " (heard from ",
+        absl::FormatDuration(absl::Trunc(now - it->second.last_heard, absl::Milliseconds(100))),
+        " ago). Fix: stop that worker, or start this one with another --name; a worker's own "
+        "restart (same --work-dir) is always let back in"));
+  }
+  if (alive) {
     ComponentLogger("coordinator")
-        ->warn(
-            "worker '{}' registered again from {} while its previous session from {} was "
-            "still online; two hosts may share this name",
+        ->info(
+            "worker '{}' registered again from {} (same instance); its previous session from "
+            "{} ends",
             name, peer, record.peer());
   }
   if (it != workers_.end()) {
@@ -68,6 +79,7 @@ absl::StatusOr<std::string> WorkerRegistry::Register(
   *record.mutable_capabilities() = capabilities;
   record.set_session_id(NewSessionId());
   record.set_peer(peer);
+  record.set_instance_id(instance_id);
   record.set_slots_in_use(0);
   *record.mutable_last_seen() = ToProtoTime(now);
   if (it == workers_.end()) *record.mutable_registered_at() = ToProtoTime(now);

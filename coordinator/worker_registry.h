@@ -32,10 +32,13 @@ class WorkerRegistry {
   // Reads the registry back from the store after a (re)start.
   absl::Status Load();
 
-  // Records a worker process; returns its new session id.
+  // Records a worker process; returns its new session id. ALREADY_EXISTS when another worker
+  // (another `instance_id`) holds `name` and was heard from within the timeout: a second host
+  // with a taken name never takes over the first one's session.
   absl::StatusOr<std::string> Register(const std::string& name,
                                        const farm::v1::WorkerCapabilities& capabilities,
-                                       const std::string& peer);
+                                       const std::string& peer,
+                                       const std::string& instance_id = "");
   // NOT_FOUND for an unknown worker, FAILED_PRECONDITION for a stale session: both mean
   // "register again".
   absl::Status Heartbeat(const std::string& name, const std::string& session_id, bool draining,

@@ -2,12 +2,14 @@
 
 #include <filesystem>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace farm::coordinator {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
 
 class WorkerRegistryTest : public ::testing::Test {
  protected:
@@ -32,6 +34,9 @@ class WorkerRegistryTest : public ::testing::Test {
     registry_ =
         std::make_unique<WorkerRegistry>(store_.get(), absl::Seconds(10), [this] { return now_; });
     ASSERT_TRUE(registry_->Load().ok());
+    registry_->SetSessionEndedHandler([this](const std::string&, const std::string& session, bool) {
+      ended_.push_back(session);
+    });
   }
   farm::v1::WorkerCapabilities Caps(uint32_t slots) {
     farm::v1::WorkerCapabilities c;
@@ -53,6 +58,7 @@ class WorkerRegistryTest : public ::testing::Test {
   absl::Time now_ = absl::FromUnixSeconds(1'700'000'000);
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<WorkerRegistry> registry_;
+  std::vector<std::string> ended_;  // sessions the registry ended
 };
 
 TEST_F(WorkerRegistryTest, SilentWorkerBecomesLostAndReturnsOnline) {
@@ -79,6 +85,35 @@ TEST_F(WorkerRegistryTest, StaleOrUnknownSessionsMustRegisterAgain) {
             absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(registry_->Heartbeat("w1", *second, false, 0).ok());
   EXPECT_EQ(registry_->Heartbeat("nobody", *second, false, 0).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(WorkerRegistryTest, ATakenNameIsRefusedToAnotherInstanceWhileItsHolderLives) {
+  auto first = registry_->Register("w1", Caps(2), "ipv4:10.0.0.1:1", "aaaa");
+  ASSERT_TRUE(first.ok());
+  auto impostor = registry_->Register("w1", Caps(8), "ipv4:10.0.0.2:1", "bbbb");
+  ASSERT_EQ(impostor.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(impostor.status().message(), HasSubstr("'w1' is taken by a live worker"));
+  EXPECT_THAT(impostor.status().message(), HasSubstr("ipv4:10.0.0.1:1"));
+  EXPECT_THAT(impostor.status().message(), HasSubstr("Fix:"));
+  // Nothing of the first session changed: no takeover, no ended session.
+  EXPECT_TRUE(registry_->Heartbeat("w1", *first, false, 0).ok());
+  EXPECT_EQ(registry_->List()[0].capabilities().slots(), 2u);
+  EXPECT_TRUE(ended_.empty());
+  // An empty id is an identity of its own, not a wildcard.
+  EXPECT_EQ(registry_->Register("w1", Caps(2), "p").status().code(),
+            absl::StatusCode::kAlreadyExists);
+
+  // The same instance (a restart) takes its name back at once.
+  auto restarted = registry_->Register("w1", Caps(2), "ipv4:10.0.0.1:2", "aaaa");
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  EXPECT_EQ(registry_->Heartbeat("w1", *first, false, 0).code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  // Once the holder is silent past the timeout (or gone), another instance may have the name.
+  now_ += absl::Seconds(11);
+  auto successor = registry_->Register("w1", Caps(4), "ipv4:10.0.0.3:1", "cccc");
+  ASSERT_TRUE(successor.ok()) << successor.status();
+  EXPECT_EQ(registry_->List()[0].instance_id(), "cccc");
 }
 
 TEST_F(WorkerRegistryTest, DrainAndLeave) {

@@ -64,7 +64,13 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
       !s.ok()) {
     return Finish("Register", s);
   }
-  auto session = registry_->Register(request->name(), request->capabilities(), context->peer());
+  if (request->instance_id().size() > 64) {
+    return Finish("Register", absl::InvalidArgumentError(absl::StrCat(
+                                  "instance_id is ", request->instance_id().size(),
+                                  " bytes; at most 64. Fix: use this version's farm-worker")));
+  }
+  auto session = registry_->Register(request->name(), request->capabilities(), context->peer(),
+                                     request->instance_id());
   if (!session.ok()) return Finish("Register", session.status());
   ComponentLogger("coordinator")
       ->info("worker '{}' registered from {}{} ({} {}, glibc {}, {} slots, {} CUDA toolkit(s), {})",

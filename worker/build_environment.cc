@@ -1,12 +1,11 @@
 #include "worker/build_environment.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -15,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "libfarm/files/file_lock.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/output_tail.h"
 #include "libfarm/recipes/python_environment.h"
@@ -26,20 +26,6 @@ namespace farm::worker {
 namespace {
 
 namespace fs = std::filesystem;
-
-// An exclusive flock held until destruction.
-class LockFile {
- public:
-  explicit LockFile(int fd) : fd_(fd) {}
-  LockFile(LockFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  LockFile& operator=(LockFile&&) = delete;
-  ~LockFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
- private:
-  int fd_;
-};
 
 void Fail(farm::v1::Completion& completion, int exit_code, const std::string& text) {
   auto* result = completion.mutable_result();
@@ -208,14 +194,18 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
     return completion;
   }
   const std::string lock_path = link.string() + ".lock";
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    completion.set_infra_error(absl::StrCat("cannot open ", lock_path, ": ", std::strerror(errno)));
-    return completion;
-  }
-  LockFile lock(fd);
+  std::optional<FileLock> lock;
   bool waited = false;
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  while (!lock) {
+    auto taken = FileLock::TryAcquire(lock_path);
+    if (taken.ok()) {
+      lock.emplace(std::move(*taken));
+      break;
+    }
+    if (taken.status().code() != absl::StatusCode::kUnavailable) {
+      completion.set_infra_error(std::string(taken.status().message()));
+      return completion;
+    }
     if (cancel.load()) {
       Fail(completion, 130, "wheelfarm: cancelled while waiting for the environment\n");
       return completion;

@@ -29,6 +29,7 @@
 #include "worker/capabilities.h"
 #include "worker/sandbox.h"
 #include "worker/wheel_build_runner.h"
+#include "worker/work_dir_claim.h"
 #include "worker/worker_daemon.h"
 
 namespace {
@@ -162,6 +163,11 @@ int main(int argc, char** argv) {
                caps_options.work_dir, ec ? ec.message() : std::strerror(errno));
     return farm::kExitConfig;
   }
+  auto claim = farm::worker::ClaimWorkDir(caps_options.work_dir);
+  if (!claim.ok()) {
+    log->error("{}", claim.status().message());
+    return farm::ExitCodeForStatus(claim.status());
+  }
   // Checked before anything else is set up: a host that cannot sandbox gets no work.
   std::optional<farm::worker::Sandbox> sandbox;
   if (no_sandbox) {
@@ -228,7 +234,10 @@ int main(int argc, char** argv) {
                                               *token);
   farm::worker::LeaseDispatcher dispatcher(&runner, &wheel_builds);
   farm::worker::WorkerDaemon daemon(farm::v1::WorkerService::NewStub(channel),
-                                    {.name = name, .token = *token, .coordinator = coordinator},
+                                    {.name = name,
+                                     .token = *token,
+                                     .coordinator = coordinator,
+                                     .instance_id = claim->instance_id},
                                     *caps, &dispatcher);
   absl::Status result = daemon.Run(stop);
   if (!result.ok()) {

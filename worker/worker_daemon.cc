@@ -53,6 +53,7 @@ absl::Status WorkerDaemon::RegisterUntilAccepted(absl::Notification& stop) {
     PrepareContext(ctx, options_.rpc_timeout);
     farm::v1::RegisterRequest req;
     req.set_name(options_.name);
+    req.set_instance_id(options_.instance_id);
     *req.mutable_capabilities() = capabilities_;
     farm::v1::RegisterResponse resp;
     absl::Status s = FromGrpcStatus(stub_->Register(&ctx, req, &resp));
@@ -67,6 +68,11 @@ absl::Status WorkerDaemon::RegisterUntilAccepted(absl::Notification& stop) {
       return absl::OkStatus();
     }
     if (IsPermanent(s)) return s;
+    if (s.code() == absl::StatusCode::kAlreadyExists) {
+      // Another live worker holds the name: retrying would only take it over when that one
+      // dies. A configuration problem (exit 2), like any other.
+      return absl::FailedPreconditionError(s.message());
+    }
     if (!reported_outage) {
       log->warn("cannot register with {} ({}); retrying with backoff", options_.coordinator,
                 s.message());

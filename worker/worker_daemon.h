@@ -22,6 +22,7 @@ struct DaemonOptions {
   std::string name;
   std::string token;
   std::string coordinator;  // for log lines
+  std::string instance_id;  // from the work dir (work_dir_claim.h)
   absl::Duration rpc_timeout = absl::Seconds(5);
   absl::Duration max_backoff = absl::Seconds(10);
   absl::Duration lease_poll = absl::Seconds(5);  // how long one LeaseActions call may wait

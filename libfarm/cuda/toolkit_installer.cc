@@ -1,7 +1,5 @@
 #include "libfarm/cuda/toolkit_installer.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -23,6 +21,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "libfarm/cas/digest.h"
+#include "libfarm/files/file_lock.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/wheel/wheel_filename.h"
 #include "libfarm/zip/zip_extract.h"
@@ -36,34 +35,6 @@ std::string HostCpuArch() {
   struct utsname u {};
   return ::uname(&u) == 0 ? std::string(u.machine) : std::string();
 }
-
-// An exclusive flock on `path`, held until destruction.
-class FileLock {
- public:
-  static absl::StatusOr<FileLock> Acquire(const std::string& path,
-                                          const std::function<void(absl::string_view)>& progress) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot open the lock file ", path, ": ", std::strerror(errno)));
-    }
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (progress) progress(absl::StrCat("waiting for another install (", path, ")"));
-      while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
-      }
-    }
-    return FileLock(fd);
-  }
-  FileLock(FileLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  FileLock& operator=(FileLock&&) = delete;
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
-
- private:
-  explicit FileLock(int fd) : fd_(fd) {}
-  int fd_;
-};
 
 // The error for a release with no pin: what farmctl can install, and what PyPI offers.
 absl::Status NoPin(const std::string& release, const std::string& platform_tag,
@@ -228,7 +199,9 @@ absl::StatusOr<ToolkitInstallResult> InstallToolkit(
         absl::StrCat("cannot create ", fs::path(base).parent_path().string(), ": ", ec.message()));
   }
 
-  auto lock = FileLock::Acquire(base + ".lock", progress);
+  auto lock = FileLock::Acquire(base + ".lock", [&] {
+    if (progress) progress(absl::StrCat("waiting for another install (", base, ".lock)"));
+  });
   if (!lock.ok()) return lock.status();
   auto existing = ExistingPrefix(base, request);
   if (!existing.ok()) return existing.status();

@@ -2,6 +2,8 @@
 // reporting, kill -9 of the coordinator, and workers going lost or offline.
 #include <signal.h>
 
+#include <filesystem>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -108,6 +110,50 @@ TEST_F(FleetTest, KilledWorkerShowsLostAndStoppedWorkerShowsOffline) {
   ASSERT_TRUE(back.ok());
   workers_[0] = *back;
   EXPECT_TRUE(WaitFor([&] { return StateOf(Workers(), "w1") == "online"; }, absl::Seconds(20)));
+}
+
+TEST_F(FleetTest, ATakenNameOrWorkDirIsRefusedWithExit2AndTheHolderKeepsItsSession) {
+  const nlohmann::json before = Workers();
+  // Another host (another work dir) started with the live w1's name.
+  std::filesystem::create_directories(dir_ / "other-host");
+  auto impostor = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(),
+                                       "w1", dir_ / "other-host", {"--slots", "1"});
+  ASSERT_TRUE(impostor.ok()) << impostor.status();
+  EXPECT_EQ(impostor->process().Wait(absl::Seconds(30)), 2) << ReadFile(impostor->log_path());
+  EXPECT_THAT(ReadFile(impostor->log_path()),
+              ::testing::HasSubstr("worker name 'w1' is taken by a live worker"));
+  EXPECT_THAT(ReadFile(impostor->log_path()), ::testing::HasSubstr("Fix: stop that worker"));
+  // A second process on w2's own work dir never gets as far as the coordinator.
+  auto twin = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), "w2",
+                                   dir_.path().string(), {"--slots", "1"});
+  ASSERT_TRUE(twin.ok());
+  EXPECT_EQ(twin->process().Wait(absl::Seconds(30)), 2);
+  EXPECT_THAT(ReadFile(twin->log_path()), ::testing::HasSubstr("in use by another farm-worker"));
+
+  // No takeover: both keep the sessions they had, no session ended.
+  const nlohmann::json after = Workers();
+  ASSERT_EQ(after.size(), 2u);
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].value("state", ""), "online") << after.dump(2);
+    EXPECT_EQ(after[i].value("registered_at", ""), before[i].value("registered_at", ""));
+    EXPECT_EQ(after[i].value("peer", ""), before[i].value("peer", ""));
+  }
+  EXPECT_THAT(ReadFile(workers_[0].log_path()),
+              ::testing::Not(::testing::HasSubstr("register again")));
+
+  // w1 itself, restarted after kill -9 from its own work dir, takes its name back.
+  workers_[0].Stop();
+  auto back = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), "w1",
+                                   dir_.path().string(), {"--slots", "1"});
+  ASSERT_TRUE(back.ok());
+  workers_[0] = *back;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return StateOf(Workers(), "w1") == "online" &&
+               ReadFile(back->log_path()).find("registered with") != std::string::npos;
+      },
+      absl::Seconds(20)))
+      << ReadFile(back->log_path());
 }
 
 TEST_F(FleetTest, StatusSummarizesTheFleet) {
