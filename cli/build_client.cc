@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/coordinator_target.h"
 #include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/grpc_status.h"
 
 namespace farm::cli {
@@ -32,6 +33,7 @@ absl::StatusOr<farm::v1::ListBuildsResponse> BuildClient::ListBuilds(uint32_t li
 }
 
 absl::StatusOr<farm::v1::Build> BuildClient::GetBuild(const std::string& id) {
+  if (absl::Status s = CheckBuildId(id); !s.ok()) return s;
   grpc::ClientContext ctx;
   call_.Prepare(ctx);
   farm::v1::GetBuildRequest req;
@@ -43,6 +45,7 @@ absl::StatusOr<farm::v1::Build> BuildClient::GetBuild(const std::string& id) {
 
 absl::StatusOr<farm::v1::GetBuildLogsResponse> BuildClient::GetBuildLogs(const std::string& id,
                                                                          uint64_t offset) {
+  if (absl::Status s = CheckBuildId(id); !s.ok()) return s;
   grpc::ClientContext ctx;
   call_.Prepare(ctx);
   farm::v1::GetBuildLogsRequest req;
@@ -55,6 +58,7 @@ absl::StatusOr<farm::v1::GetBuildLogsResponse> BuildClient::GetBuildLogs(const s
 
 absl::StatusOr<farm::v1::ListActionsResponse> BuildClient::ListActions(
     const std::string& build_id, farm::v1::ActionState state) {
+  if (absl::Status s = CheckBuildId(build_id); !s.ok()) return s;
   grpc::ClientContext ctx;
   call_.Prepare(ctx);
   farm::v1::ListActionsRequest req;
@@ -67,6 +71,7 @@ absl::StatusOr<farm::v1::ListActionsResponse> BuildClient::ListActions(
 
 absl::StatusOr<farm::v1::SubmitBuildResponse> BuildClient::SubmitBuild(
     const farm::v1::SubmitBuildRequest& request) {
+  if (absl::Status s = CheckSubmitBuildRequest(request); !s.ok()) return s;
   grpc::ClientContext ctx;
   call_.Prepare(ctx, absl::Minutes(5));
   farm::v1::SubmitBuildResponse resp;
@@ -75,6 +80,7 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> BuildClient::SubmitBuild(
 }
 
 absl::StatusOr<farm::v1::Build> BuildClient::CancelBuild(const std::string& id) {
+  if (absl::Status s = CheckBuildId(id); !s.ok()) return s;
   grpc::ClientContext ctx;
   call_.Prepare(ctx);
   farm::v1::CancelBuildRequest req;
@@ -85,6 +91,7 @@ absl::StatusOr<farm::v1::Build> BuildClient::CancelBuild(const std::string& id) 
 }
 
 absl::Status BuildClient::ReportNvccCall(const farm::v1::ReportNvccCallRequest& request) {
+  if (absl::Status s = CheckBuildId(request.build_id()); !s.ok()) return s;
   grpc::ClientContext ctx;
   call_.Prepare(ctx);
   farm::v1::ReportNvccCallResponse resp;

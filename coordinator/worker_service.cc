@@ -7,6 +7,7 @@
 #include "coordinator/rpc_outcome.h"
 #include "libfarm/host/shared_libraries.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/rpc/request_limits.h"
 
 namespace farm::coordinator {
 namespace {
@@ -30,7 +31,7 @@ absl::Status ValidateWorkerName(const std::string& name) {
       });
   if (!valid) {
     return absl::InvalidArgumentError(
-        absl::StrCat("invalid worker name '", name,
+        absl::StrCat("invalid worker name '", name.substr(0, 64), name.size() > 64 ? "…" : "",
                      "': use 1-64 characters from A-Z a-z 0-9 . _ - (farm-worker --name)"));
   }
   return absl::OkStatus();
@@ -57,6 +58,9 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
   if (absl::Status s = ValidateWorkerName(request->name()); !s.ok()) return Finish("Register", s);
   if (request->capabilities().slots() == 0) {
     return Finish("Register", absl::InvalidArgumentError("a worker must offer at least 1 slot"));
+  }
+  if (absl::Status s = CheckWorkerLabels(request->capabilities()); !s.ok()) {
+    return Finish("Register", s);
   }
   // The list is the worker's word and lands in every fleet listing: bounded, names only.
   if (absl::Status s = ValidateAdvertisedLibraries(

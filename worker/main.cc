@@ -22,6 +22,7 @@
 #include "libfarm/net/address.h"
 #include "libfarm/process/termination_signal.h"
 #include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/exit_code.h"
 #include "libfarm/tls/client_tls.h"
 #include "worker/action_runner.h"
@@ -184,6 +185,10 @@ int main(int argc, char** argv) {
   if (!caps.ok()) {
     log->error("{}", caps.status().message());
     return farm::ExitCodeForStatus(caps.status());
+  }
+  if (absl::Status s = farm::CheckWorkerLabels(*caps); !s.ok()) {
+    log->error("{}", s.message());
+    return farm::kExitConfig;
   }
   caps->set_sandboxed(sandbox.has_value());
   std::vector<std::string> toolkits;

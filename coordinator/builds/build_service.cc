@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/rpc_outcome.h"
+#include "libfarm/rpc/request_limits.h"
 
 namespace farm::coordinator {
 namespace {
@@ -57,6 +58,8 @@ grpc::Status BuildServiceImpl::GetBuild(grpc::ServerContext* context,
                                         const farm::v1::GetBuildRequest* request,
                                         farm::v1::Build* response) {
   if (absl::Status s = auth_->Check(*context); !s.ok()) return FinishRpc(*metrics_, "GetBuild", s);
+  if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
+    return FinishRpc(*metrics_, "GetBuild", s);
   auto build = builds_->Get(request->build_id());
   if (!build.ok()) return FinishRpc(*metrics_, "GetBuild", build.status());
   *response = std::move(*build);
@@ -69,6 +72,8 @@ grpc::Status BuildServiceImpl::GetBuildLogs(grpc::ServerContext* context,
   if (absl::Status s = auth_->Check(*context); !s.ok()) {
     return FinishRpc(*metrics_, "GetBuildLogs", s);
   }
+  if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
+    return FinishRpc(*metrics_, "GetBuildLogs", s);
   auto chunk = AnswerGetBuildLogs(*builds_, *request);
   if (!chunk.ok()) return FinishRpc(*metrics_, "GetBuildLogs", chunk.status());
   *response = std::move(*chunk);
@@ -81,6 +86,8 @@ grpc::Status BuildServiceImpl::ListActions(grpc::ServerContext* context,
   if (absl::Status s = auth_->Check(*context); !s.ok()) {
     return FinishRpc(*metrics_, "ListActions", s);
   }
+  if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
+    return FinishRpc(*metrics_, "ListActions", s);
   auto answer = AnswerListActions(*builds_, *request);
   if (!answer.ok()) return FinishRpc(*metrics_, "ListActions", answer.status());
   *response = std::move(*answer);
@@ -93,6 +100,8 @@ grpc::Status BuildServiceImpl::AppendBuildLog(grpc::ServerContext* context,
   if (absl::Status s = auth_->Check(*context); !s.ok()) {
     return FinishRpc(*metrics_, "AppendBuildLog", s);
   }
+  if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
+    return FinishRpc(*metrics_, "AppendBuildLog", s);
   if (request->data().size() > kMaxLogChunk) {
     return FinishRpc(*metrics_, "AppendBuildLog",
                      absl::InvalidArgumentError(
@@ -111,6 +120,9 @@ grpc::Status BuildServiceImpl::SubmitBuild(grpc::ServerContext* context,
   if (absl::Status s = auth_->Check(*context); !s.ok()) {
     return FinishRpc(*metrics_, "SubmitBuild", s);
   }
+  if (absl::Status s = CheckSubmitBuildRequest(*request); !s.ok()) {
+    return FinishRpc(*metrics_, "SubmitBuild", s);
+  }
   auto answer = submitter_->Submit(*request);
   if (!answer.ok()) return FinishRpc(*metrics_, "SubmitBuild", answer.status());
   *response = std::move(*answer);
@@ -123,6 +135,8 @@ grpc::Status BuildServiceImpl::CancelBuild(grpc::ServerContext* context,
   if (absl::Status s = auth_->Check(*context); !s.ok()) {
     return FinishRpc(*metrics_, "CancelBuild", s);
   }
+  if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
+    return FinishRpc(*metrics_, "CancelBuild", s);
   auto answer = submitter_->Cancel(request->build_id());
   if (!answer.ok()) return FinishRpc(*metrics_, "CancelBuild", answer.status());
   *response = std::move(*answer);
@@ -135,6 +149,8 @@ grpc::Status BuildServiceImpl::ReportNvccCall(grpc::ServerContext* context,
   if (absl::Status s = auth_->Check(*context); !s.ok()) {
     return FinishRpc(*metrics_, "ReportNvccCall", s);
   }
+  if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
+    return FinishRpc(*metrics_, "ReportNvccCall", s);
   absl::Status s = builds_->CountNvccCall(request->build_id(), *request);
   if (absl::IsNotFound(s)) {
     // Reports never create builds: a typo in FARM_BUILD_ID must not grow the registry.

@@ -7,6 +7,7 @@
 #include "coordinator/rpc_outcome.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/recipes/recipe_proto.h"
+#include "libfarm/rpc/request_limits.h"
 
 namespace farm::coordinator {
 
@@ -63,6 +64,10 @@ grpc::Status RecipeServiceImpl::GetRecipe(grpc::ServerContext* context,
                                           const farm::v1::GetRecipeRequest* request,
                                           farm::v1::GetRecipeResponse* response) {
   if (absl::Status s = auth_->Check(*context); !s.ok()) {
+    return FinishRpc(*metrics_, "GetRecipe", s);
+  }
+  if (absl::Status s = CheckFieldLength("the recipe name", request->name(), kMaxNameBytes);
+      !s.ok()) {
     return FinishRpc(*metrics_, "GetRecipe", s);
   }
   const Recipe* recipe = Find(request->name());

@@ -2,11 +2,16 @@
 
 #include <string>
 
+#include "libfarm/rpc/request_limits.h"
+
 namespace farm {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+  // Cut: an error longer than gRPC's metadata limit would reach the client as a transport
+  // error ("metadata size exceeds limit") instead of what went wrong.
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      BoundedErrorMessage(status.message()));
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {

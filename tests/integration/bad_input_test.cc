@@ -12,6 +12,12 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "farm/v1/builds.grpc.pb.h"
+#include "farm/v1/recipes.grpc.pb.h"
+#include "farm/v1/worker_service.grpc.pb.h"
+#include "libfarm/auth/token.h"
+#include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/token_auth.h"
 #include "libfarm/status/exit_code.h"
 #include "tests/support/farm_processes.h"
 
@@ -69,6 +75,82 @@ TEST_F(RunningCoordinatorTest, WorkerWithWrongTokenExitsAndRegistersNothing) {
   EXPECT_EQ(w->process().Wait(absl::Seconds(30)), kExitUnauthenticated);
   EXPECT_THAT(ReadFile(w->log_path()), HasSubstr("token does not match"));
   EXPECT_TRUE(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()).empty());
+}
+
+TEST_F(RunningCoordinatorTest, OversizedNamesAreRefusedByFarmctlAndByTheCoordinator) {
+  const std::string huge(100000, 'a');
+  // farmctl refuses before it sends: exit 2, the field and the limit, not the value.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"submit", huge, "--archs", "7.5"},
+        {"submit", "demo-0.1.0", "--archs", std::string(5000, ';')},
+        {"build", huge},
+        {"logs", huge},
+        {"cancel", huge}}) {
+    CommandResult r = Farmctl(args, coordinator_->token_file());
+    EXPECT_EQ(r.exit_code, kExitConfig) << args[0] << ": " << r.stderr_text.substr(0, 300);
+    EXPECT_THAT(r.stderr_text, HasSubstr("; the limit is "));
+    EXPECT_LT(r.stderr_text.size(), 1000u);
+  }
+
+  // A client that skips those checks meets the coordinator's own, answered in a few words
+  // (an echo of the value would not fit in gRPC's response metadata).
+  const std::string token = *ReadTokenFile(coordinator_->token_file());
+  auto channel = DialCoordinator(coordinator_->grpc_address());
+  auto prepare = [&](grpc::ClientContext& ctx) { AttachToken(ctx, token); };
+  auto expect_refused = [&](const grpc::Status& s, const std::string& says) {
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr(says));
+    EXPECT_LT(s.error_message().size(), 1000u);
+  };
+  auto builds = farm::v1::BuildService::NewStub(channel);
+  {
+    grpc::ClientContext ctx;
+    prepare(ctx);
+    farm::v1::SubmitBuildRequest req;
+    req.set_recipe(huge);
+    farm::v1::SubmitBuildResponse resp;
+    expect_refused(builds->SubmitBuild(&ctx, req, &resp), "the recipe name is 100000 bytes");
+  }
+  {
+    grpc::ClientContext ctx;
+    prepare(ctx);
+    farm::v1::GetBuildRequest req;
+    req.set_build_id(huge);
+    farm::v1::Build resp;
+    expect_refused(builds->GetBuild(&ctx, req, &resp), "the build id is 100000 bytes");
+  }
+  {
+    grpc::ClientContext ctx;
+    prepare(ctx);
+    farm::v1::GetRecipeRequest req;
+    req.set_name(huge);
+    farm::v1::GetRecipeResponse resp;
+    expect_refused(farm::v1::RecipeService::NewStub(channel)->GetRecipe(&ctx, req, &resp),
+                   "the recipe name is 100000 bytes");
+  }
+  {
+    grpc::ClientContext ctx;
+    prepare(ctx);
+    farm::v1::RegisterRequest req;
+    req.set_name(huge);
+    req.mutable_capabilities()->set_slots(1);
+    farm::v1::RegisterResponse resp;
+    expect_refused(farm::v1::WorkerService::NewStub(channel)->Register(&ctx, req, &resp),
+                   "invalid worker name");
+  }
+  {
+    grpc::ClientContext ctx;
+    prepare(ctx);
+    farm::v1::RegisterRequest req;
+    req.set_name("labelled");
+    req.mutable_capabilities()->set_slots(1);
+    (*req.mutable_capabilities()->mutable_labels())["rack"] = huge;
+    farm::v1::RegisterResponse resp;
+    expect_refused(farm::v1::WorkerService::NewStub(channel)->Register(&ctx, req, &resp),
+                   "label 'rack' is 100000 bytes");
+  }
+  EXPECT_TRUE(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()).empty());
+  EXPECT_TRUE(StillServing());
 }
 
 TEST_F(RunningCoordinatorTest, GarbageOnTheGrpcPortDoesNotHurt) {

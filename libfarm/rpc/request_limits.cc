@@ -1,0 +1,57 @@
+#include "libfarm/rpc/request_limits.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace farm {
+
+absl::Status CheckFieldLength(absl::string_view field, absl::string_view value, size_t max) {
+  if (value.size() <= max) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, " is ", value.size(), " bytes; the limit is ", max,
+      ". Fix: check the value (names, ids and arch lists are short; 'farmctl recipes' and "
+      "'farmctl builds' list the real ones)"));
+}
+
+absl::Status CheckBuildId(absl::string_view build_id) {
+  return CheckFieldLength("the build id", build_id, kMaxNameBytes);
+}
+
+absl::Status CheckSubmitBuildRequest(const farm::v1::SubmitBuildRequest& r) {
+  for (const auto& [field, value, max] : {std::tuple<const char*, const std::string&, size_t>{
+                                              "the recipe name", r.recipe(), kMaxNameBytes},
+                                          {"the arch list (--archs)", r.archs(), kMaxArchListBytes},
+                                          {"--cpu-arch", r.cpu_arch(), kMaxNameBytes},
+                                          {"--glibc-max", r.glibc_max(), kMaxNameBytes},
+                                          {"--python", r.python(), kMaxNameBytes}}) {
+    if (absl::Status s = CheckFieldLength(field, value, max); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckWorkerLabels(const farm::v1::WorkerCapabilities& capabilities) {
+  if (static_cast<size_t>(capabilities.labels_size()) > kMaxLabels) {
+    return absl::InvalidArgumentError(absl::StrCat("the worker has ", capabilities.labels_size(),
+                                                   " labels; the limit is ", kMaxLabels,
+                                                   ". Fix: pass fewer --labels"));
+  }
+  for (const auto& [key, value] : capabilities.labels()) {
+    if (absl::Status s = CheckFieldLength("a label's key", key, kMaxLabelBytes); !s.ok()) return s;
+    if (absl::Status s = CheckFieldLength(absl::StrCat("label '", key.substr(0, 64), "'"), value,
+                                          kMaxLabelBytes);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string BoundedErrorMessage(absl::string_view message) {
+  if (message.size() <= kMaxErrorMessageBytes) return std::string(message);
+  size_t keep = kMaxErrorMessageBytes - 64;
+  // Never end inside a UTF-8 sequence: back up over continuation bytes.
+  while (keep > 0 && (static_cast<unsigned char>(message[keep]) & 0xC0) == 0x80) --keep;
+  return absl::StrCat(message.substr(0, keep), "… [", message.size() - keep,
+                      " more bytes of this error cut]");
+}
+
+}  // namespace farm
