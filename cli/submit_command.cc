@@ -14,6 +14,7 @@
 #include "cli/coordinator_target.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/files/source_tree_walk.h"
+#include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/exit_code.h"
 
 namespace farm::cli {
@@ -36,9 +37,20 @@ absl::Status UploadSource(const GlobalOptions& global, const std::string& dir,
                           farm::v1::SubmitBuildRequest& request) {
   auto target = ResolveCoordinatorTarget(global);
   if (!target.ok()) return target.status();
+  // The whole list first: a tree too large to submit is refused before anything is uploaded.
+  std::vector<SourceTreeFile> files;
+  size_t path_bytes = 0;
+  absl::Status walked = WalkSourceTree(dir, [&](const SourceTreeFile& f) -> absl::Status {
+    files.push_back(f);
+    path_bytes += f.relative.size();
+    return absl::OkStatus();
+  });
+  if (!walked.ok()) return walked;
+  if (absl::Status s = CheckSourceListSize(dir, files.size(), path_bytes); !s.ok()) return s;
+
   auto cas = CasClient::Connect(target->address, target->token, {}, target->channel);
   size_t sent = 0;
-  absl::Status walked = WalkSourceTree(dir, [&](const SourceTreeFile& f) -> absl::Status {
+  for (const SourceTreeFile& f : files) {
     bool uploaded = false;
     auto digest = cas->UploadFile(f.path, &uploaded);
     if (!digest.ok()) {
@@ -50,9 +62,7 @@ absl::Status UploadSource(const GlobalOptions& global, const std::string& dir,
     file->set_path(f.relative);
     *file->mutable_digest() = *digest;
     file->set_executable(f.executable);
-    return absl::OkStatus();
-  });
-  if (!walked.ok()) return walked;
+  }
   request.set_has_source(true);
   if (!global.json) {
     std::cerr << "farmctl: source " << dir << ": " << request.source_size() << " files, " << sent

@@ -16,7 +16,27 @@ absl::Status CheckBuildId(absl::string_view build_id) {
   return CheckFieldLength("the build id", build_id, kMaxNameBytes);
 }
 
+absl::Status CheckSourceListSize(const std::string& dir, size_t files, size_t path_bytes) {
+  const size_t list_bytes = path_bytes + files * kSourceListBytesPerFile;
+  if (list_bytes <= kMaxSourceListBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the source tree ", dir, " has ", files, " files, a file list of about ", list_bytes >> 10,
+      " KiB; a build's source list is at most ", kMaxSourceListBytes >> 10, " KiB (about ",
+      kMaxSourceListBytes / (kSourceListBytesPerFile + 40),
+      " files). Nothing was uploaded. Fix: submit the package's own tree, without vendored "
+      "or generated files (.git, __pycache__, build/ and dist/ are skipped already), or build "
+      "the recipe's source by leaving out --source"));
+}
+
 absl::Status CheckSubmitBuildRequest(const farm::v1::SubmitBuildRequest& r) {
+  size_t list_bytes = 0;
+  for (const auto& f : r.source()) list_bytes += f.ByteSizeLong() + 4;
+  if (list_bytes > kMaxSourceListBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the source list is ", list_bytes, " bytes (", r.source_size(),
+                     " files); the limit is ", kMaxSourceListBytes,
+                     ". Fix: submit a smaller tree (farmctl checks this before uploading)"));
+  }
   for (const auto& [field, value, max] : {std::tuple<const char*, const std::string&, size_t>{
                                               "the recipe name", r.recipe(), kMaxNameBytes},
                                           {"the arch list (--archs)", r.archs(), kMaxArchListBytes},

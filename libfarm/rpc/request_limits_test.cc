@@ -27,6 +27,27 @@ TEST(RequestLimitsTest, ALongNameIsRefusedNamingTheFieldAndTheLimitNotEchoingIt)
   EXPECT_TRUE(CheckBuildId(std::string(256, 'x')).ok());
 }
 
+TEST(RequestLimitsTest, ASourceListThatWouldNotFitInAMessageIsRefusedWithItsCount) {
+  EXPECT_TRUE(CheckSourceListSize("src", 20000, 20000 * 40).ok());
+  absl::Status s = CheckSourceListSize("src", 100011, 100011 * 40);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("src has 100011 files"));
+  EXPECT_THAT(s.message(), HasSubstr("Nothing was uploaded. Fix:"));
+
+  // The coordinator's own check, on the list as sent.
+  farm::v1::SubmitBuildRequest r;
+  r.set_recipe("demo-0.1.0");
+  for (int i = 0; i < 40000; ++i) {
+    auto* f = r.add_source();
+    f->set_path("pkg/some/module_" + std::to_string(i) + ".py");
+    f->mutable_digest()->set_hash(std::string(64, 'a'));
+    f->mutable_digest()->set_size_bytes(1234);
+  }
+  EXPECT_THAT(CheckSubmitBuildRequest(r).message(), HasSubstr("(40000 files); the limit is"));
+  r.mutable_source()->DeleteSubrange(1000, 39000);
+  EXPECT_TRUE(CheckSubmitBuildRequest(r).ok());
+}
+
 TEST(RequestLimitsTest, LabelsAreBoundedInCountAndSize) {
   farm::v1::WorkerCapabilities caps;
   (*caps.mutable_labels())["rack"] = "r1";

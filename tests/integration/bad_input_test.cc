@@ -16,6 +16,7 @@
 #include "farm/v1/recipes.grpc.pb.h"
 #include "farm/v1/worker_service.grpc.pb.h"
 #include "libfarm/auth/token.h"
+#include "libfarm/cas/digest.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
 #include "libfarm/status/exit_code.h"
@@ -150,6 +151,30 @@ TEST_F(RunningCoordinatorTest, OversizedNamesAreRefusedByFarmctlAndByTheCoordina
                    "label 'rack' is 100000 bytes");
   }
   EXPECT_TRUE(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()).empty());
+  EXPECT_TRUE(StillServing());
+}
+
+TEST_F(RunningCoordinatorTest, ASourceTreeTooLargeToSubmitIsRefusedBeforeAnyUpload) {
+  const fs::path tree = dir_ / "huge-tree";
+  for (int d = 0; d < 101; ++d) {
+    const fs::path sub = tree / absl::StrCat("pkg/module_", d);
+    fs::create_directories(sub);
+    for (int f = 0; f < 1000; ++f) {
+      std::ofstream(sub / absl::StrCat("file_", f, ".py")) << "# " << d << "/" << f << "\n";
+    }
+  }
+  CommandResult r = Farmctl({"submit", "demo-0.1.0", "--archs", "9.0", "--source", tree.string()},
+                            coordinator_->token_file());
+  EXPECT_EQ(r.exit_code, kExitConfig) << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, HasSubstr("has 101000 files"));
+  EXPECT_THAT(r.stderr_text, HasSubstr("Nothing was uploaded. Fix:"));
+  // Not one of its files reached the CAS.
+  auto digest = DigestOfFile((tree / "pkg/module_7/file_7.py").string());
+  ASSERT_TRUE(digest.ok());
+  CommandResult stat =
+      Farmctl({"cas", "stat", absl::StrCat(digest->hash(), "/", digest->size_bytes())},
+              coordinator_->token_file());
+  EXPECT_THAT(stat.stderr_text, HasSubstr("is not in the CAS")) << stat.stdout_text;
   EXPECT_TRUE(StillServing());
 }
 
