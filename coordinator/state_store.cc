@@ -139,7 +139,8 @@ absl::StatusOr<std::string> StateStore::Repair(const std::string& dir) {
   return copy;
 }
 
-absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir) {
+absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(const std::string& dir,
+                                                             rocksdb::Env* env) {
   std::error_code ec;
   // A directory with store files but no CURRENT is a damaged store, not a new one: creating a
   // fresh database there would silently drop the farm's state.
@@ -153,7 +154,8 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(const std::string& 
 
   if (absl::Status s = CheckRoomToOpen(dir); !s.ok()) return s;
 
-  const rocksdb::Options options = StoreOptions();
+  rocksdb::Options options = StoreOptions();
+  if (env != nullptr) options.env = env;
   const std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = Families(options, dir);
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;

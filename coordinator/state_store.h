@@ -49,7 +49,10 @@ class StateStore {
  public:
   // Opens or creates the store in `dir`. Never repairs or resets: a corrupt store, a store
   // locked by another process, or an unwritable directory is an error naming the fix.
-  static absl::StatusOr<std::unique_ptr<StateStore>> Open(const std::string& dir);
+  // `env` (not owned; default: the process's) lets tests put RocksDB on a file system that
+  // fails on command, as RocksDB's own fault-injection tests do.
+  static absl::StatusOr<std::unique_ptr<StateStore>> Open(const std::string& dir,
+                                                          rocksdb::Env* env = nullptr);
   // What an operator asks for explicitly (farm-coordinator --repair): copies `dir` aside
   // first, then lets RocksDB salvage what it can. Returns the copy's path.
   static absl::StatusOr<std::string> Repair(const std::string& dir);
