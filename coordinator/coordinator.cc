@@ -104,7 +104,10 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   c->scheduler_ = std::make_unique<Scheduler>(
       c->store_.get(), c->blob_index_.get(), [registry_ptr] { return registry_ptr->ListOnline(); },
       &c->metrics_,
-      SchedulerOptions{.lease_ttl = options.worker_timeout, .placement = options.placement},
+      SchedulerOptions{.lease_ttl = options.worker_timeout,
+                       .placement = options.placement,
+                       .finished_retention = options.action_retention,
+                       .max_finished = options.max_finished_actions},
       [] { return absl::Now(); });
   if (absl::Status s = c->scheduler_->Load(); !s.ok()) return s;
   Scheduler* scheduler_ptr = c->scheduler_.get();

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   farm::coordinator::CoordinatorOptions options;
   options.data_dir = DefaultDataDir();
   std::string worker_timeout = "30s";
+  std::string action_retention = "168h";
   std::string cas_quota = "20GiB";
   std::string index_max_upload = "2GiB";
   std::string ready_file;
@@ -87,6 +88,14 @@ int main(int argc, char** argv) {
   app.add_option("--worker-timeout", worker_timeout,
                  "a worker silent for this long is shown lost (e.g. 30s, 500ms)")
       ->capture_default_str();
+  app.add_option("--action-retention", action_retention,
+                 "finished action records are deleted after this long (e.g. 168h, 24h); their "
+                 "results stay in the action cache")
+      ->capture_default_str();
+  app.add_option("--max-finished-actions", options.max_finished_actions,
+                 "at most this many finished action records are kept, newest first")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--cas-quota", cas_quota,
                  "most bytes the CAS keeps in <data-dir>/cas; least recently used unpinned "
                  "blobs are evicted beyond it (e.g. 512MiB, 20GiB)")
@@ -144,6 +153,13 @@ int main(int argc, char** argv) {
   if (!absl::ParseDuration(worker_timeout, &options.worker_timeout)) {
     log->error("invalid --worker-timeout '{}': use a duration such as 30s or 500ms",
                worker_timeout);
+    return farm::kExitConfig;
+  }
+
+  if (!absl::ParseDuration(action_retention, &options.action_retention) ||
+      options.action_retention <= absl::ZeroDuration()) {
+    log->error("invalid --action-retention '{}': use a positive duration such as 168h or 24h",
+               action_retention);
     return farm::kExitConfig;
   }
 

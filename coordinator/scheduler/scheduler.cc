@@ -2,7 +2,9 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -565,7 +567,31 @@ void Scheduler::Sweep() {
     Requeue(e, absl::StrCat("lease on ", e.record.lease_worker(), " expired"));
     Stage(batch, touched, e);
   }
+  PruneFinished(now, batch);
   Persist(batch, touched);
+}
+
+void Scheduler::PruneFinished(absl::Time now, StateBatch& batch) {
+  std::vector<std::pair<absl::Time, std::string>> finished;
+  for (const auto& [id, e] : actions_) {
+    if (e.unsynced == 0 && IsTerminalActionState(e.record.status().state())) {
+      finished.emplace_back(FromProtoTime(e.record.status().finished_at()), id);
+    }
+  }
+  std::sort(finished.begin(), finished.end(), std::greater<>());  // newest first
+  size_t pruned = 0;
+  for (size_t i = 0; i < finished.size(); ++i) {
+    const auto& [at, id] = finished[i];
+    if (i < options_.max_finished && now - at <= options_.finished_retention) continue;
+    batch.Delete(Table::kActions, id);
+    actions_.erase(id);
+    ++pruned;
+  }
+  if (pruned > 0) {
+    ComponentLogger("coordinator")
+        ->info("deleted {} finished action record(s) past their retention ({} kept)", pruned,
+               finished.size() - pruned);
+  }
 }
 
 Scheduler::Counts Scheduler::CountsByState() const {

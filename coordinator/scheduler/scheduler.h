@@ -36,6 +36,11 @@ struct SchedulerOptions {
   // Leases handed out before an action is given up, whatever the cause.
   uint32_t max_attempts = 10;
   PlacementPolicy placement;
+  // Finished actions (completed, failed, cancelled; cache answers included) are kept this
+  // long and at most this many, newest first, then deleted from memory and the store. Results
+  // stay in the action cache; a build keeps its own view of its actions.
+  absl::Duration finished_retention = absl::Hours(24 * 7);
+  size_t max_finished = 100'000;
 };
 
 class Scheduler {
@@ -77,7 +82,7 @@ class Scheduler {
   // The worker process behind `session` is gone: `died` when it did not leave cleanly.
   void OnSessionEnded(const std::string& worker, const std::string& session, bool died);
 
-  // Requeues actions whose lease expired.
+  // Requeues actions whose lease expired; deletes finished actions past their retention.
   void Sweep();
 
   struct Counts {
@@ -114,6 +119,8 @@ class Scheduler {
   std::vector<std::string> TakeLeasable(const farm::v1::WorkerCapabilities& capabilities,
                                         uint32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AwaitSynced(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stages the deletion of finished actions past finished_retention or max_finished.
+  void PruneFinished(absl::Time now, StateBatch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ActionUpdate Snapshot(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   StateStore* const store_;

@@ -133,6 +133,54 @@ TEST_F(SchedulerTest, QueueLeaseCompleteThenCacheHit) {
   EXPECT_TRUE(LeaseFor("w1", "s1").empty());
 }
 
+TEST_F(SchedulerTest, FinishedActionsArePrunedPastTheirRetentionFromMemoryAndStore) {
+  // Defaults: a week, 100,000 records. Three finished actions an hour apart, one still queued.
+  std::vector<std::string> done;
+  for (const char* arch : {"sm_75", "sm_90", "sm_100"}) {
+    auto status = Submit(Compile(arch));
+    auto leases = LeaseFor("w1", "s1");
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_TRUE(scheduler_->Complete("w1", {Done(leases[0])}).ok());
+    done.push_back(status.action_id());
+    now_ += absl::Hours(1);
+  }
+  const std::string queued = Submit(Compile("sm_120")).action_id();
+  scheduler_->Sweep();
+  for (const auto& id : done) EXPECT_TRUE(scheduler_->Get(id).ok());
+
+  // A week after the first finished: it goes, the others stay.
+  now_ += absl::Hours(24 * 7) - absl::Hours(2) - absl::Minutes(30);
+  scheduler_->Sweep();
+  EXPECT_EQ(scheduler_->Get(done[0]).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(scheduler_->Get(done[1]).ok());
+  EXPECT_EQ(scheduler_->CountsByState().completed, 2u);
+  // Gone from the store too; the live action and the results in the action cache are not.
+  Reopen();
+  EXPECT_EQ(scheduler_->Get(done[0]).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(scheduler_->Get(queued)->state(), farm::v1::ACTION_STATE_QUEUED);
+  EXPECT_TRUE(Submit(Compile("sm_75", "later")).result().cache_hit());
+}
+
+TEST_F(SchedulerTest, AtMostMaxFinishedRecordsAreKeptNewestFirst) {
+  scheduler_ = std::make_unique<Scheduler>(
+      store_.get(), &blobs_, [this] { return workers_; }, &metrics_,
+      SchedulerOptions{.lease_ttl = absl::Seconds(10), .max_finished = 2}, [this] { return now_; });
+  ASSERT_TRUE(scheduler_->Load().ok());
+  std::vector<std::string> done;
+  for (const char* arch : {"sm_75", "sm_90", "sm_100"}) {
+    auto status = Submit(Compile(arch));
+    auto leases = LeaseFor("w1", "s1");
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_TRUE(scheduler_->Complete("w1", {Done(leases[0])}).ok());
+    done.push_back(status.action_id());
+    now_ += absl::Seconds(1);
+  }
+  scheduler_->Sweep();
+  EXPECT_EQ(scheduler_->Get(done[0]).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(scheduler_->Get(done[1]).ok());
+  EXPECT_TRUE(scheduler_->Get(done[2]).ok());
+}
+
 TEST_F(SchedulerTest, IdenticalInFlightActionsRunOnce) {
   auto a = Submit(Compile("sm_90"));
   auto b = Submit(Compile("sm_90"));
