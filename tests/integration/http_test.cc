@@ -291,10 +291,11 @@ bool OneOverTheBoundIsRefused(int port, int held, std::string& answer) {
         absl::SleepFor(absl::Milliseconds(200));
         RawConnection extra(port);
         extra.Send(Request("GET", "/healthz", port));
-        answer = extra.Receive(absl::Seconds(2));
+        // Generous: on a loaded CI machine (nvcc and qemu on both cores) an answer can be slow.
+        answer = extra.Receive(absl::Seconds(5));
         return absl::StartsWith(answer, "HTTP/1.1 503 ");
       },
-      absl::Seconds(20));
+      absl::Seconds(60));
 }
 
 TEST(HttpLimitsTest, ConnectionsAreBoundedPerClientAndOverall) {
@@ -303,15 +304,18 @@ TEST(HttpLimitsTest, ConnectionsAreBoundedPerClientAndOverall) {
   ASSERT_TRUE(c.ok()) << c.status();
   const int port = PortOf(c->http_address());
   std::string answer;
-  EXPECT_TRUE(OneOverTheBoundIsRefused(port, 3, answer)) << answer;
+  EXPECT_TRUE(OneOverTheBoundIsRefused(port, 3, answer)) << answer << "\ncoordinator log:\n"
+                                                         << ReadFile(c->log_path());
   // Once they go, there is room again.
   EXPECT_TRUE(WaitFor(
       [&] {
         RawConnection again(port);
         again.Send(Request("GET", "/healthz", port));
-        return absl::StartsWith(again.Receive(absl::Seconds(2)), "HTTP/1.1 200 ");
+        return absl::StartsWith(again.Receive(absl::Seconds(5)), "HTTP/1.1 200 ");
       },
-      absl::Seconds(10)));
+      absl::Seconds(30)))
+      << "coordinator log:\n"
+      << ReadFile(c->log_path());
   c->Stop();
 
   // The overall bound, the same way.
