@@ -31,16 +31,19 @@ absl::Status WorkerRegistry::Load() {
   absl::MutexLock lock(&mu_);
   workers_.clear();
   const absl::Time now = clock_();
-  return store_->ForEach(Table::kWorkers, [&](const std::string& key, const std::string& value) {
-    Entry entry;
-    if (!entry.record.ParseFromString(value)) {
-      return absl::DataLossError(absl::StrCat("worker record '", key, "' in ", store_->dir(),
-                                              " does not parse; the state is damaged"));
-    }
-    entry.last_heard = now;
-    workers_.emplace(key, std::move(entry));
-    return absl::OkStatus();
-  });
+  // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
+  return store_->ForEach(
+      Table::kWorkers,
+      [&](const std::string& key, const std::string& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        Entry entry;
+        if (!entry.record.ParseFromString(value)) {
+          return absl::DataLossError(absl::StrCat("worker record '", key, "' in ", store_->dir(),
+                                                  " does not parse; the state is damaged"));
+        }
+        entry.last_heard = now;
+        workers_.emplace(key, std::move(entry));
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<std::string> WorkerRegistry::Register(

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# The lock annotations GCC ignores, checked by clang (-Wthread-safety -Werror).
+python3 scripts/thread-safety.py build
 # aarch64 binaries for the emulated ARM64 hosts of arm64_test (and the arm64 root they run in).
 bash scripts/cross-build-aarch64.sh
 (cd build && ctest -j2 --output-on-failure --timeout 600)

@@ -103,16 +103,19 @@ BuildRegistry::BuildRegistry(StateStore* store, MetricsRegistry* metrics,
 
 absl::Status BuildRegistry::Load() {
   absl::MutexLock lock(&mu_);
-  return store_->ForEach(Table::kBuilds, [&](const std::string& key, const std::string& value) {
-    Entry e;
-    if (!e.record.ParseFromString(value)) {
-      return absl::DataLossError(absl::StrCat("build record '", key, "' in ", store_->dir(),
-                                              " does not parse; the state is damaged"));
-    }
-    e.record.clear_shards();
-    builds_.insert_or_assign(key, std::move(e));
-    return absl::OkStatus();
-  });
+  // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
+  return store_->ForEach(
+      Table::kBuilds,
+      [&](const std::string& key, const std::string& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        Entry e;
+        if (!e.record.ParseFromString(value)) {
+          return absl::DataLossError(absl::StrCat("build record '", key, "' in ", store_->dir(),
+                                                  " does not parse; the state is damaged"));
+        }
+        e.record.clear_shards();
+        builds_.insert_or_assign(key, std::move(e));
+        return absl::OkStatus();
+      });
 }
 
 void BuildRegistry::OnActionsChanged(const std::vector<ActionUpdate>& updates) {

@@ -365,17 +365,19 @@ void BlobStore::Touch(const std::string& hash) {
   // Best effort: when a commit or eviction holds the write lock, skip; the next access
   // after a minute persists instead.
   if (!write_mu_.TryLock()) return;
-  absl::Cleanup unlock = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { write_mu_.Unlock(); };
+  PersistAccess(hash, snapshot);
+  write_mu_.Unlock();
+}
+
+void BlobStore::PersistAccess(const std::string& hash, const Entry& snapshot) {
   bool still_there = false;
   {
     absl::MutexLock lock(&mu_);
     still_there = index_.contains(hash);
   }
-  if (still_there) {
-    if (absl::Status s = PersistRecord(hash, snapshot); !s.ok()) {
-      ComponentLogger("coordinator")
-          ->warn("CAS: cannot record access to {}: {}", hash, s.message());
-    }
+  if (!still_there) return;
+  if (absl::Status s = PersistRecord(hash, snapshot); !s.ok()) {
+    ComponentLogger("coordinator")->warn("CAS: cannot record access to {}: {}", hash, s.message());
   }
 }
 

@@ -106,6 +106,9 @@ class BlobStore {
   void Erase(const std::string& hash) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Entry* Find(const farm::v1::Digest& digest) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PersistRecord(const std::string& hash, const Entry& entry);
+  // Touch's write of a blob's last access, under the write lock it managed to take.
+  void PersistAccess(const std::string& hash, const Entry& snapshot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   const std::string dir_;
   const std::string blobs_dir_;

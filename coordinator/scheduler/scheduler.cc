@@ -57,28 +57,31 @@ Scheduler::Scheduler(StateStore* store, BlobIndex* blobs, OnlineWorkers online_w
 absl::Status Scheduler::Load() {
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_();
-  return store_->ForEach(Table::kActions, [&](const std::string& key, const std::string& value) {
-    Entry entry;
-    if (!entry.record.ParseFromString(value)) {
-      return absl::DataLossError(absl::StrCat("action record '", key, "' in ", store_->dir(),
-                                              " does not parse; the state is damaged"));
-    }
-    const auto& status = entry.record.status();
-    const std::string build = status.build_id();
-    auto [it, inserted] = actions_.emplace(key, std::move(entry));
-    Entry& e = it->second;
-    if (IsTerminalActionState(status.state())) return absl::OkStatus();
-    inflight_by_key_[status.action_key()] = key;
-    blobs_->Pin(key, InputDigests(e.record.action()));
-    if (status.state() == farm::v1::ACTION_STATE_QUEUED) {
-      Enqueue(key, build);
-    } else if (status.state() == farm::v1::ACTION_STATE_RUNNING) {
-      // Its worker may still be running it: give the lease a full TTL to be renewed.
-      e.lease_deadline = now + options_.lease_ttl;
-      action_by_lease_[e.record.lease_id()] = key;
-    }
-    return absl::OkStatus();
-  });
+  // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
+  return store_->ForEach(
+      Table::kActions,
+      [&](const std::string& key, const std::string& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        Entry entry;
+        if (!entry.record.ParseFromString(value)) {
+          return absl::DataLossError(absl::StrCat("action record '", key, "' in ", store_->dir(),
+                                                  " does not parse; the state is damaged"));
+        }
+        const auto& status = entry.record.status();
+        const std::string build = status.build_id();
+        auto [it, inserted] = actions_.emplace(key, std::move(entry));
+        Entry& e = it->second;
+        if (IsTerminalActionState(status.state())) return absl::OkStatus();
+        inflight_by_key_[status.action_key()] = key;
+        blobs_->Pin(key, InputDigests(e.record.action()));
+        if (status.state() == farm::v1::ACTION_STATE_QUEUED) {
+          Enqueue(key, build);
+        } else if (status.state() == farm::v1::ACTION_STATE_RUNNING) {
+          // Its worker may still be running it: give the lease a full TTL to be renewed.
+          e.lease_deadline = now + options_.lease_ttl;
+          action_by_lease_[e.record.lease_id()] = key;
+        }
+        return absl::OkStatus();
+      });
 }
 
 void Scheduler::AddObserver(ActionObserver* observer) {
