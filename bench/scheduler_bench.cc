@@ -14,74 +14,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/bench_coordinator.h"
+#include "bench/simulated_worker.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "farm/v1/worker_service.grpc.pb.h"
 #include "libfarm/actions/action_client.h"
-#include "libfarm/auth/token.h"
-#include "libfarm/files/json_file.h"
-#include "libfarm/process/subprocess.h"
-#include "libfarm/rpc/channel.h"
-#include "libfarm/rpc/token_auth.h"
-
-namespace {
-
-struct LeaseTimes {
-  absl::Mutex mu;
-  std::map<std::string, absl::Time> leased ABSL_GUARDED_BY(mu);
-};
-
-void SimulatedWorker(const std::string& address, const std::string& token, int index,
-                     uint32_t slots, const std::atomic<bool>& stop, LeaseTimes& times,
-                     std::atomic<int64_t>& completed) {
-  auto stub = farm::v1::WorkerService::NewStub(farm::DialCoordinator(address));
-  const std::string name = absl::StrCat("sim-", index);
-  farm::v1::RegisterRequest reg;
-  reg.set_name(name);
-  reg.mutable_capabilities()->set_os("linux");
-  reg.mutable_capabilities()->set_cpu_arch("x86_64");
-  reg.mutable_capabilities()->set_slots(slots);
-  farm::v1::RegisterResponse session;
-  {
-    grpc::ClientContext ctx;
-    farm::AttachToken(ctx, token);
-    if (!stub->Register(&ctx, reg, &session).ok()) return;
-  }
-  while (!stop.load()) {
-    grpc::ClientContext ctx;
-    farm::AttachToken(ctx, token);
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    farm::v1::LeaseActionsRequest req;
-    req.set_name(name);
-    req.set_session_id(session.session_id());
-    req.set_free_slots(slots);
-    req.set_wait_ms(500);
-    farm::v1::LeaseActionsResponse leases;
-    if (!stub->LeaseActions(&ctx, req, &leases).ok() || leases.leases().empty()) continue;
-    const absl::Time now = absl::Now();
-    {
-      absl::MutexLock lock(&times.mu);
-      for (const auto& l : leases.leases()) times.leased[l.action_id()] = now;
-    }
-    grpc::ClientContext done_ctx;
-    farm::AttachToken(done_ctx, token);
-    farm::v1::CompleteActionsRequest done;
-    done.set_name(name);
-    done.set_session_id(session.session_id());
-    for (const auto& l : leases.leases()) {
-      auto* c = done.add_completions();
-      c->set_lease_id(l.lease_id());
-      c->set_action_id(l.action_id());
-    }
-    farm::v1::CompleteActionsResponse resp;
-    if (stub->CompleteActions(&done_ctx, done, &resp).ok()) {
-      completed += leases.leases_size() - resp.rejected_lease_ids_size();
-    }
-  }
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   int actions = 20000, workers = 50, batch = 500;
@@ -98,34 +37,21 @@ int main(int argc, char** argv) {
           .string();
   std::filesystem::remove_all(work);
   std::filesystem::create_directories(work);
-  const std::string ready = work + "/ready.json";
-  auto coordinator = farm::Subprocess::Spawn(
-      {std::string(FARM_BIN_DIR) + "/farm-coordinator", "--data-dir", work + "/data", "--listen",
-       "127.0.0.1:0", "--http-listen", "", "--ready-file", ready, "--log-level", "warn"},
-      {.log_path = work + "/coordinator.log"});
+  auto coordinator = farm::bench::StartBenchCoordinator(work, work + "/data");
   if (!coordinator.ok()) {
     std::cerr << coordinator.status() << "\n";
     return 1;
   }
-  absl::StatusOr<nlohmann::json> info = absl::NotFoundError("");
-  for (int i = 0; i < 300 && !info.ok(); ++i) {
-    absl::SleepFor(absl::Milliseconds(50));
-    info = farm::ReadJsonFile(ready);
-  }
-  if (!info.ok()) {
-    std::cerr << "coordinator did not start; see " << work << "/coordinator.log\n";
-    return 1;
-  }
-  const std::string address = info->value("grpc", "");
-  const std::string token = *farm::ReadTokenFile(info->value("token_file", ""));
+  const std::string address = coordinator->address;
+  const std::string token = coordinator->token;
 
   std::atomic<bool> stop{false};
   std::atomic<int64_t> completed{0};
-  LeaseTimes times;
+  farm::bench::LeaseTimes times;
   std::vector<std::thread> sims;
   for (int i = 0; i < workers; ++i) {
-    sims.emplace_back(SimulatedWorker, address, token, i, slots, std::cref(stop), std::ref(times),
-                      std::ref(completed));
+    sims.emplace_back(farm::bench::SimulatedWorker, address, token, i, slots, std::cref(stop),
+                      std::ref(times), std::ref(completed));
   }
   absl::SleepFor(absl::Seconds(1));
 
@@ -155,8 +81,8 @@ int main(int argc, char** argv) {
   const absl::Duration elapsed = absl::Now() - start;
   stop = true;
   for (auto& t : sims) t.join();
-  coordinator->Signal(SIGTERM);
-  coordinator->Wait(absl::Seconds(10));
+  coordinator->process.Signal(SIGTERM);
+  coordinator->process.Wait(absl::Seconds(10));
 
   std::vector<double> latency_ms;
   {
