@@ -172,6 +172,7 @@ void WorkerDaemon::LeaseLoop() {
       continue;
     }
     backoff.Reset();
+    JoinLeaseThreads(/*finished_only=*/true);
     for (auto& lease : *resp.mutable_leases()) {
       auto cancel = std::make_shared<std::atomic<bool>>(false);
       {
@@ -181,10 +182,24 @@ void WorkerDaemon::LeaseLoop() {
       }
       log->info("running action {} (lease {}, build '{}', shard '{}')", lease.action_id(),
                 lease.lease_id(), lease.action().build_id(), lease.action().shard());
-      std::thread([this, l = std::move(lease), cancel]() mutable {
-        RunLease(std::move(l), cancel);
-      }).detach();
+      auto done = std::make_shared<std::atomic<bool>>(false);
+      lease_threads_.push_back({std::thread([this, l = std::move(lease), cancel, done]() mutable {
+                                  RunLease(std::move(l), cancel);
+                                  done->store(true);
+                                }),
+                                done});
     }
+  }
+}
+
+void WorkerDaemon::JoinLeaseThreads(bool finished_only) {
+  for (auto it = lease_threads_.begin(); it != lease_threads_.end();) {
+    if (finished_only && !it->done->load()) {
+      ++it;
+      continue;
+    }
+    it->thread.join();
+    it = lease_threads_.erase(it);
   }
 }
 
@@ -283,10 +298,13 @@ absl::Status WorkerDaemon::Run(absl::Notification& stop) {
   stop_leasing();
   if (!failure.ok()) {
     // Nothing we run could be reported: stop it rather than leave compilers behind.
-    absl::MutexLock lock(&mu_);
-    for (auto& [id, cancel] : running_) cancel->store(true);
-    auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_.empty(); };
-    mu_.AwaitWithTimeout(absl::Condition(&idle), absl::Seconds(30));
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto& [id, cancel] : running_) cancel->store(true);
+      auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return running_.empty(); };
+      mu_.AwaitWithTimeout(absl::Condition(&idle), options_.cancel_grace);
+    }
+    JoinLeaseThreads(/*finished_only=*/false);
     return failure;
   }
   log->info("draining: taking no new work");
@@ -299,6 +317,7 @@ absl::Status WorkerDaemon::Run(absl::Notification& stop) {
     if (mu_.AwaitWithTimeout(absl::Condition(&idle), heartbeat_interval_)) break;
   }
   Leave();
+  JoinLeaseThreads(/*finished_only=*/false);
   return absl::OkStatus();
 }
 

@@ -7,6 +7,8 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -28,6 +30,8 @@ struct DaemonOptions {
   absl::Duration lease_poll = absl::Seconds(5);  // how long one LeaseActions call may wait
   // How long a finished action's result is offered to an unreachable coordinator.
   absl::Duration report_patience = absl::Minutes(10);
+  // After a failure, how long cancelled actions get to wind down before Run joins them.
+  absl::Duration cancel_grace = absl::Seconds(30);
 };
 
 class WorkerDaemon {
@@ -69,6 +73,15 @@ class WorkerDaemon {
   // Running leases and their cancel flags.
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> running_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> wheel_builds_ ABSL_GUARDED_BY(mu_);  // lease ids among running_
+
+  // One thread per lease, started and reaped by the lease loop's thread only; Run joins what
+  // is left once that thread has stopped, so no lease thread outlives the daemon.
+  struct LeaseThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;  // set as the thread's last step
+  };
+  void JoinLeaseThreads(bool finished_only);
+  std::vector<LeaseThread> lease_threads_;
 };
 
 }  // namespace farm::worker

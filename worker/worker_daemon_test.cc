@@ -1,5 +1,6 @@
 #include "worker/worker_daemon.h"
 
+#include <filesystem>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -165,6 +166,70 @@ TEST(WorkerDaemonTest, DrainFinishesAndReportsTheRunningActionBeforeLeaving) {
   stopper.join();
   EXPECT_TRUE(renewed_while_draining.load());
   EXPECT_TRUE(reported.load());
+}
+
+// Runs each action until it is cancelled, then takes a while to wind down (a compiler that
+// does not die at once).
+class UntilCancelledExecutor : public ActionExecutor {
+ public:
+  farm::v1::Completion Execute(const farm::v1::Lease& lease,
+                               const std::atomic<bool>& cancel) override {
+    started.Notify();
+    while (!cancel.load()) absl::SleepFor(absl::Milliseconds(5));
+    absl::SleepFor(absl::Milliseconds(500));
+    farm::v1::Completion c;
+    c.set_lease_id(lease.lease_id());
+    c.set_action_id(lease.action_id());
+    c.mutable_result()->set_exit_code(137);
+    return c;
+  }
+  absl::Notification started;
+};
+
+size_t ThreadsOfThisProcess() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+TEST(WorkerDaemonTest, AFailedDaemonCancelsAndJoinsItsLeaseThreadsBeforeReturning) {
+  const size_t threads_before = ThreadsOfThisProcess();
+  auto stub = std::make_unique<farm::v1::MockWorkerServiceStub>();
+  absl::Notification stop;
+  UntilCancelledExecutor executor;
+  std::atomic<bool> leased{false};
+  EXPECT_CALL(*stub, Register(_, _, _))
+      .WillOnce(DoAll(SetArgPointee<2>(Session("s1")), Return(grpc::Status::OK)));
+  EXPECT_CALL(*stub, LeaseActions(_, _, _))
+      .WillRepeatedly(Invoke([&](grpc::ClientContext*, const farm::v1::LeaseActionsRequest&,
+                                 farm::v1::LeaseActionsResponse* resp) {
+        if (!leased.exchange(true)) {
+          auto* l = resp->add_leases();
+          l->set_lease_id("L1");
+          l->set_action_id("A1");
+        }
+        return grpc::Status::OK;
+      }));
+  // Once the action runs, the coordinator refuses the token: nothing can be reported.
+  EXPECT_CALL(*stub, Heartbeat(_, _, _)).WillRepeatedly(Invoke([&](auto, auto, auto) {
+    return executor.started.HasBeenNotified()
+               ? grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "token revoked")
+               : grpc::Status::OK;
+  }));
+  EXPECT_CALL(*stub, CompleteActions(_, _, _)).Times(0);
+  DaemonOptions options = Options();
+  options.lease_poll = absl::Milliseconds(20);
+  options.cancel_grace = absl::Milliseconds(50);  // shorter than the wind-down
+  farm::v1::WorkerCapabilities caps;
+  caps.set_slots(1);
+  {
+    WorkerDaemon daemon(std::move(stub), options, caps, &executor);
+    EXPECT_EQ(daemon.Run(stop).code(), absl::StatusCode::kUnauthenticated);
+    // The lease thread was cancelled and joined, not left running against a daemon that is
+    // about to be destroyed.
+    EXPECT_EQ(ThreadsOfThisProcess(), threads_before);
+  }
+  EXPECT_TRUE(executor.started.HasBeenNotified());
 }
 
 }  // namespace
