@@ -1,7 +1,5 @@
 #include "cli/local_farm_paths.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "libfarm/files/file_contents.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/process/subprocess.h"
 
@@ -76,16 +75,7 @@ std::string CurrentPointerPath() { return WheelfarmStateHome() + "/current"; }
 absl::Status WriteCurrentPointer(const std::string& data_dir) {
   std::error_code ec;
   fs::create_directories(WheelfarmStateHome(), ec);
-  const std::string path = CurrentPointerPath();
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << data_dir << "\n";
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot write ", path, ": ", ec.message()));
-  return absl::OkStatus();
+  return WriteFileAtomically(CurrentPointerPath(), data_dir + "\n");
 }
 
 }  // namespace

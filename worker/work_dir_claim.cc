@@ -1,13 +1,10 @@
 #include "worker/work_dir_claim.h"
 
 #include <sys/random.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -36,21 +33,9 @@ absl::StatusOr<std::string> ReadOrMakeInstanceId(const std::string& work_dir) {
   }
   const std::string id =
       absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(raw), sizeof(raw)));
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << id << "\n";
-    if (!out.flush()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot write ", tmp, ". Fix: pass --work-dir with a writable directory"));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
+  if (absl::Status s = WriteFileAtomically(path, id + "\n"); !s.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot write ", path, ": ", ec.message(),
-                     ". Fix: pass --work-dir with a writable directory"));
+        absl::StrCat(s.message(), ". Fix: pass --work-dir with a writable directory"));
   }
   return id;
 }

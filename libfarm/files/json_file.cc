@@ -1,28 +1,15 @@
 #include "libfarm/files/json_file.h"
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "libfarm/files/file_contents.h"
 
 namespace farm {
 
 absl::Status WriteJsonFileAtomically(const std::string& path, const nlohmann::json& value) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << value.dump(2) << "\n";
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(path, value.dump(2) + "\n");
 }
 
 absl::StatusOr<nlohmann::json> ReadJsonFile(const std::string& path) {

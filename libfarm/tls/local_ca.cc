@@ -1,9 +1,6 @@
 #include "libfarm/tls/local_ca.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -39,25 +36,6 @@ absl::Status OpenSslFailure(const std::string& what) {
   return absl::InternalError(absl::StrCat("local CA: ", what, " failed: ", buf));
 }
 
-// Written beside `path` and renamed over it, so a reader never sees half a key.
-absl::Status WriteFileWithMode(const std::string& path, const std::string& bytes, mode_t mode) {
-  const std::string tmp = path + ".tmp";
-  ::unlink(tmp.c_str());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
-  }
-  const bool ok = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
-                  ::fchmod(fd, mode) == 0 && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
-
 template <typename WriteFn>
 absl::StatusOr<std::string> ToPem(WriteFn write) {
   BioPtr bio(BIO_new(BIO_s_mem()));
@@ -70,7 +48,7 @@ absl::StatusOr<std::string> ToPem(WriteFn write) {
 absl::Status WriteCertificate(X509* cert, const std::string& path) {
   auto pem = ToPem([cert](BIO* b) { return PEM_write_bio_X509(b, cert); });
   if (!pem.ok()) return pem.status();
-  return WriteFileWithMode(path, *pem, 0644);
+  return WriteFileAtomically(path, *pem, 0644);
 }
 
 absl::Status WriteKey(EVP_PKEY* key, const std::string& path) {
@@ -78,7 +56,7 @@ absl::Status WriteKey(EVP_PKEY* key, const std::string& path) {
     return PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr);
   });
   if (!pem.ok()) return pem.status();
-  return WriteFileWithMode(path, *pem, 0600);
+  return WriteFileAtomically(path, *pem, 0600);
 }
 
 absl::StatusOr<PkeyPtr> NewKey() {
