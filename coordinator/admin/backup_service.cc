@@ -96,11 +96,7 @@ absl::Status BackupServiceImpl::Stream(grpc::ServerContext* context,
     if (absl::Status s = send(f.string(), "state/" + f.filename().string()); !s.ok()) return s;
   }
   for (const auto& [digest, file] : *blobs) {
-    const std::string& hash = digest.hash();
-    if (absl::Status s = send(file, absl::StrCat("cas/blobs/", hash.substr(0, 2), "/", hash));
-        !s.ok()) {
-      return s;
-    }
+    if (absl::Status s = send(file, BackupBlobPath(digest.hash())); !s.ok()) return s;
   }
   farm::v1::BackupChunk last;
   last.set_path(kBackupManifest);

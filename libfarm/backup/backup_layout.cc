@@ -5,31 +5,27 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "libfarm/cas/digest.h"
 #include "libfarm/files/relative_path.h"
 
 namespace farm {
-namespace {
-
-bool IsLowerHex(absl::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
-}
-
-}  // namespace
 
 absl::Status ValidateBackupPath(absl::string_view path) {
   if (path == kBackupManifest) return absl::OkStatus();
   const std::vector<absl::string_view> parts = absl::StrSplit(path, '/');
   const bool relative = ValidateRelativePath(path).ok();
   if (relative && parts.size() == 2 && parts[0] == "state") return absl::OkStatus();
-  if (relative && parts.size() == 4 && parts[0] == "cas" && parts[1] == "blobs" &&
-      parts[3].size() == 64 && IsLowerHex(parts[3]) && parts[2] == parts[3].substr(0, 2)) {
+  if (relative && parts.size() == 4 && ValidateHash(parts[3]).ok() &&
+      path == BackupBlobPath(parts[3])) {
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "'", path, "' is not a file of a farm backup (state/<file>, cas/blobs/<xx>/<sha256>, ",
       kBackupManifest, ")"));
+}
+
+std::string BackupBlobPath(absl::string_view hash) {
+  return absl::StrCat("cas/blobs/", hash.substr(0, 2), "/", hash);
 }
 
 std::string BackupManifestToJson(const BackupManifest& m) {

@@ -20,6 +20,10 @@ inline constexpr int kBackupFormat = 1;
 // INVALID_ARGUMENT naming the path: a backup names files, nothing more.
 absl::Status ValidateBackupPath(absl::string_view path);
 
+// Where the blob with `hash` goes in a backup: "cas/blobs/<first 2 hex>/<hash>", the data
+// dir's own layout, so a restore moves cas/blobs into place as it is.
+std::string BackupBlobPath(absl::string_view hash);
+
 // backup.json: what the backup holds, checked by the writer and by restore.
 struct BackupManifest {
   int format = kBackupFormat;
