@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -575,25 +574,44 @@ void Scheduler::Sweep() {
 }
 
 void Scheduler::PruneFinished(absl::Time now, StateBatch& batch) {
-  std::vector<std::pair<absl::Time, std::string>> finished;
-  for (const auto& [id, e] : actions_) {
-    if (e.unsynced == 0 && IsTerminalActionState(e.record.status().state())) {
-      finished.emplace_back(FromProtoTime(e.record.status().finished_at()), id);
+  // Runs on every sweep, under the lock: one pass deletes what is past the retention and
+  // counts the rest; only a count over max_finished costs a second pass to find the oldest.
+  auto finished = [](const Entry& e) {
+    return e.unsynced == 0 && IsTerminalActionState(e.record.status().state());
+  };
+  auto finished_at = [](const Entry& e) { return FromProtoTime(e.record.status().finished_at()); };
+  size_t pruned = 0, kept = 0;
+  for (auto it = actions_.begin(); it != actions_.end();) {
+    if (!finished(it->second)) {
+      ++it;
+    } else if (now - finished_at(it->second) > options_.finished_retention) {
+      batch.Delete(Table::kActions, it->first);
+      it = actions_.erase(it);
+      ++pruned;
+    } else {
+      ++kept;
+      ++it;
     }
   }
-  std::sort(finished.begin(), finished.end(), std::greater<>());  // newest first
-  size_t pruned = 0;
-  for (size_t i = 0; i < finished.size(); ++i) {
-    const auto& [at, id] = finished[i];
-    if (i < options_.max_finished && now - at <= options_.finished_retention) continue;
-    batch.Delete(Table::kActions, id);
-    actions_.erase(id);
-    ++pruned;
+  if (kept > options_.max_finished) {
+    std::vector<std::pair<absl::Time, std::string>> by_age;
+    by_age.reserve(kept);
+    for (const auto& [id, e] : actions_) {
+      if (finished(e)) by_age.emplace_back(finished_at(e), id);
+    }
+    const size_t excess = kept - options_.max_finished;
+    std::nth_element(by_age.begin(), by_age.begin() + static_cast<std::ptrdiff_t>(excess),
+                     by_age.end());  // the `excess` oldest first
+    for (size_t i = 0; i < excess; ++i) {
+      batch.Delete(Table::kActions, by_age[i].second);
+      actions_.erase(by_age[i].second);
+    }
+    pruned += excess;
+    kept -= excess;
   }
   if (pruned > 0) {
     ComponentLogger("coordinator")
-        ->info("deleted {} finished action record(s) past their retention ({} kept)", pruned,
-               finished.size() - pruned);
+        ->info("deleted {} finished action record(s) past their retention ({} kept)", pruned, kept);
   }
 }
 
