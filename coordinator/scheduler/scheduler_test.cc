@@ -93,6 +93,16 @@ class SchedulerTest : public ::testing::Test {
     EXPECT_TRUE(l.ok()) << l.status();
     return l.ok() ? *l : std::vector<farm::v1::Lease>();
   }
+  // Submits one action, leases it to w1 and completes it; returns its id.
+  std::string RunToCompletion(const std::string& arch) {
+    const std::string id = Submit(Compile(arch)).action_id();
+    auto leases = LeaseFor("w1", "s1");
+    EXPECT_EQ(leases.size(), 1u);
+    if (!leases.empty()) {
+      EXPECT_TRUE(scheduler_->Complete("w1", {Done(leases[0])}).ok());
+    }
+    return id;
+  }
   farm::v1::Completion Done(const farm::v1::Lease& lease, int exit_code = 0) {
     farm::v1::Completion c;
     c.set_lease_id(lease.lease_id());
@@ -137,11 +147,7 @@ TEST_F(SchedulerTest, FinishedActionsArePrunedPastTheirRetentionFromMemoryAndSto
   // Defaults: a week, 100,000 records. Three finished actions an hour apart, one still queued.
   std::vector<std::string> done;
   for (const char* arch : {"sm_75", "sm_90", "sm_100"}) {
-    auto status = Submit(Compile(arch));
-    auto leases = LeaseFor("w1", "s1");
-    ASSERT_EQ(leases.size(), 1u);
-    ASSERT_TRUE(scheduler_->Complete("w1", {Done(leases[0])}).ok());
-    done.push_back(status.action_id());
+    done.push_back(RunToCompletion(arch));
     now_ += absl::Hours(1);
   }
   const std::string queued = Submit(Compile("sm_120")).action_id();
@@ -168,11 +174,7 @@ TEST_F(SchedulerTest, AtMostMaxFinishedRecordsAreKeptNewestFirst) {
   ASSERT_TRUE(scheduler_->Load().ok());
   std::vector<std::string> done;
   for (const char* arch : {"sm_75", "sm_90", "sm_100"}) {
-    auto status = Submit(Compile(arch));
-    auto leases = LeaseFor("w1", "s1");
-    ASSERT_EQ(leases.size(), 1u);
-    ASSERT_TRUE(scheduler_->Complete("w1", {Done(leases[0])}).ok());
-    done.push_back(status.action_id());
+    done.push_back(RunToCompletion(arch));
     now_ += absl::Seconds(1);
   }
   scheduler_->Sweep();
