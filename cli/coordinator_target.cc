@@ -19,7 +19,7 @@ absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const GlobalOptions& 
   if (!global.farm_dir.empty()) {
     const std::string dir = std::filesystem::absolute(global.farm_dir).lexically_normal().string();
     auto record = ReadLocalFarmRecord(dir);
-    if (!record.ok() || !LocalFarmIsRunning(dir)) {
+    if (!record.ok() || !CoordinatorIsRunning(*record)) {
       return absl::FailedPreconditionError(
           absl::StrCat("--farm-dir ", dir,
                        ": no local farm is running there. Fix: start it with 'farmctl up "

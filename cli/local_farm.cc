@@ -92,7 +92,7 @@ absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
   }
   const fs::path dir = o.data_dir;
   if (auto existing = ReadLocalFarmRecord(dir.string()); existing.ok()) {
-    if (LocalFarmIsRunning(dir.string())) {
+    if (CoordinatorIsRunning(*existing)) {
       auto current = ClaimCurrentLocalFarm(dir.string());
       if (!current.ok()) return current.status();
       return StartedFarm{*existing, true, *current};

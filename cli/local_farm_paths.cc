@@ -89,12 +89,15 @@ std::optional<std::string> CurrentLocalFarmDir() {
   return dir;
 }
 
+bool CoordinatorIsRunning(const LocalFarmRecord& record) {
+  return std::any_of(
+      record.processes.begin(), record.processes.end(),
+      [](const LocalFarmProcess& p) { return p.role == "coordinator" && IsRunning(p); });
+}
+
 bool LocalFarmIsRunning(const std::string& data_dir) {
   auto record = ReadLocalFarmRecord(data_dir);
-  if (!record.ok()) return false;
-  return std::any_of(
-      record->processes.begin(), record->processes.end(),
-      [](const LocalFarmProcess& p) { return p.role == "coordinator" && IsRunning(p); });
+  return record.ok() && CoordinatorIsRunning(*record);
 }
 
 absl::StatusOr<std::string> ClaimCurrentLocalFarm(const std::string& data_dir) {

@@ -52,6 +52,8 @@ void ReleaseCurrentLocalFarm(const std::string& data_dir);
 
 // True if the farm recorded in `data_dir` has its coordinator running.
 bool LocalFarmIsRunning(const std::string& data_dir);
+// The same for a record already read.
+bool CoordinatorIsRunning(const LocalFarmRecord& record);
 
 // True if `p` is still the very process that was started (pid and start time match).
 bool IsRunning(const LocalFarmProcess& p);
