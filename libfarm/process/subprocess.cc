@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "libfarm/process/output_tail.h"
 
 extern char** environ;
 
@@ -127,8 +128,11 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
   if (timed_out) {
+    // What it printed last says where it stood when it was stopped.
+    const std::string said = TailLines(result.stderr_text + result.stdout_text, 30);
     return absl::DeadlineExceededError(absl::StrCat(
-        "'", absl::StrJoin(argv, " "), "' did not finish within ", absl::FormatDuration(timeout)));
+        "'", absl::StrJoin(argv, " "), "' did not finish within ", absl::FormatDuration(timeout),
+        said.empty() ? " and printed nothing" : absl::StrCat("; its last output:\n", said)));
   }
   result.exit_code = DecodeWaitStatus(status);
   result.peak_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // ru_maxrss is in KiB

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace farm {
@@ -22,6 +23,15 @@ TEST(SubprocessTest, RunCommandCapturesOutputAndExitCode) {
 TEST(SubprocessTest, RunCommandTimesOut) {
   auto r = RunCommand({"sleep", "30"}, absl::Milliseconds(200));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("printed nothing"));
+}
+
+TEST(SubprocessTest, ATimeoutSaysWhatTheCommandPrintedLast) {
+  auto r = RunCommand({"sh", "-c", "echo step 1; echo step 2 >&2; exec sleep 30"},
+                      absl::Milliseconds(500));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("step 1"));
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("step 2"));
 }
 
 TEST(SubprocessTest, RunCommandReportsMissingProgram) {

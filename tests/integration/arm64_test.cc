@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "libfarm/process/output_tail.h"
 #include "libfarm/process/subprocess.h"
 #include "tests/support/arm64_host.h"
 #include "tests/support/demo_recipe.h"
@@ -102,6 +103,19 @@ class Arm64Test : public ::testing::Test {
     return nlohmann::json::parse(r.stdout_text, nullptr, false);
   }
 
+  // The farm's side of a build that did not finish: its shards and actions, the workers and
+  // the end of each worker's log.
+  static std::string FarmView(const std::string& build_id) {
+    std::string view = absl::StrCat("\n--- farmctl build ", build_id, " ---\n",
+                                    Output(Farmctl({"build", build_id})),
+                                    "\n--- farmctl workers ---\n", Output(Farmctl({"workers"})));
+    for (WorkerProcess* w : workers_) {
+      absl::StrAppend(&view, "\n--- ", w->log_path(), " (end) ---\n",
+                      TailLines(ReadFile(w->log_path()), 40));
+    }
+    return view;
+  }
+
   // Worker name -> CPU arch over every shard of a build, from `farmctl build --json`.
   static std::map<std::string, std::string> ShardCpus(const std::string& build_id) {
     std::map<std::string, std::string> out;
@@ -155,8 +169,8 @@ TEST_F(Arm64Test, DeviceCompilesOfAnArm64BuildHostRunOnX86WorkersByteIdentical) 
   farm.insert(farm.end(), flags.begin(), flags.end());
   farm.insert(farm.end(), {"-o", "farm.o"});
   auto f = host_->Run(farm, absl::Minutes(10));
-  ASSERT_TRUE(f.ok()) << f.status();
-  ASSERT_EQ(f->exit_code, 0) << Output(*f);
+  ASSERT_TRUE(f.ok()) << f.status() << FarmView("arm-cross");
+  ASSERT_EQ(f->exit_code, 0) << Output(*f) << FarmView("arm-cross");
 
   std::vector<std::string> plain = {"env", "-C", work, "/opt/cuda/bin/nvcc"};
   plain.insert(plain.end(), flags.begin(), flags.end());
