@@ -42,5 +42,6 @@ void AddSubmitCommand(CLI::App& app, CliContext& ctx);
 void AddCancelCommand(CLI::App& app, CliContext& ctx);
 void AddToolkitCommand(CLI::App& app, CliContext& ctx);
 void AddAdminCommand(CLI::App& app, CliContext& ctx);
+void AddTokenCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace farm::cli

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   farm::cli::AddWatchCommand(app, ctx);
   farm::cli::AddToolkitCommand(app, ctx);
   farm::cli::AddAdminCommand(app, ctx);
+  farm::cli::AddTokenCommand(app, ctx);
 
   CLI11_PARSE(app, argc, argv);
   return ctx.exit_code;

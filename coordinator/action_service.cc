@@ -18,7 +18,8 @@ ActionServiceImpl::ActionServiceImpl(const TokenVerifier* auth, Scheduler* sched
 grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
                                         const farm::v1::ExecuteRequest* request,
                                         farm::v1::ExecuteResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return FinishRpc(*metrics_, "Execute", s);
+  absl::StatusOr<Caller> caller = auth_->Authorize(*context, "ActionService.Execute");
+  if (!caller.ok()) return FinishRpc(*metrics_, "Execute", caller.status());
   if (request->actions_size() > kMaxActionsPerCall) {
     return FinishRpc(
         *metrics_, "Execute",
@@ -33,6 +34,9 @@ grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
                                         ": wheel builds are queued by the coordinator. Fix: "
                                         "use 'farmctl submit'")));
     }
+    if (absl::Status s = CheckBuildScope(*caller, request->actions(i).build_id()); !s.ok()) {
+      return FinishRpc(*metrics_, "Execute", s);
+    }
   }
   std::vector<farm::v1::Action> actions(request->actions().begin(), request->actions().end());
   auto statuses = scheduler_->Execute(actions);
@@ -44,7 +48,8 @@ grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
 grpc::Status ActionServiceImpl::Wait(grpc::ServerContext* context,
                                      const farm::v1::WaitRequest* request,
                                      farm::v1::WaitResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return FinishRpc(*metrics_, "Wait", s);
+  if (absl::Status s = auth_->Check(*context, "ActionService.Wait"); !s.ok())
+    return FinishRpc(*metrics_, "Wait", s);
   const absl::Duration wait = std::min(kMaxWait, absl::Milliseconds(request->timeout_ms()));
   std::vector<std::string> ids(request->action_ids().begin(), request->action_ids().end());
   auto statuses = scheduler_->Wait(ids, wait);
@@ -56,7 +61,8 @@ grpc::Status ActionServiceImpl::Wait(grpc::ServerContext* context,
 grpc::Status ActionServiceImpl::Get(grpc::ServerContext* context,
                                     const farm::v1::GetActionRequest* request,
                                     farm::v1::ActionStatus* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return FinishRpc(*metrics_, "Get", s);
+  if (absl::Status s = auth_->Check(*context, "ActionService.Get"); !s.ok())
+    return FinishRpc(*metrics_, "Get", s);
   auto status = scheduler_->Get(request->action_id());
   if (!status.ok()) return FinishRpc(*metrics_, "Get", status.status());
   *response = std::move(*status);
@@ -66,7 +72,15 @@ grpc::Status ActionServiceImpl::Get(grpc::ServerContext* context,
 grpc::Status ActionServiceImpl::Cancel(grpc::ServerContext* context,
                                        const farm::v1::CancelActionRequest* request,
                                        farm::v1::ActionStatus* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return FinishRpc(*metrics_, "Cancel", s);
+  absl::StatusOr<Caller> caller = auth_->Authorize(*context, "ActionService.Cancel");
+  if (!caller.ok()) return FinishRpc(*metrics_, "Cancel", caller.status());
+  if (caller->role == Role::kBuild) {
+    auto action = scheduler_->Get(request->action_id());
+    if (!action.ok()) return FinishRpc(*metrics_, "Cancel", action.status());
+    if (absl::Status s = CheckBuildScope(*caller, action->build_id()); !s.ok()) {
+      return FinishRpc(*metrics_, "Cancel", s);
+    }
+  }
   auto status = scheduler_->Cancel(request->action_id());
   if (!status.ok()) return FinishRpc(*metrics_, "Cancel", status.status());
   *response = std::move(*status);
@@ -76,7 +90,7 @@ grpc::Status ActionServiceImpl::Cancel(grpc::ServerContext* context,
 grpc::Status ActionServiceImpl::GetCompileResult(grpc::ServerContext* context,
                                                  const farm::v1::GetCompileResultRequest* request,
                                                  farm::v1::CompileResult* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+  if (absl::Status s = auth_->Check(*context, "ActionService.GetCompileResult"); !s.ok()) {
     return FinishRpc(*metrics_, "GetCompileResult", s);
   }
   auto result = compile_results_->Get(request->key());
@@ -88,7 +102,7 @@ grpc::Status ActionServiceImpl::GetCompileResult(grpc::ServerContext* context,
 grpc::Status ActionServiceImpl::PutCompileResult(grpc::ServerContext* context,
                                                  const farm::v1::PutCompileResultRequest* request,
                                                  farm::v1::PutCompileResultResponse*) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+  if (absl::Status s = auth_->Check(*context, "ActionService.PutCompileResult"); !s.ok()) {
     return FinishRpc(*metrics_, "PutCompileResult", s);
   }
   return FinishRpc(*metrics_, "PutCompileResult",

@@ -82,7 +82,6 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   if (absl::Status s = PrepareDataDir(options.data_dir); !s.ok()) return s;
   auto token = LoadOrCreateToken(options.token_file, options.data_dir, &c->token_file_);
   if (!token.ok()) return token.status();
-  c->auth_ = std::make_unique<TokenVerifier>(*token);
 
   auto store = StateStore::Open(StateDir(options.data_dir));
   if (!store.ok()) return store.status();
@@ -119,13 +118,25 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   c->queue_metrics_ = std::make_unique<QueueMetrics>(&c->metrics_);
   c->scheduler_->AddObserver(c->builds_.get());
   c->scheduler_->AddObserver(c->queue_metrics_.get());
+  // Build tokens live while their build runs; the rest until revoked.
+  BuildRegistry* builds_ptr = c->builds_.get();
+  auto tokens = TokenStore::Load(c->store_.get(), [builds_ptr](const std::string& id) {
+    auto build = builds_ptr->Get(id);
+    return build.ok() && !IsTerminalBuildState(build->state());
+  });
+  if (!tokens.ok()) return tokens.status();
+  c->tokens_ = std::move(*tokens);
+  c->auth_ = std::make_unique<TokenVerifier>(*token, c->tokens_.get());
+  TokenStore* tokens_ptr = c->tokens_.get();
+  c->registry_->SetTokenIsValid(
+      [tokens_ptr](const std::string& id) { return tokens_ptr->IsValid(id); });
   c->registry_->SetSessionEndedHandler(
       [scheduler_ptr](const std::string& name, const std::string& session, bool died) {
         scheduler_ptr->OnSessionEnded(name, session, died);
       });
 
-  c->worker_service_ = std::make_unique<WorkerServiceImpl>(c->auth_.get(), c->registry_.get(),
-                                                           c->scheduler_.get(), &c->metrics_);
+  c->worker_service_ = std::make_unique<WorkerServiceImpl>(
+      c->auth_.get(), c->registry_.get(), c->scheduler_.get(), &c->metrics_, c->tokens_.get());
   c->compile_results_ = std::make_unique<CompileResultTable>(c->store_.get(), c->blob_store_.get());
   c->action_service_ = std::make_unique<ActionServiceImpl>(c->auth_.get(), c->scheduler_.get(),
                                                            &c->metrics_, c->compile_results_.get());
@@ -145,6 +156,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   c->wheel_pipeline_ = std::make_unique<WheelPipeline>(
       c->builds_.get(), c->scheduler_.get(), c->registry_.get(), c->blob_store_.get(),
       c->recipe_service_.get(), c->wheel_finisher_.get());
+  c->token_service_ =
+      std::make_unique<TokenServiceImpl>(c->auth_.get(), c->tokens_.get(), &c->metrics_);
   c->build_service_ = std::make_unique<BuildServiceImpl>(c->auth_.get(), c->builds_.get(),
                                                          &c->metrics_, c->wheel_pipeline_.get());
   grpc::ServerBuilder builder;
@@ -161,6 +174,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   builder.RegisterService(c->backup_service_.get());
   builder.RegisterService(c->build_service_.get());
   builder.RegisterService(c->recipe_service_.get());
+  builder.RegisterService(c->token_service_.get());
   c->grpc_server_ = builder.BuildAndStart();
   if (!c->grpc_server_ || bound_port == 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -179,11 +193,13 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   }
 
   if (!options.http_listen.empty()) {
-    c->api_routes_ = std::make_unique<ApiRoutes>(c->farm_service_.get(), c->builds_.get(), *token);
+    c->api_routes_ =
+        std::make_unique<ApiRoutes>(c->farm_service_.get(), c->builds_.get(), c->auth_.get());
     c->dashboard_routes_ = std::make_unique<DashboardRoutes>();
     c->index_routes_ = std::make_unique<IndexRoutes>(
         c->package_index_.get(),
-        IndexHttpOptions{.token = *token, .max_upload_bytes = options.index_max_upload_bytes});
+        IndexHttpOptions{.auth = c->auth_.get(),
+                         .max_upload_bytes = options.index_max_upload_bytes});
     auto http = HttpServer::Start(
         options.http_listen, &c->metrics_,
         {c->api_routes_.get(), c->dashboard_routes_.get(), c->index_routes_.get()},
@@ -253,6 +269,10 @@ void Coordinator::SweepLoop() {
       ComponentLogger("coordinator")->error("liveness sweep failed: {}", s.ToString());
     }
     scheduler_->Sweep();
+    if (absl::Status s = tokens_->DropEndedBuildTokens(); !s.ok()) {
+      ComponentLogger("coordinator")
+          ->error("dropping ended builds' tokens failed: {}", s.ToString());
+    }
   }
 }
 

@@ -28,6 +28,8 @@
 #include "coordinator/scheduler/blob_store_index.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/state_store.h"
+#include "coordinator/tokens/token_service.h"
+#include "coordinator/tokens/token_store.h"
 #include "coordinator/wheels/wheel_finisher.h"
 #include "coordinator/wheels/wheel_pipeline.h"
 #include "coordinator/worker_registry.h"
@@ -95,6 +97,7 @@ class Coordinator {
   std::unique_ptr<BlobStore> blob_store_;
   std::unique_ptr<CasServiceImpl> cas_service_;
   std::unique_ptr<BackupServiceImpl> backup_service_;
+  std::unique_ptr<TokenStore> tokens_;
   std::unique_ptr<TokenVerifier> auth_;
   std::unique_ptr<WorkerRegistry> registry_;
   std::unique_ptr<BlobStoreIndex> blob_index_;
@@ -109,6 +112,7 @@ class Coordinator {
   std::unique_ptr<CompileResultTable> compile_results_;
   std::unique_ptr<ActionServiceImpl> action_service_;
   std::unique_ptr<WorkerServiceImpl> worker_service_;
+  std::unique_ptr<TokenServiceImpl> token_service_;
   std::unique_ptr<FarmServiceImpl> farm_service_;
   std::unique_ptr<RecipeServiceImpl> recipe_service_;
   std::unique_ptr<WheelFinisher> wheel_finisher_;

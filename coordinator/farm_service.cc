@@ -16,7 +16,8 @@ grpc::Status FarmServiceImpl::Finish(const char* method, const absl::Status& sta
 grpc::Status FarmServiceImpl::GetStatus(grpc::ServerContext* context,
                                         const farm::v1::GetStatusRequest*,
                                         farm::v1::GetStatusResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("GetStatus", s);
+  if (absl::Status s = auth_->Check(*context, "FarmService.GetStatus"); !s.ok())
+    return Finish("GetStatus", s);
   *response = Status();
   return Finish("GetStatus", absl::OkStatus());
 }
@@ -24,7 +25,8 @@ grpc::Status FarmServiceImpl::GetStatus(grpc::ServerContext* context,
 grpc::Status FarmServiceImpl::ListWorkers(grpc::ServerContext* context,
                                           const farm::v1::ListWorkersRequest*,
                                           farm::v1::ListWorkersResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("ListWorkers", s);
+  if (absl::Status s = auth_->Check(*context, "FarmService.ListWorkers"); !s.ok())
+    return Finish("ListWorkers", s);
   *response = Workers();
   return Finish("ListWorkers", absl::OkStatus());
 }

@@ -26,6 +26,7 @@ enum class Table {
   kBuildLogs,     // google.protobuf.BytesValue log blocks (coordinator/builds/build_log_blocks.h)
   kPackages,      // farm.v1.PackageFile by "<project>/<filename>" (coordinator/index/)
   kCompileCache,  // farm.v1.CompileResult by key (coordinator/compile_cache/)
+  kTokens,        // farm.v1.TokenRecord by id (coordinator/tokens/)
 };
 
 // Puts and deletes applied together by StateStore::Write, atomically and durably.

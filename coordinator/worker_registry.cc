@@ -46,9 +46,13 @@ absl::Status WorkerRegistry::Load() {
       });
 }
 
+void WorkerRegistry::SetTokenIsValid(std::function<bool(const std::string&)> is_valid) {
+  token_is_valid_ = std::move(is_valid);
+}
+
 absl::StatusOr<std::string> WorkerRegistry::Register(
     const std::string& name, const farm::v1::WorkerCapabilities& capabilities,
-    const std::string& peer, const std::string& instance_id) {
+    const std::string& peer, const std::string& instance_id, const std::string& registered_by) {
   std::string ended_session;
   bool ended_by_death = false;
   absl::MutexLock lock(&mu_);
@@ -59,6 +63,15 @@ absl::StatusOr<std::string> WorkerRegistry::Register(
                      (record.state() == farm::v1::WORKER_STATE_ONLINE ||
                       record.state() == farm::v1::WORKER_STATE_DRAINING) &&
                      now - it->second.last_heard < timeout_;
+  const std::string& bound_to = record.registered_by();
+  if (!bound_to.empty() && bound_to != registered_by &&
+      (!token_is_valid_ || token_is_valid_(bound_to))) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "worker name '", name, "' is bound to token ", bound_to,
+        ", which registered it first; this call carries another token. Fix: start this worker "
+        "with that token, or another --name; or an admin revokes token ",
+        bound_to, " (farmctl token revoke) to free the name"));
+  }
   if (alive && record.instance_id() != instance_id) {
     return absl::AlreadyExistsError(absl::StrCat(
         "worker name '", name, "' is taken by a live worker registered from ", record.peer(),
@@ -83,6 +96,7 @@ absl::StatusOr<std::string> WorkerRegistry::Register(
   record.set_session_id(NewSessionId());
   record.set_peer(peer);
   record.set_instance_id(instance_id);
+  record.set_registered_by(registered_by);
   record.set_slots_in_use(0);
   *record.mutable_last_seen() = ToProtoTime(now);
   if (it == workers_.end()) *record.mutable_registered_at() = ToProtoTime(now);

@@ -35,10 +35,13 @@ class WorkerRegistry {
   // Records a worker process; returns its new session id. ALREADY_EXISTS when another worker
   // (another `instance_id`) holds `name` and was heard from within the timeout: a second host
   // with a taken name never takes over the first one's session.
+  // `registered_by` is the caller's token id: a name is bound to the token that first
+  // registered it, and PERMISSION_DENIED for any other token while that one is valid (see
+  // SetTokenIsValid).
   absl::StatusOr<std::string> Register(const std::string& name,
                                        const farm::v1::WorkerCapabilities& capabilities,
-                                       const std::string& peer,
-                                       const std::string& instance_id = "");
+                                       const std::string& peer, const std::string& instance_id = "",
+                                       const std::string& registered_by = "");
   // NOT_FOUND for an unknown worker, FAILED_PRECONDITION for a stale session: both mean
   // "register again".
   absl::Status Heartbeat(const std::string& name, const std::string& session_id, bool draining,
@@ -54,6 +57,9 @@ class WorkerRegistry {
   using SessionEnded =
       std::function<void(const std::string& name, const std::string& session, bool died)>;
   void SetSessionEndedHandler(SessionEnded handler);
+  // Whether a token id is still valid (not revoked): a name bound to a revoked token is free
+  // for the next token that registers it. Set once before serving; unset, names stay bound.
+  void SetTokenIsValid(std::function<bool(const std::string& token_id)> is_valid);
 
   // Marks workers lost whose last heartbeat is older than the timeout.
   absl::Status Sweep();
@@ -82,7 +88,8 @@ class WorkerRegistry {
   const Clock clock_;
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> workers_ ABSL_GUARDED_BY(mu_);
-  SessionEnded session_ended_;  // set once before serving
+  SessionEnded session_ended_;                              // set once before serving
+  std::function<bool(const std::string&)> token_is_valid_;  // set once before serving
 };
 
 }  // namespace farm::coordinator

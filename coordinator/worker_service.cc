@@ -38,8 +38,13 @@ absl::Status ValidateWorkerName(const std::string& name) {
 }
 
 WorkerServiceImpl::WorkerServiceImpl(const TokenVerifier* auth, WorkerRegistry* registry,
-                                     Scheduler* scheduler, MetricsRegistry* metrics)
-    : auth_(auth), registry_(registry), scheduler_(scheduler), metrics_(metrics) {}
+                                     Scheduler* scheduler, MetricsRegistry* metrics,
+                                     TokenStore* build_tokens)
+    : auth_(auth),
+      registry_(registry),
+      scheduler_(scheduler),
+      metrics_(metrics),
+      build_tokens_(build_tokens) {}
 
 grpc::Status WorkerServiceImpl::Finish(const char* method, const absl::Status& status) {
   return FinishRpc(*metrics_, method, status);
@@ -54,7 +59,8 @@ uint32_t WorkerServiceImpl::HeartbeatIntervalMs() const {
 grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
                                          const farm::v1::RegisterRequest* request,
                                          farm::v1::RegisterResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("Register", s);
+  absl::StatusOr<Caller> caller = auth_->Authorize(*context, "WorkerService.Register");
+  if (!caller.ok()) return Finish("Register", caller.status());
   if (absl::Status s = ValidateWorkerName(request->name()); !s.ok()) return Finish("Register", s);
   if (request->capabilities().slots() == 0) {
     return Finish("Register", absl::InvalidArgumentError("a worker must offer at least 1 slot"));
@@ -74,7 +80,7 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
                                   " bytes; at most 64. Fix: use this version's farm-worker")));
   }
   auto session = registry_->Register(request->name(), request->capabilities(), context->peer(),
-                                     request->instance_id());
+                                     request->instance_id(), caller->token_id);
   if (!session.ok()) return Finish("Register", session.status());
   ComponentLogger("coordinator")
       ->info("worker '{}' registered from {}{} ({} {}, glibc {}, {} slots, {} CUDA toolkit(s), {})",
@@ -91,7 +97,8 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
 grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context,
                                           const farm::v1::HeartbeatRequest* request,
                                           farm::v1::HeartbeatResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("Heartbeat", s);
+  if (absl::Status s = auth_->Check(*context, "WorkerService.Heartbeat"); !s.ok())
+    return Finish("Heartbeat", s);
   absl::Status s = registry_->Heartbeat(request->name(), request->session_id(), request->draining(),
                                         request->slots_in_use());
   response->set_heartbeat_interval_ms(HeartbeatIntervalMs());
@@ -107,14 +114,16 @@ grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context,
 grpc::Status WorkerServiceImpl::Leave(grpc::ServerContext* context,
                                       const farm::v1::LeaveRequest* request,
                                       farm::v1::LeaveResponse*) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("Leave", s);
+  if (absl::Status s = auth_->Check(*context, "WorkerService.Leave"); !s.ok())
+    return Finish("Leave", s);
   return Finish("Leave", registry_->Leave(request->name(), request->session_id()));
 }
 
 grpc::Status WorkerServiceImpl::LeaseActions(grpc::ServerContext* context,
                                              const farm::v1::LeaseActionsRequest* request,
                                              farm::v1::LeaseActionsResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("LeaseActions", s);
+  if (absl::Status s = auth_->Check(*context, "WorkerService.LeaseActions"); !s.ok())
+    return Finish("LeaseActions", s);
   if (scheduler_ == nullptr) {
     return Finish("LeaseActions", absl::UnimplementedError("this coordinator runs no actions"));
   }
@@ -128,14 +137,28 @@ grpc::Status WorkerServiceImpl::LeaseActions(grpc::ServerContext* context,
   auto leases = scheduler_->Lease(request->name(), request->session_id(), *caps,
                                   std::min<uint32_t>(request->free_slots(), 1000), wait);
   if (!leases.ok()) return Finish("LeaseActions", leases.status());
-  for (auto& l : *leases) *response->add_leases() = std::move(l);
+  for (auto& l : *leases) {
+    if (l.action().has_wheel_build() && build_tokens_ != nullptr) {
+      // The build host never sees the worker's token: it gets one for this build only.
+      auto token = build_tokens_->Create(Role::kBuild, "wheel-build", l.action().build_id());
+      if (token.ok()) {
+        l.set_build_token(token->token());
+      } else {
+        ComponentLogger("coordinator")
+            ->error("no build token for build '{}': {}", l.action().build_id(),
+                    token.status().ToString());
+      }
+    }
+    *response->add_leases() = std::move(l);
+  }
   return Finish("LeaseActions", absl::OkStatus());
 }
 
 grpc::Status WorkerServiceImpl::CompleteActions(grpc::ServerContext* context,
                                                 const farm::v1::CompleteActionsRequest* request,
                                                 farm::v1::CompleteActionsResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("CompleteActions", s);
+  if (absl::Status s = auth_->Check(*context, "WorkerService.CompleteActions"); !s.ok())
+    return Finish("CompleteActions", s);
   if (scheduler_ == nullptr) {
     return Finish("CompleteActions", absl::UnimplementedError("this coordinator runs no actions"));
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "coordinator/scheduler/scheduler.h"
+#include "coordinator/tokens/token_store.h"
 #include "coordinator/worker_registry.h"
 #include "farm/v1/worker_service.grpc.pb.h"
 #include "libfarm/metrics/registry.h"
@@ -11,9 +12,11 @@ namespace farm::coordinator {
 
 class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
  public:
-  // `scheduler` may be null in tests that only exercise registration.
+  // `scheduler` may be null in tests that only exercise registration. `build_tokens` (may
+  // be null: wheel-build leases then carry no token) issues each leased wheel build the token
+  // its build host and farm-nvcc use.
   WorkerServiceImpl(const TokenVerifier* auth, WorkerRegistry* registry, Scheduler* scheduler,
-                    MetricsRegistry* metrics);
+                    MetricsRegistry* metrics, TokenStore* build_tokens = nullptr);
 
   grpc::Status Register(grpc::ServerContext* context, const farm::v1::RegisterRequest* request,
                         farm::v1::RegisterResponse* response) override;
@@ -36,6 +39,7 @@ class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
   WorkerRegistry* registry_;
   Scheduler* scheduler_;
   MetricsRegistry* metrics_;
+  TokenStore* build_tokens_;
 };
 
 // Worker names are keys and appear in paths and logs: 1-64 of [A-Za-z0-9._-].

@@ -304,9 +304,17 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
         &streamer);
     return completion;
   }
-  // farm-nvcc authenticates with a copy of the token beside the build directory: the
-  // worker's own token file stays hidden from the build.
-  if (absl::Status s = WriteToken(dir->token_path(), token_); !s.ok()) {
+  // farm-nvcc authenticates with the build token the coordinator issued for this build
+  // (its device actions, compile cache and log, while the build runs), beside the build
+  // directory: the worker's own token stays hidden from the build.
+  if (lease.build_token().empty()) {
+    FailCompletion(completion,
+                   "the coordinator sent no build token with this wheel build. Fix: run a "
+                   "coordinator of this worker's version (see its log for why it issued none)",
+                   &streamer);
+    return completion;
+  }
+  if (absl::Status s = WriteToken(dir->token_path(), lease.build_token()); !s.ok()) {
     completion.set_infra_error(std::string(s.message()));
     return completion;
   }

@@ -35,7 +35,8 @@ BackupServiceImpl::BackupServiceImpl(const TokenVerifier* auth, const StateStore
 grpc::Status BackupServiceImpl::Backup(grpc::ServerContext* context,
                                        const farm::v1::BackupRequest* /*request*/,
                                        grpc::ServerWriter<farm::v1::BackupChunk>* writer) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return FinishRpc(*metrics_, "Backup", s);
+  if (absl::Status s = auth_->Check(*context, "AdminService.Backup"); !s.ok())
+    return FinishRpc(*metrics_, "Backup", s);
   return FinishRpc(*metrics_, "Backup", Stream(context, writer));
 }
 

@@ -45,7 +45,7 @@ BuildServiceImpl::BuildServiceImpl(const TokenVerifier* auth, BuildRegistry* bui
 grpc::Status BuildServiceImpl::ListBuilds(grpc::ServerContext* context,
                                           const farm::v1::ListBuildsRequest* request,
                                           farm::v1::ListBuildsResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+  if (absl::Status s = auth_->Check(*context, "BuildService.ListBuilds"); !s.ok()) {
     return FinishRpc(*metrics_, "ListBuilds", s);
   }
   auto answer = AnswerListBuilds(*builds_, *request);
@@ -57,7 +57,8 @@ grpc::Status BuildServiceImpl::ListBuilds(grpc::ServerContext* context,
 grpc::Status BuildServiceImpl::GetBuild(grpc::ServerContext* context,
                                         const farm::v1::GetBuildRequest* request,
                                         farm::v1::Build* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return FinishRpc(*metrics_, "GetBuild", s);
+  if (absl::Status s = auth_->Check(*context, "BuildService.GetBuild"); !s.ok())
+    return FinishRpc(*metrics_, "GetBuild", s);
   if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
     return FinishRpc(*metrics_, "GetBuild", s);
   auto build = builds_->Get(request->build_id());
@@ -69,7 +70,7 @@ grpc::Status BuildServiceImpl::GetBuild(grpc::ServerContext* context,
 grpc::Status BuildServiceImpl::GetBuildLogs(grpc::ServerContext* context,
                                             const farm::v1::GetBuildLogsRequest* request,
                                             farm::v1::GetBuildLogsResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+  if (absl::Status s = auth_->Check(*context, "BuildService.GetBuildLogs"); !s.ok()) {
     return FinishRpc(*metrics_, "GetBuildLogs", s);
   }
   if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
@@ -83,7 +84,7 @@ grpc::Status BuildServiceImpl::GetBuildLogs(grpc::ServerContext* context,
 grpc::Status BuildServiceImpl::ListActions(grpc::ServerContext* context,
                                            const farm::v1::ListActionsRequest* request,
                                            farm::v1::ListActionsResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+  if (absl::Status s = auth_->Check(*context, "BuildService.ListActions"); !s.ok()) {
     return FinishRpc(*metrics_, "ListActions", s);
   }
   if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
@@ -97,11 +98,13 @@ grpc::Status BuildServiceImpl::ListActions(grpc::ServerContext* context,
 grpc::Status BuildServiceImpl::AppendBuildLog(grpc::ServerContext* context,
                                               const farm::v1::AppendBuildLogRequest* request,
                                               farm::v1::AppendBuildLogResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
-    return FinishRpc(*metrics_, "AppendBuildLog", s);
-  }
+  absl::StatusOr<Caller> caller = auth_->Authorize(*context, "BuildService.AppendBuildLog");
+  if (!caller.ok()) return FinishRpc(*metrics_, "AppendBuildLog", caller.status());
   if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
     return FinishRpc(*metrics_, "AppendBuildLog", s);
+  if (absl::Status s = CheckBuildScope(*caller, request->build_id()); !s.ok()) {
+    return FinishRpc(*metrics_, "AppendBuildLog", s);
+  }
   if (request->data().size() > kMaxLogChunk) {
     return FinishRpc(*metrics_, "AppendBuildLog",
                      absl::InvalidArgumentError(
@@ -117,7 +120,7 @@ grpc::Status BuildServiceImpl::AppendBuildLog(grpc::ServerContext* context,
 grpc::Status BuildServiceImpl::SubmitBuild(grpc::ServerContext* context,
                                            const farm::v1::SubmitBuildRequest* request,
                                            farm::v1::SubmitBuildResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+  if (absl::Status s = auth_->Check(*context, "BuildService.SubmitBuild"); !s.ok()) {
     return FinishRpc(*metrics_, "SubmitBuild", s);
   }
   if (absl::Status s = CheckSubmitBuildRequest(*request); !s.ok()) {
@@ -132,7 +135,7 @@ grpc::Status BuildServiceImpl::SubmitBuild(grpc::ServerContext* context,
 grpc::Status BuildServiceImpl::CancelBuild(grpc::ServerContext* context,
                                            const farm::v1::CancelBuildRequest* request,
                                            farm::v1::Build* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+  if (absl::Status s = auth_->Check(*context, "BuildService.CancelBuild"); !s.ok()) {
     return FinishRpc(*metrics_, "CancelBuild", s);
   }
   if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
@@ -146,11 +149,13 @@ grpc::Status BuildServiceImpl::CancelBuild(grpc::ServerContext* context,
 grpc::Status BuildServiceImpl::ReportNvccCall(grpc::ServerContext* context,
                                               const farm::v1::ReportNvccCallRequest* request,
                                               farm::v1::ReportNvccCallResponse*) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
-    return FinishRpc(*metrics_, "ReportNvccCall", s);
-  }
+  absl::StatusOr<Caller> caller = auth_->Authorize(*context, "BuildService.ReportNvccCall");
+  if (!caller.ok()) return FinishRpc(*metrics_, "ReportNvccCall", caller.status());
   if (absl::Status s = CheckBuildId(request->build_id()); !s.ok())
     return FinishRpc(*metrics_, "ReportNvccCall", s);
+  if (absl::Status s = CheckBuildScope(*caller, request->build_id()); !s.ok()) {
+    return FinishRpc(*metrics_, "ReportNvccCall", s);
+  }
   absl::Status s = builds_->CountNvccCall(request->build_id(), *request);
   if (absl::IsNotFound(s)) {
     // Reports never create builds: a typo in FARM_BUILD_ID must not grow the registry.

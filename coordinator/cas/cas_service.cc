@@ -44,7 +44,8 @@ grpc::Status CasServiceImpl::Finish(const char* method, const absl::Status& stat
 grpc::Status CasServiceImpl::FindMissing(grpc::ServerContext* context,
                                          const farm::v1::FindMissingRequest* request,
                                          farm::v1::FindMissingResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("FindMissing", s);
+  if (absl::Status s = auth_->Check(*context, "CasService.FindMissing"); !s.ok())
+    return Finish("FindMissing", s);
   for (const auto& d : request->digests()) {
     if (absl::Status s = ValidateDigest(d); !s.ok()) return Finish("FindMissing", s);
   }
@@ -57,7 +58,7 @@ grpc::Status CasServiceImpl::FindMissing(grpc::ServerContext* context,
 grpc::Status CasServiceImpl::Stat(grpc::ServerContext* context,
                                   const farm::v1::StatRequest* request,
                                   farm::v1::StatResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("Stat", s);
+  if (absl::Status s = auth_->Check(*context, "CasService.Stat"); !s.ok()) return Finish("Stat", s);
   if (absl::Status s = ValidateHash(request->digest().hash()); !s.ok()) return Finish("Stat", s);
   *response = store_->Stat(request->digest());
   return Finish("Stat", absl::OkStatus());
@@ -66,7 +67,8 @@ grpc::Status CasServiceImpl::Stat(grpc::ServerContext* context,
 grpc::Status CasServiceImpl::Upload(grpc::ServerContext* context,
                                     grpc::ServerReader<farm::v1::UploadRequest>* reader,
                                     farm::v1::UploadResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("Upload", s);
+  if (absl::Status s = auth_->Check(*context, "CasService.Upload"); !s.ok())
+    return Finish("Upload", s);
   return Finish("Upload", ReceiveUpload(context, reader, response));
 }
 
@@ -124,7 +126,8 @@ absl::Status CasServiceImpl::ReceiveUpload(grpc::ServerContext* context,
 grpc::Status CasServiceImpl::Download(grpc::ServerContext* context,
                                       const farm::v1::DownloadRequest* request,
                                       grpc::ServerWriter<farm::v1::DownloadResponse>* writer) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) return Finish("Download", s);
+  if (absl::Status s = auth_->Check(*context, "CasService.Download"); !s.ok())
+    return Finish("Download", s);
   return Finish("Download", SendBlob(context, *request, writer));
 }
 

@@ -107,11 +107,12 @@ google::protobuf::util::JsonPrintOptions ApiJsonOptions() {
   return o;
 }
 
-ApiRoutes::ApiRoutes(const FarmServiceImpl* farm, const BuildRegistry* builds, std::string token)
-    : farm_(farm), builds_(builds), token_(std::move(token)) {}
+ApiRoutes::ApiRoutes(const FarmServiceImpl* farm, const BuildRegistry* builds,
+                     const TokenVerifier* auth)
+    : farm_(farm), builds_(builds), auth_(auth) {}
 
 void ApiRoutes::RegisterRoutes(httplib::Server& server, bool loopback) {
-  const HttpReadAuth auth(token_, loopback);
+  const HttpReadAuth auth(auth_, loopback);
   const FarmServiceImpl* farm = farm_;
   const BuildRegistry* builds = builds_;
   // Every handler checks the reader first.

@@ -19,6 +19,7 @@
 #include "coordinator/builds/build_registry.h"
 #include "coordinator/farm_service.h"
 #include "coordinator/http_server.h"
+#include "libfarm/rpc/token_auth.h"
 
 namespace farm::coordinator {
 
@@ -27,13 +28,13 @@ google::protobuf::util::JsonPrintOptions ApiJsonOptions();
 
 class ApiRoutes final : public HttpRoutes {
  public:
-  ApiRoutes(const FarmServiceImpl* farm, const BuildRegistry* builds, std::string token);
+  ApiRoutes(const FarmServiceImpl* farm, const BuildRegistry* builds, const TokenVerifier* auth);
   void RegisterRoutes(httplib::Server& server, bool loopback) override;
 
  private:
   const FarmServiceImpl* farm_;
   const BuildRegistry* builds_;
-  std::string token_;
+  const TokenVerifier* auth_;
 };
 
 }  // namespace farm::coordinator

@@ -3,7 +3,7 @@
 #include <httplib.h>
 
 #include "absl/strings/match.h"
-#include "libfarm/auth/token.h"
+#include "libfarm/auth/method_access.h"
 
 namespace farm::coordinator {
 
@@ -23,11 +23,13 @@ absl::Status HttpReadAuth::Check(const httplib::Request& request) const {
         "this coordinator serves HTTP beyond loopback, so reading needs the farm token. Fix: "
         "send 'Authorization: Bearer TOKEN', or sign in on the dashboard page");
   }
-  if (!TokensEqual(presented, token_)) {
+  std::optional<Caller> caller = auth_->Identify(presented);
+  if (!caller) {
     return absl::UnauthenticatedError(
-        "the farm token does not match the coordinator's. Fix: use the coordinator's token file");
+        "the farm token is not one this coordinator knows (wrong or revoked). Fix: use the "
+        "coordinator's token file or a token from `farmctl token create`");
   }
-  return absl::OkStatus();
+  return CheckMayCall(caller->role, "HTTP.Read");
 }
 
 }  // namespace farm::coordinator

@@ -136,7 +136,7 @@ void RegisterIndexRoutes(httplib::Server& server, PackageIndex* index,
                }
              });
   auto upload =
-      std::make_shared<LegacyUploadHandler>(index, options.token, options.max_upload_bytes);
+      std::make_shared<LegacyUploadHandler>(index, options.auth, options.max_upload_bytes);
   for (const char* path : kUploadPaths) {
     server.Post(
         path, [upload](const httplib::Request& req, httplib::Response& res,

@@ -22,7 +22,7 @@ class Server;
 namespace farm::coordinator {
 
 struct IndexHttpOptions {
-  std::string token;  // the farm token: the upload password
+  const TokenVerifier* auth = nullptr;  // who may upload (the password is a farm token)
   uint64_t max_upload_bytes = uint64_t{2} << 30;
 };
 

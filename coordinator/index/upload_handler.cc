@@ -12,7 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "libfarm/auth/token.h"
+#include "libfarm/auth/method_access.h"
 #include "libfarm/cas/byte_size.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/publish/core_metadata.h"
@@ -76,7 +76,8 @@ bool LegacyUploadHandler::Authorized(const httplib::Request& req) const {
   const size_t colon = decoded.find(':');
   if (colon == std::string::npos) return false;
   // Any user name: twine sends "__token__", people type their own.
-  return TokensEqual(absl::string_view(decoded).substr(colon + 1), token_);
+  std::optional<Caller> caller = auth_->Identify(absl::string_view(decoded).substr(colon + 1));
+  return caller && CheckMayCall(caller->role, "HTTP.Upload").ok();
 }
 
 void LegacyUploadHandler::Handle(const httplib::Request& req, httplib::Response& res,
@@ -100,8 +101,9 @@ void LegacyUploadHandler::Handle(const httplib::Request& req, httplib::Response&
     res.set_header("WWW-Authenticate", "Basic realm=\"wheelfarm\"");
     log->warn("refused an upload from {}: missing or wrong credentials", req.remote_addr);
     Reply(res, 401,
-          "401 Unauthorized: this index needs the farm token as the password (any user "
-          "name). Fix: twine upload -u __token__ -p \"$(cat DATA_DIR/token)\" ...");
+          "401 Unauthorized: this index needs a farm token whose role may upload (admin or "
+          "submit) as the password (any user name). Fix: twine upload -u __token__ -p "
+          "\"$(cat DATA_DIR/token)\" ...");
     return;
   }
   if (has_length && content_length > max_upload_bytes_) {

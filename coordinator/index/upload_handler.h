@@ -16,6 +16,7 @@
 #include <string>
 
 #include "coordinator/index/package_index.h"
+#include "libfarm/rpc/token_auth.h"
 
 namespace httplib {
 struct Request;
@@ -34,8 +35,8 @@ constexpr uint64_t kMaxUploadFormOverhead = kMaxUploadFieldBytes + (1 << 20);
 
 class LegacyUploadHandler {
  public:
-  LegacyUploadHandler(PackageIndex* index, std::string token, uint64_t max_upload_bytes)
-      : index_(index), token_(std::move(token)), max_upload_bytes_(max_upload_bytes) {}
+  LegacyUploadHandler(PackageIndex* index, const TokenVerifier* auth, uint64_t max_upload_bytes)
+      : index_(index), auth_(auth), max_upload_bytes_(max_upload_bytes) {}
 
   void Handle(const httplib::Request& req, httplib::Response& res,
               const httplib::ContentReader& reader) const;
@@ -44,7 +45,7 @@ class LegacyUploadHandler {
   bool Authorized(const httplib::Request& req) const;
 
   PackageIndex* const index_;
-  const std::string token_;
+  const TokenVerifier* auth_;
   const uint64_t max_upload_bytes_;
 };
 

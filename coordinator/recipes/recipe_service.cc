@@ -51,7 +51,7 @@ const Recipe* RecipeServiceImpl::Find(const std::string& name) const {
 grpc::Status RecipeServiceImpl::ListRecipes(grpc::ServerContext* context,
                                             const farm::v1::ListRecipesRequest*,
                                             farm::v1::ListRecipesResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+  if (absl::Status s = auth_->Check(*context, "RecipeService.ListRecipes"); !s.ok()) {
     return FinishRpc(*metrics_, "ListRecipes", s);
   }
   for (const Recipe& r : recipes_.recipes) *response->add_recipes() = RecipeToProto(r);
@@ -63,7 +63,7 @@ grpc::Status RecipeServiceImpl::ListRecipes(grpc::ServerContext* context,
 grpc::Status RecipeServiceImpl::GetRecipe(grpc::ServerContext* context,
                                           const farm::v1::GetRecipeRequest* request,
                                           farm::v1::GetRecipeResponse* response) {
-  if (absl::Status s = auth_->Check(*context); !s.ok()) {
+  if (absl::Status s = auth_->Check(*context, "RecipeService.GetRecipe"); !s.ok()) {
     return FinishRpc(*metrics_, "GetRecipe", s);
   }
   if (absl::Status s = CheckFieldLength("the recipe name", request->name(), kMaxNameBytes);

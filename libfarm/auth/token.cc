@@ -13,6 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "libfarm/cas/sha256.h"
 
 namespace farm {
 namespace {
@@ -47,13 +48,24 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
-absl::StatusOr<std::string> CreateTokenFile(const std::string& path) {
+absl::StatusOr<std::string> GenerateToken() {
   unsigned char raw[kTokenBytes];
   if (getrandom(raw, sizeof(raw), 0) != static_cast<ssize_t>(sizeof(raw))) {
     return absl::InternalError(absl::StrCat("getrandom failed: ", std::strerror(errno)));
   }
-  std::string token =
-      absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(raw), sizeof(raw)));
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(raw), sizeof(raw)));
+}
+
+std::string TokenDigest(absl::string_view token) {
+  Sha256 sha;
+  sha.Update(token);
+  return sha.FinishHex();
+}
+
+absl::StatusOr<std::string> CreateTokenFile(const std::string& path) {
+  absl::StatusOr<std::string> generated = GenerateToken();
+  if (!generated.ok()) return generated.status();
+  const std::string& token = *generated;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     return absl::FailedPreconditionError(

@@ -15,6 +15,12 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 // Creates `path` (mode 0600, never overwriting) holding a fresh random token.
 absl::StatusOr<std::string> CreateTokenFile(const std::string& path);
 
+// A fresh random token (64 hex characters).
+absl::StatusOr<std::string> GenerateToken();
+
+// What is stored instead of a token: its SHA-256, hex. Tokens are random, so no salt.
+std::string TokenDigest(absl::string_view token);
+
 // Compares in time independent of where the inputs differ.
 bool TokensEqual(absl::string_view a, absl::string_view b);
 

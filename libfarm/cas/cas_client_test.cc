@@ -110,7 +110,7 @@ class FakeCas final : public farm::v1::CasService::Service {
   }
 
   grpc::Status Gate(const grpc::ServerContext& ctx) {
-    if (absl::Status s = auth_.Check(ctx); !s.ok()) return ToGrpcStatus(s);
+    if (absl::Status s = auth_.Check(ctx, "CasService.Upload"); !s.ok()) return ToGrpcStatus(s);
     absl::MutexLock lock(&mu_);
     if (fail_next_ > 0) {
       --fail_next_;

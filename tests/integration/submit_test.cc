@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,8 +20,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "farm/v1/builds.grpc.pb.h"
 #include "libfarm/process/subprocess.h"
 #include "libfarm/recipes/python_environment.h"
+#include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/token_auth.h"
 #include "tests/support/demo_recipe.h"
 #include "tests/support/fake_wheel.h"
 #include "tests/support/farm_processes.h"
@@ -29,6 +33,8 @@ namespace farm::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kVenvBin = FARM_SOURCE_DIR "/.venv/bin";
 
@@ -111,6 +117,11 @@ class SubmitTest : public ::testing::Test {
                   "\"{site_packages}/wheelfarm_prereq_fake/lib\"\nUSE_SYSTEM_FAKE = \"1\"\n");
     WriteText(recipes + "/slow.toml",
               DemoRecipe("slow", {{kBuildCommand, "command = \"sleep 300\""}}));
+    // Shows the token the build got (FARM_TOKEN_FILE, what its farm-nvcc uses), then waits.
+    WriteText(recipes + "/tokenprobe.toml",
+              DemoRecipe("tokenprobe", {{kBuildCommand,
+                                         "command = \"echo BUILD_TOKEN=$(cat "
+                                         "\\\"$FARM_TOKEN_FILE\\\"); sleep 300\""}}));
     // The same package version, published by a command hook into a directory (the built-in
     // index keeps the first file of a name, so another build of it could not go there).
     fs::create_directories(*dir_ / "hook-published");
@@ -443,6 +454,74 @@ TEST_F(SubmitTest, CancelStopsABuildAndCannotCancelTwice) {
       },
       absl::Seconds(30)))
       << Farmctl({"--json", "workers"}).stdout_text;
+}
+
+TEST_F(SubmitTest, AWheelBuildsTokenActsForThatBuildOnlyAndOnlyWhileItRuns) {
+  CommandResult r = Farmctl({"submit", "tokenprobe-0.1.0", "--archs", "9.0"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  const std::string id = SubmittedId(r);
+  ASSERT_FALSE(id.empty()) << Output(r);
+  std::string token;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const std::string log = Farmctl({"logs", id}).stdout_text;
+        // The line the command printed (the log also echoes the command itself).
+        const size_t at = log.find("\nBUILD_TOKEN=");
+        if (at == std::string::npos || log.size() < at + 13 + 64) return false;
+        token = log.substr(at + 13, 64);
+        return token.find_first_not_of("0123456789abcdef") == std::string::npos;
+      },
+      absl::Seconds(90)))
+      << Farmctl({"logs", id}).stdout_text;
+  // Not the worker's token (nor the coordinator's, which the workers here hold).
+  EXPECT_NE(token, ReadFile(coordinator_->token_file()).substr(0, 64));
+  const std::string token_file = *dir_ / "build.token";
+  WriteText(token_file, token + "\n");
+  auto as_build = [&](std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {"--coordinator", coordinator_->grpc_address(), "--token-file", token_file});
+    return RunFarmctl(args);
+  };
+  // Nothing a build's farm-nvcc does not do: no fleet status, no logs, no submits.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"status"},
+                                               {"logs", id},
+                                               {"workers"},
+                                               {"submit", "demo-0.1.0", "--archs", "9.0"}}) {
+    CommandResult refused = as_build(args);
+    EXPECT_NE(refused.exit_code, 0) << Output(refused);
+    EXPECT_THAT(refused.stderr_text, HasSubstr("'build' token may not call")) << Output(refused);
+  }
+  // Its own build's log, yes; another build's, no.
+  auto channel = DialCoordinator(coordinator_->grpc_address());
+  auto builds = farm::v1::BuildService::NewStub(channel);
+  auto append = [&](const std::string& build) {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, token);
+    farm::v1::AppendBuildLogRequest req;
+    req.set_build_id(build);
+    req.set_data("from the build's token\n");
+    farm::v1::AppendBuildLogResponse resp;
+    return builds->AppendBuildLog(&ctx, req, &resp);
+  };
+  EXPECT_TRUE(append(id).ok()) << append(id).error_message();
+  grpc::Status other = append("someone-elses-build");
+  EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED) << other.error_message();
+  EXPECT_THAT(other.error_message(), HasSubstr("belongs to build '" + id + "'"));
+  // Listed (without its text) while the build runs...
+  CommandResult listed = Farmctl({"token", "list"});
+  EXPECT_THAT(listed.stdout_text, HasSubstr(id)) << Output(listed);
+  EXPECT_THAT(listed.stdout_text, Not(HasSubstr(token))) << Output(listed);
+  // ...and refused once the build ended.
+  ASSERT_EQ(Farmctl({"cancel", id}).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] { return append(id).error_code() == grpc::StatusCode::UNAUTHENTICATED; },
+                      absl::Seconds(10)))
+      << append(id).error_message();
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return Farmctl({"token", "list"}).stdout_text.find(id) == std::string::npos;
+      },
+      absl::Seconds(10)))
+      << Output(Farmctl({"token", "list"}));
 }
 
 TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {

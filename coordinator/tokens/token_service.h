@@ -1,0 +1,31 @@
+// farmctl token create|list|revoke: the TokenService over the coordinator's TokenStore.
+#pragma once
+
+#include "coordinator/tokens/token_store.h"
+#include "farm/v1/tokens.grpc.pb.h"
+#include "libfarm/metrics/registry.h"
+#include "libfarm/rpc/token_auth.h"
+
+namespace farm::coordinator {
+
+class TokenServiceImpl final : public farm::v1::TokenService::Service {
+ public:
+  TokenServiceImpl(const TokenVerifier* auth, TokenStore* tokens, MetricsRegistry* metrics)
+      : auth_(auth), tokens_(tokens), metrics_(metrics) {}
+
+  grpc::Status CreateToken(grpc::ServerContext* context,
+                           const farm::v1::CreateTokenRequest* request,
+                           farm::v1::CreateTokenResponse* response) override;
+  grpc::Status ListTokens(grpc::ServerContext* context, const farm::v1::ListTokensRequest* request,
+                          farm::v1::ListTokensResponse* response) override;
+  grpc::Status RevokeToken(grpc::ServerContext* context,
+                           const farm::v1::RevokeTokenRequest* request,
+                           farm::v1::RevokeTokenResponse* response) override;
+
+ private:
+  const TokenVerifier* auth_;
+  TokenStore* tokens_;
+  MetricsRegistry* metrics_;
+};
+
+}  // namespace farm::coordinator

@@ -1,0 +1,27 @@
+// The one table of who may call what: each gRPC method ("Service.Method") and the roles
+// whose tokens may call it. A method missing from the table is refused to every token, so
+// a new RPC stays closed until it is given a row here (method_access_test checks that every
+// method of farm.v1 has one).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "libfarm/auth/role.h"
+
+namespace farm {
+
+struct MethodAccess {
+  std::string method;  // "BuildService.SubmitBuild"
+  std::vector<Role> roles;
+};
+
+// Every row, in the order of the services' protos (README's role table is this table).
+const std::vector<MethodAccess>& MethodAccessTable();
+
+// OK when `role` may call `method`; PERMISSION_DENIED naming the roles that may, and the fix.
+absl::Status CheckMayCall(Role role, absl::string_view method);
+
+}  // namespace farm
