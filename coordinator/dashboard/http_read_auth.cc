@@ -26,8 +26,8 @@ absl::Status HttpReadAuth::Check(const httplib::Request& request) const {
   std::optional<Caller> caller = auth_->Identify(presented);
   if (!caller) {
     return absl::UnauthenticatedError(
-        "the farm token is not one this coordinator knows (wrong or revoked). Fix: use the "
-        "coordinator's token file or a token from `farmctl token create`");
+        "the farm token does not match the coordinator's or any live token it made (wrong or "
+        "revoked). Fix: use the coordinator's token file or a token from `farmctl token create`");
   }
   return CheckMayCall(caller->role, "HTTP.Read");
 }

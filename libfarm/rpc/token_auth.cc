@@ -33,9 +33,9 @@ absl::StatusOr<Caller> TokenVerifier::Authorize(const grpc::ServerContext& conte
   if (absl::StartsWith(value, kBearerPrefix)) caller = Identify(value.substr(kBearerPrefix.size()));
   if (!caller) {
     return absl::UnauthenticatedError(
-        "the farm token is not one this coordinator knows (wrong, revoked, or a build token "
-        "whose build ended). Fix: use the coordinator's token file or a token from `farmctl "
-        "token create`");
+        "the farm token does not match the coordinator's or any live token it made (wrong, "
+        "revoked, or a build token whose build ended). Fix: use the coordinator's token file or "
+        "a token from `farmctl token create`");
   }
   if (absl::Status s = CheckMayCall(caller->role, method); !s.ok()) return s;
   return *caller;
