@@ -31,7 +31,8 @@ for key in /etc/wheelfarm/tls/*.key; do
 done
 if [ ! -e /etc/wheelfarm/token ]; then
   (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > /etc/wheelfarm/token)
-  echo "created /etc/wheelfarm/token: copy it to every worker host"
+  echo "created /etc/wheelfarm/token (the admin token). Give each worker host its own" \
+    "worker token as its /etc/wheelfarm/token: farmctl token create --role worker --name HOST"
 fi
 install -m 0644 "$here"/systemd/farm-*.service /etc/systemd/system/
 systemctl daemon-reload

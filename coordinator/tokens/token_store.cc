@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<TokenStore>> TokenStore::Load(StateStore* store,
                                                              BuildIsRunning build_is_running) {
   std::unique_ptr<TokenStore> tokens(new TokenStore(store, std::move(build_is_running)));
   std::vector<std::string> ended;
-  absl::MutexLock lock(&tokens->mu_);
+  std::vector<farm::v1::TokenRecord> live;
   absl::Status s = store->ForEach(
       Table::kTokens, [&](const std::string& id, const std::string& bytes) -> absl::Status {
         farm::v1::TokenRecord record;
@@ -57,10 +57,14 @@ absl::StatusOr<std::unique_ptr<TokenStore>> TokenStore::Load(StateStore* store,
           ended.push_back(id);
           return absl::OkStatus();
         }
-        tokens->by_digest_[record.sha256()] = std::move(record);
+        live.push_back(std::move(record));
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
+  {
+    absl::MutexLock lock(&tokens->mu_);
+    for (auto& record : live) tokens->by_digest_[record.sha256()] = std::move(record);
+  }
   for (const std::string& id : ended) {
     if (absl::Status d = store->Delete(Table::kTokens, id); !d.ok()) return d;
   }
