@@ -23,5 +23,9 @@ absl::StatusOr<BenchCoordinator> StartBenchCoordinator(const std::string& work,
 
 // The process's resident set, in MiB (0 if unknown).
 double ResidentMib(int pid);
+// The most it has been resident since it started (VmHWM), in MiB (0 if unknown).
+double PeakResidentMib(int pid);
+// User + system CPU time it has used, in seconds (0 if unknown).
+double CpuSeconds(int pid);
 
 }  // namespace farm::bench

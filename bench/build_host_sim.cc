@@ -1,0 +1,161 @@
+#include "bench/build_host_sim.h"
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "bench/sleeping_worker.h"
+#include "libfarm/actions/action_client.h"
+#include "libfarm/cas/cas_client.h"
+#include "libfarm/nvcc/farm_device_compiler.h"
+
+namespace farm::bench {
+namespace {
+
+// The build host's cores: a local step holds one for its whole (compressed) duration.
+class Cores {
+ public:
+  explicit Cores(uint32_t n) : free_(n) {}
+  void Run(absl::Duration d) {
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](uint32_t* free) { return *free > 0; }, &free_));
+      --free_;
+    }
+    absl::SleepFor(d);
+    absl::MutexLock lock(&mu_);
+    ++free_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  uint32_t free_ ABSL_GUARDED_BY(mu_);
+};
+
+class BuildHost {
+ public:
+  BuildHost(const Profile& profile, const BuildHostOptions& options)
+      : profile_(profile),
+        options_(options),
+        cores_(options.cores),
+        actions_(ActionClient::Connect(options.address, options.token)),
+        cas_(CasClient::Connect(options.address, options.token)),
+        compiler_(actions_.get(), cas_.get()) {}
+
+  BuildHostRun Run(const std::vector<BuildJob>& order) {
+    const absl::Time start = absl::Now();
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> ninja;
+    for (uint32_t j = 0; j < options_.jobs; ++j) {
+      ninja.emplace_back([&] {
+        for (size_t i = next++; i < order.size(); i = next++) RunJob(order[i]);
+      });
+    }
+    for (auto& t : ninja) t.join();
+    Local(profile_.link_s);
+    const absl::Time end = absl::Now();
+    absl::MutexLock lock(&mu_);
+    run_.start = start;
+    run_.end = end;
+    run_.local_busy_s = busy_s_;
+    return run_;
+  }
+
+ private:
+  void Local(double seconds) {
+    if (seconds <= 0) return;
+    cores_.Run(options_.scale.Real(seconds));
+    absl::MutexLock lock(&mu_);
+    busy_s_ += seconds;
+  }
+
+  void RunJob(const BuildJob& job) {
+    if (!job.cuda) {
+      Local(profile_.host_tus[job.klass].seconds);
+      absl::MutexLock lock(&mu_);
+      ++run_.host_tus;
+      return;
+    }
+    absl::Status s = RunCudaTu(profile_.cuda_tus[job.klass], job.tu);
+    absl::MutexLock lock(&mu_);
+    ++run_.cuda_tus;
+    if (!s.ok() && run_.failed_tus++ == 0) run_.first_error = s.ToString();
+  }
+
+  // farm-nvcc's order (libfarm/nvcc/split_compile.cc): the host preprocess + cudafe++ chain
+  // beside the device preprocesses; the device jobs; the host compile once the first job is
+  // back (HostCompileAhead), beside the rest; fatbinary after the last.
+  absl::Status RunCudaTu(const CudaTuClass& k, int tu) {
+    {
+      std::vector<std::thread> lanes;
+      lanes.emplace_back([&] {
+        Local(k.host_preprocess_s);
+        Local(k.cudafe_s);
+      });
+      for (size_t a = 0; a < profile_.archs.size(); ++a) {
+        lanes.emplace_back([&] { Local(k.device_preprocess_s); });
+      }
+      for (auto& t : lanes) t.join();
+    }
+    std::vector<DeviceJob> jobs;
+    for (const std::string& arch : profile_.archs) {
+      const std::string stem = absl::StrCat(options_.work_dir, "/tu-", tu, ".", arch);
+      DeviceJob job;
+      job.virtual_arch = absl::StrCat("compute_", absl::StripPrefix(arch, "sm_"));
+      job.shard = arch;
+      job.sms = {arch};
+      const DeviceCost& cost = k.device.at(arch);
+      job.script = SimulatedScript(absl::StrCat(k.name, " tu ", tu, " ", arch), cost.seconds,
+                                   cost.peak_ram_mib);
+      // The preprocessed device source: unique per TU and arch, so nothing is deduplicated.
+      std::ofstream(stem + ".cpp1.ii") << "// " << k.name << " tu " << tu << " " << arch << "\n";
+      job.inputs = {{stem + ".cpp1.ii", "src.cpp1.ii"}};
+      job.outputs = {{stem + ".cubin", absl::StrCat("src.", arch, ".cubin")}};
+      jobs.push_back(std::move(job));
+    }
+    DeviceCompileContext context{options_.cuda_version, options_.cuda_release, options_.build_id};
+    std::thread host_compile;
+    context.early_job = 0;
+    context.on_early_job_done = [&] {
+      host_compile = std::thread([&] { Local(k.host_compile_s); });
+    };
+    auto outcomes = compiler_.Compile(jobs, context);
+    if (host_compile.joinable()) {
+      host_compile.join();
+    } else {
+      Local(k.host_compile_s);  // nvcc's order: the early job did not come back first
+    }
+    if (!outcomes.ok()) return outcomes.status();
+    for (size_t i = 0; i < outcomes->size(); ++i) {
+      if ((*outcomes)[i].exit_code != 0) {
+        return absl::AbortedError(
+            absl::StrCat("tu ", tu, " ", jobs[i].shard, " exited with ", (*outcomes)[i].exit_code));
+      }
+    }
+    Local(k.fatbinary_s);
+    return absl::OkStatus();
+  }
+
+  const Profile& profile_;
+  const BuildHostOptions& options_;
+  Cores cores_;
+  std::unique_ptr<ActionClient> actions_;
+  std::unique_ptr<CasClient> cas_;
+  FarmDeviceCompiler compiler_;
+  absl::Mutex mu_;
+  BuildHostRun run_ ABSL_GUARDED_BY(mu_);
+  double busy_s_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace
+
+BuildHostRun ReplayBuild(const Profile& profile, const std::vector<BuildJob>& order,
+                         const BuildHostOptions& options) {
+  return BuildHost(profile, options).Run(order);
+}
+
+}  // namespace farm::bench

@@ -1,0 +1,40 @@
+// The simulated build host: replays a profile's build the way ninja and farm-nvcc run it.
+// `jobs` ninja edges at once; every local step (host preprocess, device preprocesses,
+// cudafe++, fatbinary, host compile, plain C++ compiles, the link) takes one of `cores` for
+// its compressed duration; each CUDA TU's device compiles go through the real
+// FarmDeviceCompiler (inputs into the CAS, one action per arch, outputs back), whose
+// actions the sleeping workers run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "bench/fleet_workload.h"
+
+namespace farm::bench {
+
+struct BuildHostOptions {
+  std::string address, token;
+  std::string work_dir;  // the TUs' preprocessed sources and returned cubins
+  std::string build_id = "fleet-sim";
+  std::string cuda_version = "13.0", cuda_release = "13.0.88";
+  uint32_t jobs = 0;   // ninja -j (MAX_JOBS)
+  uint32_t cores = 0;  // local steps at once
+  TimeScale scale;
+};
+
+struct BuildHostRun {
+  absl::Time start, end;
+  int cuda_tus = 0, host_tus = 0;
+  int failed_tus = 0;
+  std::string first_error;
+  double local_busy_s = 0;  // simulated core-seconds of local steps
+};
+
+BuildHostRun ReplayBuild(const Profile& profile, const std::vector<BuildJob>& order,
+                         const BuildHostOptions& options);
+
+}  // namespace farm::bench

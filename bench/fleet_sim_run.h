@@ -1,0 +1,30 @@
+// One fleet simulation end to end: a real farm-coordinator, a fleet of sleeping workers
+// over real gRPC, and the build host replaying a profile's build through them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/fleet_report.h"
+
+namespace farm::bench {
+
+struct FleetSimOptions {
+  std::string profile_path;
+  int hosts = 8;
+  // Instance types by weight, cycled over the hosts: "m8g.4xlarge=3,grace=1" makes 8 hosts
+  // 6 m8g.4xlarge and 2 grace.
+  std::string mix = "m8g.4xlarge=3,grace=1";
+  double ms_per_second = 1;
+  int repeat = 1;        // multiplies every TU class's count
+  uint64_t seed = 1;     // the build order's shuffle
+  uint32_t jobs = 0;     // ninja -j; 0: the recipe's rule (BuildJobs) from the build host
+  std::string work_dir;  // emptied and used; removed after the run unless keep_work_dir
+  bool keep_work_dir = false;
+};
+
+absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options);
+
+}  // namespace farm::bench

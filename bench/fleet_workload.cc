@@ -1,0 +1,71 @@
+#include "bench/fleet_workload.h"
+
+#include <algorithm>
+#include <random>
+
+namespace farm::bench {
+
+std::vector<BuildJob> BuildOrder(const Profile& profile, uint64_t seed) {
+  std::vector<BuildJob> jobs;
+  int tu = 0;
+  for (size_t k = 0; k < profile.cuda_tus.size(); ++k) {
+    for (int i = 0; i < profile.cuda_tus[k].count; ++i) {
+      jobs.push_back({true, static_cast<int>(k), tu++});
+    }
+  }
+  for (size_t k = 0; k < profile.host_tus.size(); ++k) {
+    for (int i = 0; i < profile.host_tus[k].count; ++i) {
+      jobs.push_back({false, static_cast<int>(k), tu++});
+    }
+  }
+  std::mt19937_64 rng(seed);
+  std::shuffle(jobs.begin(), jobs.end(), rng);
+  return jobs;
+}
+
+double CudaTuCriticalPath(const CudaTuClass& k, const std::vector<std::string>& archs) {
+  const double before = std::max(k.host_preprocess_s + k.cudafe_s, k.device_preprocess_s);
+  double first = 0, longest = 0;
+  for (size_t i = 0; i < archs.size(); ++i) {
+    const double s = k.device.at(archs[i]).seconds;
+    if (i == 0) first = s;
+    longest = std::max(longest, s);
+  }
+  return before + std::max(first + k.host_compile_s, longest + k.fatbinary_s);
+}
+
+double LowerBounds::Bound() const { return std::max({device_s, host_s, critical_s}); }
+
+std::string LowerBounds::Binding() const {
+  if (critical_s >= device_s && critical_s >= host_s) return "critical path";
+  return device_s >= host_s ? "device" : "build host";
+}
+
+LowerBounds ComputeLowerBounds(const Profile& profile, uint64_t fleet_slots, uint32_t jobs) {
+  LowerBounds b;
+  double longest_tu = 0, job_slot_s = 0;
+  for (const auto& k : profile.host_tus) {
+    b.host_work_s += k.count * k.seconds;
+    job_slot_s += k.count * k.seconds;
+    if (k.count > 0) longest_tu = std::max(longest_tu, k.seconds);
+  }
+  const double archs = static_cast<double>(profile.archs.size());
+  for (const auto& k : profile.cuda_tus) {
+    if (k.count == 0) continue;
+    b.host_work_s += k.count * (k.host_preprocess_s + archs * k.device_preprocess_s + k.cudafe_s +
+                                k.fatbinary_s + k.host_compile_s);
+    for (const auto& [arch, cost] : k.device) b.device_work_s += k.count * cost.seconds;
+    b.device_actions += k.count * static_cast<int>(profile.archs.size());
+    const double tu_s = CudaTuCriticalPath(k, profile.archs);
+    job_slot_s += k.count * tu_s;
+    longest_tu = std::max(longest_tu, tu_s);
+  }
+  b.host_work_s += profile.link_s;
+  b.device_s = b.device_work_s / static_cast<double>(std::max<uint64_t>(fleet_slots, 1));
+  b.host_s = b.host_work_s / std::max<uint32_t>(profile.build_host.cores, 1);
+  b.critical_s = longest_tu + profile.link_s;
+  b.jobs_s = job_slot_s / std::max<uint32_t>(jobs, 1) + profile.link_s;
+  return b;
+}
+
+}  // namespace farm::bench
