@@ -53,6 +53,12 @@ absl::Status BuildLogBlocks::StageAppend(const StateStore& store, StateBatch& ba
   return absl::OkStatus();
 }
 
+void BuildLogBlocks::StageDelete(StateBatch& batch, const std::string& build_id, uint64_t end) {
+  for (uint64_t b = FirstKeptOffset(end) / kBlockBytes; b * kBlockBytes < end; ++b) {
+    batch.Delete(Table::kBuildLogs, Key(build_id, b));
+  }
+}
+
 absl::StatusOr<farm::v1::GetBuildLogsResponse> BuildLogBlocks::Read(const StateStore& store,
                                                                     const std::string& build_id,
                                                                     uint64_t end, uint64_t offset,

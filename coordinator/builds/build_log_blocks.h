@@ -29,6 +29,9 @@ class BuildLogBlocks {
                                   const std::string& build_id, uint64_t end,
                                   absl::string_view data);
 
+  // Stages the deletion of every kept block of the log of `build_id` ending at `end`.
+  static void StageDelete(StateBatch& batch, const std::string& build_id, uint64_t end);
+
   // Up to `max_bytes` from `offset` (clamped into the kept window) of a log ending at `end`.
   static absl::StatusOr<farm::v1::GetBuildLogsResponse> Read(const StateStore& store,
                                                              const std::string& build_id,

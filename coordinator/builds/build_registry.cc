@@ -122,6 +122,44 @@ void BuildRegistry::OnActionsChanged(const std::vector<ActionUpdate>& updates) {
   Apply(updates, /*live=*/true);
 }
 
+void BuildRegistry::OnActionsDeleted(const std::vector<DeletedAction>& deleted) {
+  absl::MutexLock write(&write_mu_);
+  std::vector<std::pair<std::string, uint64_t>> emptied;  // build id, log end
+  {
+    absl::MutexLock lock(&mu_);
+    std::set<std::string> touched;
+    for (const DeletedAction& d : deleted) {
+      auto it = builds_.find(d.build_id);
+      if (it == builds_.end()) continue;
+      it->second.actions.erase(d.id);
+      touched.insert(d.build_id);
+    }
+    for (const std::string& id : touched) {
+      const Entry& e = builds_.at(id);
+      if (e.actions.empty() && IsTerminalBuildState(e.record.state())) {
+        emptied.emplace_back(id, e.record.log_bytes());
+      }
+    }
+  }
+  if (emptied.empty()) return;
+  // Its progress can no longer be rebuilt from its actions after a restart: the build goes
+  // with them, its log too.
+  StateBatch batch;
+  for (const auto& [id, log_end] : emptied) {
+    batch.Delete(Table::kBuilds, id);
+    BuildLogBlocks::StageDelete(batch, id, log_end);
+  }
+  auto log = ComponentLogger("coordinator");
+  if (absl::Status s = store_->Write(batch); !s.ok()) {
+    log->error("deleting finished builds past their retention: {}", s.ToString());
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  for (const auto& [id, log_end] : emptied) builds_.erase(id);
+  log->info("deleted {} finished build(s) whose actions are past their retention, with their logs",
+            emptied.size());
+}
+
 void BuildRegistry::OnActionsLoaded(const std::vector<ActionUpdate>& updates) {
   Apply(updates, /*live=*/false);
 }

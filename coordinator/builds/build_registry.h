@@ -90,6 +90,8 @@ class BuildRegistry final : public ActionObserver {
   // ActionObserver.
   void OnActionsChanged(const std::vector<ActionUpdate>& updates) override;
   void OnActionsLoaded(const std::vector<ActionUpdate>& updates) override;
+  // Forgets deleted actions; a finished build left with none is deleted with its log.
+  void OnActionsDeleted(const std::vector<DeletedAction>& deleted) override;
 
  private:
   struct TrackedAction {

@@ -147,6 +147,32 @@ TEST_F(BuildRegistryTest, ShardsFollowActionsAndSurviveARestart) {
   for (const auto& a : *actions) EXPECT_EQ(a.worker_cpu_arch(), "aarch64") << a.action_id();
 }
 
+TEST_F(BuildRegistryTest, AFinishedBuildGoesWithItsActionsPastTheirRetentionLogIncluded) {
+  ASSERT_TRUE(scheduler_->Execute({Shell("a", "sm_90"), Shell("b", "sm_80")}).ok());
+  RunAll({{"a", 0}, {"b", 0}});
+  ASSERT_TRUE(builds_->AppendLog("b1", "compiled\n").ok());
+  // A live build beside it keeps everything.
+  farm::v1::Action live = Shell("c", "sm_90");
+  live.set_build_id("b2");
+  ASSERT_TRUE(scheduler_->Execute({live}).ok());
+  scheduler_->Sweep();
+  ASSERT_TRUE(builds_->Get("b1").ok());
+
+  now_ += absl::Hours(24 * 7) + absl::Minutes(11);  // past the default retention
+  scheduler_->Sweep();
+  EXPECT_EQ(builds_->Get("b1").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(builds_->ReadLog("b1", 0, 1024).ok());
+  EXPECT_TRUE(builds_->Get("b2").ok());
+  Reopen();
+  EXPECT_EQ(builds_->Get("b1").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(builds_->Get("b2")->state(), farm::v1::BUILD_STATE_QUEUED);
+  // Its log blocks are gone from the store too: a build of the same id starts empty.
+  ASSERT_TRUE(scheduler_->Execute({Shell("d", "sm_90")}).ok());
+  auto log = builds_->ReadLog("b1", 0, 1024);
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_EQ(log->data(), "");
+}
+
 TEST_F(BuildRegistryTest, WheelBuildsAreDrivenThroughTheApi) {
   auto b = builds_->CreateWheelBuild({.package = "torch", .version = "2.9.1", .archs = {"sm_90"}});
   ASSERT_TRUE(b.ok()) << b.status();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "farm/v1/actions.pb.h"
@@ -19,6 +20,12 @@ struct ActionUpdate {
   farm::v1::Requirements requirements;
 };
 
+// A finished action whose record was deleted (past its retention).
+struct DeletedAction {
+  std::string id;
+  std::string build_id;
+};
+
 class ActionObserver {
  public:
   virtual ~ActionObserver() = default;
@@ -28,6 +35,8 @@ class ActionObserver {
   virtual void OnActionsLoaded(const std::vector<ActionUpdate>& updates) {
     OnActionsChanged(updates);
   }
+  // Finished actions deleted from the store: nothing will be said of them again.
+  virtual void OnActionsDeleted(const std::vector<DeletedAction>& /*deleted*/) {}
 };
 
 }  // namespace farm::coordinator

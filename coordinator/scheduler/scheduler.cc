@@ -65,11 +65,15 @@ absl::Status Scheduler::Load() {
           return absl::DataLossError(absl::StrCat("action record '", key, "' in ", store_->dir(),
                                                   " does not parse; the state is damaged"));
         }
-        const auto& status = entry.record.status();
-        const std::string build = status.build_id();
+        if (IsTerminalActionState(entry.record.status().state())) {
+          // Finished: read from the store when asked for, never held in memory.
+          CountStored(entry.record.status().state(), +1);
+          return absl::OkStatus();
+        }
         auto [it, inserted] = actions_.emplace(key, std::move(entry));
         Entry& e = it->second;
-        if (IsTerminalActionState(status.state())) return absl::OkStatus();
+        const auto& status = e.record.status();
+        const std::string build = status.build_id();
         inflight_by_key_[status.action_key()] = key;
         blobs_->Pin(key, InputDigests(e.record.action()));
         if (status.state() == farm::v1::ACTION_STATE_QUEUED) {
@@ -89,17 +93,55 @@ void Scheduler::AddObserver(ActionObserver* observer) {
     absl::MutexLock lock(&mu_);
     observers_.push_back(observer);
     known.reserve(actions_.size());
-    for (const auto& [id, e] : actions_) known.push_back(Snapshot(e));
+    for (const auto& [id, e] : actions_) known.push_back(Snapshot(e.record));
+    // Finished actions are only in the store; an observer starts from every action known.
+    // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
+    absl::Status s = store_->ForEach(
+        Table::kActions,
+        [&](const std::string& key, const std::string& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          if (actions_.count(key) > 0) return absl::OkStatus();
+          farm::v1::ActionRecord record;
+          if (record.ParseFromString(value) && IsTerminalActionState(record.status().state())) {
+            known.push_back(Snapshot(record));
+          }
+          return absl::OkStatus();
+        });
+    if (!s.ok()) {
+      ComponentLogger("coordinator")
+          ->error("reading finished actions for an observer: {}", s.ToString());
+    }
   }
   // A transition racing this call may be delivered before `known`; its higher sequence
   // tells the observer to keep it.
   if (!known.empty()) observer->OnActionsLoaded(known);
 }
 
-ActionUpdate Scheduler::Snapshot(const Entry& entry) {
+ActionUpdate Scheduler::Snapshot(const farm::v1::ActionRecord& record) {
   return ActionUpdate{.sequence = ++update_sequence_,
-                      .status = entry.record.status(),
-                      .requirements = entry.record.action().requirements()};
+                      .status = record.status(),
+                      .requirements = record.action().requirements()};
+}
+
+void Scheduler::CountStored(ActionState state, int delta) {
+  uint32_t* count = state == farm::v1::ACTION_STATE_COMPLETED   ? &stored_finished_.completed
+                    : state == farm::v1::ACTION_STATE_FAILED    ? &stored_finished_.failed
+                    : state == farm::v1::ACTION_STATE_CANCELLED ? &stored_finished_.cancelled
+                                                                : nullptr;
+  if (count == nullptr) return;
+  if (delta < 0 && *count < static_cast<uint32_t>(-delta)) {
+    *count = 0;
+  } else {
+    *count = static_cast<uint32_t>(static_cast<int64_t>(*count) + delta);
+  }
+}
+
+absl::StatusOr<farm::v1::ActionStatus> Scheduler::StatusOf(const std::string& id) {
+  if (auto it = actions_.find(id); it != actions_.end()) return it->second.record.status();
+  farm::v1::ActionRecord record;
+  absl::Status s = store_->Get(Table::kActions, id, &record);
+  if (absl::IsNotFound(s)) return absl::NotFoundError(absl::StrCat("no action '", id, "'"));
+  if (!s.ok()) return s;
+  return record.status();
 }
 
 void Scheduler::Stage(StateBatch& batch, std::vector<std::string>& ids, Entry& entry) {
@@ -115,7 +157,7 @@ void Scheduler::Persist(StateBatch& batch, const std::vector<std::string>& ids) 
   const std::vector<ActionObserver*> observers = observers_;
   if (!observers.empty()) {
     updates.reserve(ids.size());
-    for (const auto& id : ids) updates.push_back(Snapshot(actions_.at(id)));
+    for (const auto& id : ids) updates.push_back(Snapshot(actions_.at(id).record));
   }
   mu_.Unlock();
   absl::Status s = store_->Write(batch);
@@ -288,20 +330,26 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
 absl::StatusOr<farm::v1::ActionStatus> Scheduler::Get(const std::string& id) {
   absl::MutexLock lock(&mu_);
   AwaitSynced(id);
-  auto it = actions_.find(id);
-  if (it == actions_.end()) return absl::NotFoundError(absl::StrCat("no action '", id, "'"));
-  return it->second.record.status();
+  return StatusOf(id);
 }
 
 absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Wait(
     const std::vector<std::string>& ids, absl::Duration timeout) {
   const absl::Time deadline = clock_() + timeout;
   absl::MutexLock lock(&mu_);
+  // Finished actions already out of memory are read from the store, once.
+  std::map<std::string, farm::v1::ActionStatus> stored;
   while (true) {
     bool done = true;
     for (const auto& id : ids) {
       auto it = actions_.find(id);
-      if (it == actions_.end()) return absl::NotFoundError(absl::StrCat("no action '", id, "'"));
+      if (it == actions_.end()) {
+        if (stored.count(id) > 0) continue;
+        auto status = StatusOf(id);
+        if (!status.ok()) return status.status();
+        stored[id] = *std::move(status);
+        continue;
+      }
       if (it->second.unsynced > 0 || !IsTerminalActionState(it->second.record.status().state())) {
         done = false;
       }
@@ -311,7 +359,10 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Wait(
     changed_.WaitWithTimeout(&mu_, deadline - now);
   }
   std::vector<farm::v1::ActionStatus> out;
-  for (const auto& id : ids) out.push_back(actions_.at(id).record.status());
+  for (const auto& id : ids) {
+    auto it = actions_.find(id);
+    out.push_back(it != actions_.end() ? it->second.record.status() : stored.at(id));
+  }
   return out;
 }
 
@@ -319,7 +370,7 @@ absl::StatusOr<farm::v1::ActionStatus> Scheduler::Cancel(const std::string& id) 
   absl::MutexLock lock(&mu_);
   AwaitSynced(id);
   auto it = actions_.find(id);
-  if (it == actions_.end()) return absl::NotFoundError(absl::StrCat("no action '", id, "'"));
+  if (it == actions_.end()) return StatusOf(id);  // finished (or unknown)
   Entry& e = it->second;
   if (IsTerminalActionState(e.record.status().state())) return e.record.status();
   if (e.record.status().state() == farm::v1::ACTION_STATE_QUEUED) {
@@ -554,70 +605,110 @@ void Scheduler::OnSessionEnded(const std::string& worker, const std::string& ses
 }
 
 void Scheduler::Sweep() {
-  absl::MutexLock lock(&mu_);
+  bool prune = false;
   const absl::Time now = clock_();
-  StateBatch batch;
-  std::vector<std::string> touched;
-  for (auto& [id, e] : actions_) {
-    if (e.unsynced > 0 || e.record.status().state() != farm::v1::ACTION_STATE_RUNNING ||
-        e.lease_deadline > now) {
-      continue;
+  {
+    absl::MutexLock lock(&mu_);
+    StateBatch batch;
+    std::vector<std::string> touched;
+    for (auto& [id, e] : actions_) {
+      if (e.unsynced > 0 || e.record.status().state() != farm::v1::ACTION_STATE_RUNNING ||
+          e.lease_deadline > now) {
+        continue;
+      }
+      // A lapsed lease alone costs no retry: the worker may just have lost its network.
+      // If its process turns out to have died, OnSessionEnded charges the action then.
+      expired_by_session_[e.record.lease_session()].insert(id);
+      Requeue(e, absl::StrCat("lease on ", e.record.lease_worker(), " expired"));
+      Stage(batch, touched, e);
     }
-    // A lapsed lease alone costs no retry: the worker may just have lost its network.
-    // If its process turns out to have died, OnSessionEnded charges the action then.
-    expired_by_session_[e.record.lease_session()].insert(id);
-    Requeue(e, absl::StrCat("lease on ", e.record.lease_worker(), " expired"));
-    Stage(batch, touched, e);
+    Persist(batch, touched);
+    EvictFinished(now);
+    if (now - last_prune_ >= options_.prune_interval) {
+      last_prune_ = now;
+      prune = true;
+    }
   }
-  PruneFinished(now, batch);
-  Persist(batch, touched);
+  if (prune) PruneStoredFinished(now);
 }
 
-void Scheduler::PruneFinished(absl::Time now, StateBatch& batch) {
-  // Runs on every sweep, under the lock: one pass deletes what is past the retention and
-  // counts the rest; only a count over max_finished costs a second pass to find the oldest.
-  auto finished = [](const Entry& e) {
-    return e.unsynced == 0 && IsTerminalActionState(e.record.status().state());
-  };
-  auto finished_at = [](const Entry& e) { return FromProtoTime(e.record.status().finished_at()); };
-  size_t pruned = 0, kept = 0;
+void Scheduler::EvictFinished(absl::Time now) {
   for (auto it = actions_.begin(); it != actions_.end();) {
-    if (!finished(it->second)) {
-      ++it;
-    } else if (now - finished_at(it->second) > options_.finished_retention) {
-      batch.Delete(Table::kActions, it->first);
+    const farm::v1::ActionStatus& status = it->second.record.status();
+    if (it->second.unsynced == 0 && IsTerminalActionState(status.state()) &&
+        now - FromProtoTime(status.finished_at()) >= options_.finished_in_memory) {
+      CountStored(status.state(), +1);
       it = actions_.erase(it);
-      ++pruned;
     } else {
-      ++kept;
       ++it;
     }
   }
-  if (kept > options_.max_finished) {
-    std::vector<std::pair<absl::Time, std::string>> by_age;
-    by_age.reserve(kept);
-    for (const auto& [id, e] : actions_) {
-      if (finished(e)) by_age.emplace_back(finished_at(e), id);
-    }
-    const size_t excess = kept - options_.max_finished;
-    std::nth_element(by_age.begin(), by_age.begin() + static_cast<std::ptrdiff_t>(excess),
-                     by_age.end());  // the `excess` oldest first
-    for (size_t i = 0; i < excess; ++i) {
-      batch.Delete(Table::kActions, by_age[i].second);
-      actions_.erase(by_age[i].second);
-    }
-    pruned += excess;
-    kept -= excess;
+}
+
+void Scheduler::PruneStoredFinished(absl::Time now) {
+  // The scan runs without the lock: finished records never change, and whatever finishes
+  // meanwhile is younger than anything this pass could delete.
+  struct Finished {
+    absl::Time at;
+    std::string id;
+    ActionState state;
+    std::string build_id;
+  };
+  std::vector<Finished> past, kept;
+  absl::Status scanned =
+      store_->ForEach(Table::kActions, [&](const std::string& key, const std::string& value) {
+        farm::v1::ActionRecord record;
+        if (!record.ParseFromString(value) || !IsTerminalActionState(record.status().state())) {
+          return absl::OkStatus();
+        }
+        const absl::Time at = FromProtoTime(record.status().finished_at());
+        (now - at > options_.finished_retention ? past : kept)
+            .push_back({at, key, record.status().state(), record.status().build_id()});
+        return absl::OkStatus();
+      });
+  auto log = ComponentLogger("coordinator");
+  if (!scanned.ok()) {
+    log->error("pruning finished actions: cannot read the store: {}", scanned.ToString());
+    return;
   }
-  if (pruned > 0) {
-    ComponentLogger("coordinator")
-        ->info("deleted {} finished action record(s) past their retention ({} kept)", pruned, kept);
+  if (kept.size() > options_.max_finished) {
+    const size_t excess = kept.size() - options_.max_finished;
+    std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(excess), kept.end(),
+                     [](const Finished& a, const Finished& b) { return a.at < b.at; });
+    past.insert(past.end(), kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(excess));
+    kept.erase(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(excess));
   }
+  if (past.empty()) return;
+  std::vector<DeletedAction> deleted;
+  std::vector<ActionObserver*> observers;
+  {
+    absl::MutexLock lock(&mu_);
+    StateBatch batch;
+    for (const Finished& f : past) {
+      auto it = actions_.find(f.id);
+      if (it != actions_.end()) {
+        if (it->second.unsynced > 0) continue;  // being written: next pass
+        actions_.erase(it);
+      } else {
+        CountStored(f.state, -1);
+      }
+      batch.Delete(Table::kActions, f.id);
+      deleted.push_back({f.id, f.build_id});
+    }
+    if (absl::Status s = store_->Write(batch); !s.ok()) {
+      log->error("pruning finished actions: {}", s.ToString());
+      return;
+    }
+    observers = observers_;
+  }
+  log->info("deleted {} finished action record(s) past their retention ({} kept)", deleted.size(),
+            kept.size());
+  for (ActionObserver* o : observers) o->OnActionsDeleted(deleted);
 }
 
 Scheduler::Counts Scheduler::CountsByState() const {
   absl::MutexLock lock(&mu_);
-  Counts c;
+  Counts c = stored_finished_;
   for (const auto& [id, e] : actions_) {
     switch (e.record.status().state()) {
       case farm::v1::ACTION_STATE_QUEUED:
@@ -640,6 +731,11 @@ Scheduler::Counts Scheduler::CountsByState() const {
     }
   }
   return c;
+}
+
+size_t Scheduler::ActionsInMemory() const {
+  absl::MutexLock lock(&mu_);
+  return actions_.size();
 }
 
 }  // namespace farm::coordinator

@@ -36,11 +36,15 @@ struct SchedulerOptions {
   // Leases handed out before an action is given up, whatever the cause.
   uint32_t max_attempts = 10;
   PlacementPolicy placement;
-  // Finished actions (completed, failed, cancelled; cache answers included) are kept this
-  // long and at most this many, newest first, then deleted from memory and the store. Results
-  // stay in the action cache; a build keeps its own view of its actions.
+  // Finished actions (completed, failed, cancelled; cache answers included) leave memory
+  // `finished_in_memory` after they finish (Get and Wait then read them from the store), and
+  // the store after `finished_retention`, at most `max_finished` kept, newest first (checked
+  // every `prune_interval`). Results stay in the action cache; a build keeps its own view of
+  // its actions.
+  absl::Duration finished_in_memory = absl::Seconds(30);
   absl::Duration finished_retention = absl::Hours(24 * 7);
   size_t max_finished = 100'000;
+  absl::Duration prune_interval = absl::Minutes(10);
 };
 
 class Scheduler {
@@ -82,13 +86,16 @@ class Scheduler {
   // The worker process behind `session` is gone: `died` when it did not leave cleanly.
   void OnSessionEnded(const std::string& worker, const std::string& session, bool died);
 
-  // Requeues actions whose lease expired; deletes finished actions past their retention.
+  // Requeues actions whose lease expired; lets finished actions go from memory, and from the
+  // store past their retention.
   void Sweep();
 
   struct Counts {
     uint32_t queued = 0, running = 0, completed = 0, failed = 0, cancelled = 0;
   };
   Counts CountsByState() const;
+  // Actions held in memory: the live ones and those finished within finished_in_memory.
+  size_t ActionsInMemory() const;
 
  private:
   struct Entry {
@@ -119,9 +126,16 @@ class Scheduler {
   std::vector<std::string> TakeLeasable(const farm::v1::WorkerCapabilities& capabilities,
                                         uint32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AwaitSynced(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Stages the deletion of finished actions past finished_retention or max_finished.
-  void PruneFinished(absl::Time now, StateBatch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  ActionUpdate Snapshot(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops finished, synced actions older than finished_in_memory from memory.
+  void EvictFinished(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Deletes stored finished records past finished_retention or max_finished. Scans the
+  // store without the lock.
+  void PruneStoredFinished(absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
+  // An action's status from memory, else from the store (a finished action); NOT_FOUND.
+  absl::StatusOr<farm::v1::ActionStatus> StatusOf(const std::string& id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CountStored(farm::v1::ActionState state, int delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ActionUpdate Snapshot(const farm::v1::ActionRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   StateStore* const store_;
   BlobIndex* const blobs_;
@@ -132,7 +146,11 @@ class Scheduler {
 
   mutable absl::Mutex mu_;
   absl::CondVar changed_;
+  // Live actions, and finished ones for finished_in_memory.
   std::map<std::string, Entry> actions_ ABSL_GUARDED_BY(mu_);
+  // Finished records in the store but not in memory, by state.
+  Counts stored_finished_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_prune_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // Queued action ids per build, oldest first; builds are served round-robin.
   std::map<std::string, std::deque<std::string>> queues_ ABSL_GUARDED_BY(mu_);
   std::string last_served_build_ ABSL_GUARDED_BY(mu_);

@@ -167,6 +167,33 @@ TEST_F(SchedulerTest, FinishedActionsArePrunedPastTheirRetentionFromMemoryAndSto
   EXPECT_TRUE(Submit(Compile("sm_75", "later")).result().cache_hit());
 }
 
+TEST_F(SchedulerTest, OnlyLiveActionsStayInMemoryFinishedOnesAreReadFromTheStore) {
+  const std::string done = RunToCompletion("sm_75");
+  const std::string queued = Submit(Compile("sm_120")).action_id();
+  scheduler_->Sweep();
+  EXPECT_EQ(scheduler_->ActionsInMemory(), 2u);  // just finished: still in memory
+  now_ += absl::Seconds(31);
+  scheduler_->Sweep();
+  EXPECT_EQ(scheduler_->ActionsInMemory(), 1u);  // only the queued one
+  // Every client call still answers for the finished action, from the store.
+  auto got = scheduler_->Get(done);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->state(), farm::v1::ACTION_STATE_COMPLETED);
+  auto waited = scheduler_->Wait({done, queued}, absl::ZeroDuration());
+  ASSERT_TRUE(waited.ok()) << waited.status();
+  EXPECT_EQ((*waited)[0].state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_EQ((*waited)[1].state(), farm::v1::ACTION_STATE_QUEUED);
+  EXPECT_EQ(scheduler_->Cancel(done)->state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_EQ(scheduler_->Get("no-such-action").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(scheduler_->CountsByState().completed, 1u);
+  EXPECT_EQ(scheduler_->CountsByState().queued, 1u);
+  // A restart loads only the live action, and still counts the finished one.
+  Reopen();
+  EXPECT_EQ(scheduler_->ActionsInMemory(), 1u);
+  EXPECT_EQ(scheduler_->CountsByState().completed, 1u);
+  EXPECT_EQ(scheduler_->Get(done)->state(), farm::v1::ACTION_STATE_COMPLETED);
+}
+
 TEST_F(SchedulerTest, AtMostMaxFinishedRecordsAreKeptNewestFirst) {
   scheduler_ = std::make_unique<Scheduler>(
       store_.get(), &blobs_, [this] { return workers_; }, &metrics_,
