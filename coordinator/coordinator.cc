@@ -1,5 +1,7 @@
 #include "coordinator/coordinator.h"
 
+#include <malloc.h>
+
 #include <filesystem>
 
 #include <grpcpp/security/server_credentials.h>
@@ -106,7 +108,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
       SchedulerOptions{.lease_ttl = options.worker_timeout,
                        .placement = options.placement,
                        .finished_retention = options.action_retention,
-                       .max_finished = options.max_finished_actions},
+                       .max_finished = options.max_finished_actions,
+                       .prune_interval = options.retention_check_interval},
       [] { return absl::Now(); });
   if (absl::Status s = c->scheduler_->Load(); !s.ok()) return s;
   Scheduler* scheduler_ptr = c->scheduler_.get();
@@ -264,11 +267,15 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
 
 void Coordinator::SweepLoop() {
   const absl::Duration period = std::min(absl::Seconds(1), registry_->timeout() / 4);
+  uint64_t sweeps = 0;
   while (!stopping_.WaitForNotificationWithTimeout(period)) {
     if (absl::Status s = registry_->Sweep(); !s.ok()) {
       ComponentLogger("coordinator")->error("liveness sweep failed: {}", s.ToString());
     }
     scheduler_->Sweep();
+    // Pages freed after a burst (finished actions leaving memory, gRPC buffers) stay with
+    // glibc's arenas unless handed back: return them every ten sweeps so RSS follows use.
+    if (++sweeps % 10 == 0) malloc_trim(0);
     if (absl::Status s = tokens_->DropEndedBuildTokens(); !s.ok()) {
       ComponentLogger("coordinator")
           ->error("dropping ended builds' tokens failed: {}", s.ToString());

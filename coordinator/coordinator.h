@@ -47,9 +47,10 @@ struct CoordinatorOptions {
   std::string token_file;  // empty: <data_dir>/token, created on first start
   absl::Duration worker_timeout = absl::Seconds(30);
   // --action-retention, --max-finished-actions: how long and how many finished action records
-  // are kept (SchedulerOptions).
+  // are kept; --retention-check-interval: how often that is enforced (SchedulerOptions).
   absl::Duration action_retention = absl::Hours(24 * 7);
   size_t max_finished_actions = 100'000;
+  absl::Duration retention_check_interval = absl::Minutes(10);
   uint64_t cas_quota_bytes = uint64_t{20} << 30;  // --cas-quota: LRU eviction beyond this
   // --recipes-dir; empty: <data_dir>/recipes if present, else the source tree's recipes/.
   std::string recipes_dir;

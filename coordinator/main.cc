@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   options.data_dir = DefaultDataDir();
   std::string worker_timeout = "30s";
   std::string action_retention = "168h";
+  std::string retention_check_interval = "10m";
   std::string cas_quota = "20GiB";
   std::string index_max_upload = "2GiB";
   std::string ready_file;
@@ -96,6 +97,10 @@ int main(int argc, char** argv) {
                  "at most this many finished action records are kept, newest first")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--retention-check-interval", retention_check_interval,
+                 "how often finished action records (and builds left without any) past the "
+                 "retention are deleted: a scan of the stored records (e.g. 10m, 1h)")
+      ->capture_default_str();
   app.add_option("--cas-quota", cas_quota,
                  "most bytes the CAS keeps in <data-dir>/cas; least recently used unpinned "
                  "blobs are evicted beyond it (e.g. 512MiB, 20GiB)")
@@ -160,6 +165,12 @@ int main(int argc, char** argv) {
       options.action_retention <= absl::ZeroDuration()) {
     log->error("invalid --action-retention '{}': use a positive duration such as 168h or 24h",
                action_retention);
+    return farm::kExitConfig;
+  }
+  if (!absl::ParseDuration(retention_check_interval, &options.retention_check_interval) ||
+      options.retention_check_interval <= absl::ZeroDuration()) {
+    log->error("invalid --retention-check-interval '{}': use a positive duration such as 10m or 1h",
+               retention_check_interval);
     return farm::kExitConfig;
   }
 

@@ -74,6 +74,10 @@ rocksdb::Options StoreOptions() {
   // a torn last record (a write that was never acknowledged) and refuses any other damage.
   options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   options.keep_log_file_num = 5;
+  // Memtables are the store's memory: 64 MiB per family by default, ten families. One budget
+  // for all of them bounds the coordinator's RSS however many actions pass through it.
+  options.write_buffer_size = 8 << 20;
+  options.db_write_buffer_size = 32 << 20;
   options.max_manifest_file_size = 64 << 20;
   return options;
 }
