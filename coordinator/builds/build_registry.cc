@@ -3,12 +3,15 @@
 #include <sys/random.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "coordinator/builds/build_log_blocks.h"
+#include "farm/v1/state.pb.h"
+#include "libfarm/actions/action_client.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/time/proto_time.h"
 
@@ -132,11 +135,12 @@ void BuildRegistry::OnActionsDeleted(const std::vector<DeletedAction>& deleted) 
       auto it = builds_.find(d.build_id);
       if (it == builds_.end()) continue;
       it->second.actions.erase(d.id);
+      it->second.finished.erase(d.id);
       touched.insert(d.build_id);
     }
     for (const std::string& id : touched) {
       const Entry& e = builds_.at(id);
-      if (e.actions.empty() && IsTerminalBuildState(e.record.state())) {
+      if (e.actions.empty() && e.finished.empty() && IsTerminalBuildState(e.record.state())) {
         emptied.emplace_back(id, e.record.log_bytes());
       }
     }
@@ -189,6 +193,7 @@ void BuildRegistry::Apply(const std::vector<ActionUpdate>& updates, bool live) {
         *b.record.mutable_submitted_at() = st.submitted_at();
         created.push_back(st.build_id());
       }
+      if (b.finished.count(st.action_id()) > 0) continue;  // a late update of a finished one
       auto tracked = b.actions.find(st.action_id());
       if (tracked != b.actions.end() && tracked->second.sequence >= u.sequence) continue;
       ShardProgress& shard = b.shards[st.shard()];
@@ -200,6 +205,10 @@ void BuildRegistry::Apply(const std::vector<ActionUpdate>& updates, bool live) {
       }
       tracked->second = {u.sequence, ActionFacts::From(st), EntryFrom(st)};
       shard.Add(tracked->second.facts);
+      if (IsTerminalActionState(st.state())) {
+        b.finished.insert(st.action_id());
+        b.actions.erase(tracked);
+      }
       if (live && !was_finished && shard.finished() && shard.started() != absl::InfiniteFuture()) {
         shard_durations->Observe(
             std::max(0.0, absl::ToDoubleSeconds(shard.last_finished() - shard.started())));
@@ -504,33 +513,52 @@ std::vector<Build> BuildRegistry::List(size_t limit) const {
 
 absl::StatusOr<std::vector<farm::v1::ActionEntry>> BuildRegistry::Actions(
     const std::string& build_id, farm::v1::ActionState state, size_t limit) const {
-  std::vector<farm::v1::ActionEntry> out;
-  absl::MutexLock lock(&mu_);
-  auto wanted = [state](const farm::v1::ActionEntry& e) {
-    return state == farm::v1::ACTION_STATE_UNSPECIFIED || e.state() == state;
+  auto wanted = [state](farm::v1::ActionState s) {
+    return state == farm::v1::ACTION_STATE_UNSPECIFIED || s == state;
   };
-  if (!build_id.empty()) {
-    auto it = builds_.find(build_id);
-    if (it == builds_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("no build '", build_id, "'. Fix: 'farmctl builds' lists the builds"));
-    }
-    for (const auto& [id, a] : it->second.actions) {
-      if (wanted(a.entry)) out.push_back(a.entry);
-    }
-  } else if (state == farm::v1::ACTION_STATE_RUNNING) {
-    for (const auto& [id, e] : running_) out.push_back(e);
-  } else {
-    for (const auto& [bid, b] : builds_) {
-      for (const auto& [id, a] : b.actions) {
-        if (wanted(a.entry)) out.push_back(a.entry);
+  // Live entries are copied here; finished ones are named by id and read from the store.
+  std::vector<std::pair<std::string, std::optional<farm::v1::ActionEntry>>> items;
+  {
+    absl::MutexLock lock(&mu_);
+    if (build_id.empty() && state == farm::v1::ACTION_STATE_RUNNING) {
+      for (const auto& [id, e] : running_) items.emplace_back(id, e);
+    } else {
+      auto add = [&](const Entry& b) {
+        for (const auto& [id, a] : b.actions) {
+          if (wanted(a.entry.state())) items.emplace_back(id, a.entry);
+        }
+        if (state == farm::v1::ACTION_STATE_UNSPECIFIED || IsTerminalActionState(state)) {
+          for (const std::string& id : b.finished) items.emplace_back(id, std::nullopt);
+        }
+      };
+      if (!build_id.empty()) {
+        auto it = builds_.find(build_id);
+        if (it == builds_.end()) {
+          return absl::NotFoundError(
+              absl::StrCat("no build '", build_id, "'. Fix: 'farmctl builds' lists the builds"));
+        }
+        add(it->second);
+      } else {
+        for (const auto& [bid, b] : builds_) add(b);
       }
     }
-    std::sort(out.begin(), out.end(),
-              [](const auto& a, const auto& b) { return a.action_id() < b.action_id(); });
   }
-  // Keep the newest: a long build's timeline is most useful at its end.
-  if (limit > 0 && out.size() > limit) out.erase(out.begin(), out.end() - static_cast<long>(limit));
+  std::sort(items.begin(), items.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Newest first until the limit, then back in order: a long build's timeline is most useful
+  // at its end, and only what is shown is read from the store.
+  std::vector<farm::v1::ActionEntry> out;
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    if (limit > 0 && out.size() >= limit) break;
+    if (!it->second) {
+      farm::v1::ActionRecord record;
+      if (!store_->Get(Table::kActions, it->first, &record).ok()) continue;  // deleted meanwhile
+      if (!wanted(record.status().state())) continue;
+      it->second = EntryFrom(record.status());
+    }
+    out.push_back(*std::move(it->second));
+  }
+  std::reverse(out.begin(), out.end());
   return out;
 }
 

@@ -27,6 +27,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -102,7 +103,11 @@ class BuildRegistry final : public ActionObserver {
   struct Entry {
     farm::v1::Build record;  // as stored: no shards; state is derived for compile builds
     std::map<std::string, ShardProgress> shards;
-    std::map<std::string, TrackedAction> actions;  // by id: ids sort in submit order
+    // Live actions by id (ids sort in submit order). A finished action is only counted in
+    // its shard and remembered by id: its record is in the store, read when listed, so a
+    // build's memory does not grow with its history.
+    std::map<std::string, TrackedAction> actions;
+    std::set<std::string> finished;
   };
 
   void Apply(const std::vector<ActionUpdate>& updates, bool live);
