@@ -315,7 +315,14 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
   std::vector<farm::v1::ActionStatus> out;
   for (const auto& id : ids) {
     AwaitSynced(id);
-    Entry& e = actions_.at(id);
+    auto it = actions_.find(id);
+    if (it == actions_.end()) {  // a joined action that finished and left memory meanwhile
+      auto status = StatusOf(id);
+      if (!status.ok()) return status.status();
+      out.push_back(*std::move(status));
+      continue;
+    }
+    Entry& e = it->second;
     // Queued only now that it is durable, so no worker runs an action the store forgot.
     if (e.record.status().state() == farm::v1::ACTION_STATE_QUEUED &&
         std::find(touched.begin(), touched.end(), id) != touched.end()) {
