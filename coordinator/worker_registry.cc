@@ -66,11 +66,15 @@ absl::StatusOr<std::string> WorkerRegistry::Register(
   const std::string& bound_to = record.registered_by();
   if (!bound_to.empty() && bound_to != registered_by &&
       (!token_is_valid_ || token_is_valid_(bound_to))) {
+    const bool farm_token = bound_to == "farm";
     return absl::PermissionDeniedError(absl::StrCat(
-        "worker name '", name, "' is bound to token ", bound_to,
+        "worker name '", name, "' is bound to ",
+        farm_token ? "the coordinator's token file" : absl::StrCat("token ", bound_to),
         ", which registered it first; this call carries another token. Fix: start this worker "
-        "with that token, or another --name; or an admin revokes token ",
-        bound_to, " (farmctl token revoke) to free the name"));
+        "with that token, or another --name",
+        farm_token ? ""
+                   : absl::StrCat("; or an admin revokes token ", bound_to,
+                                  " (farmctl token revoke) to free the name")));
   }
   if (alive && record.instance_id() != instance_id) {
     return absl::AlreadyExistsError(absl::StrCat(
