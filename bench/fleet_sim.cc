@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", options.seed, "build order shuffle")->capture_default_str();
   app.add_option("--jobs", options.jobs, "ninja -j on the build host (0: the recipe's rule)")
       ->capture_default_str();
+  app.add_flag("--farm-jobs", options.farm_jobs,
+               "ninja -j by the recipes' {farm_jobs} rule (the fleet's slots and the host's RAM)");
   app.add_option("--work-dir", options.work_dir, "scratch (default: a temp dir)");
   app.add_flag("--keep-work-dir", options.keep_work_dir, "keep the coordinator's data and log");
   app.add_flag("--json", json, "print the figures as one JSON object");

@@ -101,6 +101,11 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
     facts.slots += slots.back();
     facts.worker_ram_mib.push_back(s.ram_gib * 1024);
   }
+  if (options.farm_jobs && options.jobs == 0) {
+    facts.build_host_jobs = FarmBuildJobs(
+        profile->build_host.cores, static_cast<uint64_t>(profile->build_host.ram_gib * (1 << 30)),
+        facts.build_host_jobs, facts.slots, profile->archs.size());
+  }
   const LowerBounds bounds = ComputeLowerBounds(*profile, facts.slots, facts.build_host_jobs);
 
   const std::string work = options.work_dir;

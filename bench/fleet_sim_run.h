@@ -18,10 +18,11 @@ struct FleetSimOptions {
   // 6 m8g.4xlarge and 2 grace.
   std::string mix = "m8g.4xlarge=3,grace=1";
   double ms_per_second = 1;
-  int repeat = 1;        // multiplies every TU class's count
-  uint64_t seed = 1;     // the build order's shuffle
-  uint32_t jobs = 0;     // ninja -j; 0: the recipe's rule (BuildJobs) from the build host
-  std::string work_dir;  // emptied and used; removed after the run unless keep_work_dir
+  int repeat = 1;          // multiplies every TU class's count
+  uint64_t seed = 1;       // the build order's shuffle
+  uint32_t jobs = 0;       // ninja -j; 0: the recipe's rule (BuildJobs) from the build host
+  bool farm_jobs = false;  // ninja -j by {farm_jobs} (FarmBuildJobs): the fleet's slots too
+  std::string work_dir;    // emptied and used; removed after the run unless keep_work_dir
   bool keep_work_dir = false;
 };
 

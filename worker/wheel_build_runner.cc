@@ -226,12 +226,14 @@ absl::StatusOr<farm::v1::Action> WheelBuildRunner::PlanAction(const farm::v1::Le
     return absl::FailedPreconditionError(
         absl::StrCat("this worker has no CUDA ", task.cuda_version(), " toolkit"));
   }
-  BuildValues values{
-      .archs = *archs,
-      .cuda = *cuda,
-      .cuda_home = root->second,
-      .jobs = BuildJobs(options_.cores, options_.ram_bytes, recipe.build.job_memory_gib),
-      .version = task.version()};
+  const uint32_t jobs = BuildJobs(options_.cores, options_.ram_bytes, recipe.build.job_memory_gib);
+  BuildValues values{.archs = *archs,
+                     .cuda = *cuda,
+                     .cuda_home = root->second,
+                     .jobs = jobs,
+                     .farm_jobs = FarmBuildJobs(options_.cores, options_.ram_bytes, jobs,
+                                                task.farm_slots(), archs->requests.size()),
+                     .version = task.version()};
   auto rendered = RenderBuild(recipe, values, HostVariable);
   if (!rendered.ok()) return rendered.status();
 

@@ -123,6 +123,9 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
   task->set_version(plan.version());
   task->set_archs(plan.archs());
   task->set_cuda_version(plan.cuda_version());
+  uint32_t farm_slots = 0;
+  for (const auto& w : workers_->ListOnline()) farm_slots += w.capabilities().slots();
+  task->set_farm_slots(farm_slots);
   *task->mutable_source() =
       task->recipe()
           .versions(static_cast<int>(planned->version - planned->recipe->versions.data()))

@@ -32,9 +32,9 @@ std::map<std::string, std::string> BuildPlaceholderValues(const Recipe& recipe,
                                                           const BuildValues& values) {
   return {
       {"archs", values.archs.ToString()},  {"cmake_archs", CmakeArchs(values.archs)},
-      {"jobs", absl::StrCat(values.jobs)}, {"cuda", values.cuda.ToString()},
-      {"cuda_home", values.cuda_home},     {"python", recipe.python},
-      {"version", values.version},
+      {"jobs", absl::StrCat(values.jobs)}, {"farm_jobs", absl::StrCat(values.farm_jobs)},
+      {"cuda", values.cuda.ToString()},    {"cuda_home", values.cuda_home},
+      {"python", recipe.python},           {"version", values.version},
   };
 }
 

@@ -24,9 +24,10 @@ std::string CmakeArchs(const ArchList& archs);
 struct BuildValues {
   ArchList archs;
   ToolkitVersion cuda;
-  std::string cuda_home;  // toolkit root on the build host, e.g. /usr/local/cuda-13.0
-  uint32_t jobs = 1;      // BuildJobs(...)
-  std::string version;    // the package version being built
+  std::string cuda_home;   // toolkit root on the build host, e.g. /usr/local/cuda-13.0
+  uint32_t jobs = 1;       // BuildJobs(...)
+  uint32_t farm_jobs = 1;  // FarmBuildJobs(...)
+  std::string version;     // the package version being built
 };
 
 // The value of every BuildPlaceholders() name.

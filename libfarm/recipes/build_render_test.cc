@@ -18,6 +18,17 @@ TEST(BuildJobsTest, RamCapsBeforeCores) {
   EXPECT_EQ(BuildJobs(0, 0, 0), 1u);
 }
 
+TEST(BuildJobsTest, FarmJobsKeepTheFarmBusyWithinTheHostsRam) {
+  // 32 cores, 128 GiB, 960 slots, 3 archs: the host's RAM binds (64 jobs of 2 GiB).
+  EXPECT_EQ(FarmBuildJobs(32, 128 * kGiB, 25, 960, 3), 64u);
+  // A small farm binds: 32 cores + 48 slots / 3 archs.
+  EXPECT_EQ(FarmBuildJobs(32, 128 * kGiB, 25, 48, 3), 48u);
+  // Never fewer than the local rule, even with no farm at all.
+  EXPECT_EQ(FarmBuildJobs(32, 128 * kGiB, 25, 0, 3), 32u);
+  EXPECT_EQ(FarmBuildJobs(4, 4 * kGiB, 1, 0, 1), 2u);
+  EXPECT_EQ(FarmBuildJobs(2, 1 * kGiB, 1, 100, 0), 1u);
+}
+
 TEST(BuildRenderTest, CmakeArchsKeepVariantsAndDropDots) {
   auto archs = ParseArchList("12.1;7.5;9.0a;8.0+PTX");
   ASSERT_TRUE(archs.ok());

@@ -49,7 +49,7 @@ void Scan(absl::string_view text, Literal on_literal, Placeholder on_placeholder
 
 const std::vector<std::string>& BuildPlaceholders() {
   static const auto* names = new std::vector<std::string>{
-      "archs", "cmake_archs", "jobs", "cuda", "cuda_home", "python", "version"};
+      "archs", "cmake_archs", "jobs", "farm_jobs", "cuda", "cuda_home", "python", "version"};
   return *names;
 }
 

@@ -25,11 +25,12 @@ TEST(ShippedRecipesTest, PytorchFollowsTheSeed) {
   EXPECT_EQ(r->FindVersion("2.9.1")->source.TagFor("2.9.1"), "v2.9.1");
   EXPECT_EQ(r->python, "3.10");
   EXPECT_EQ(r->platform.ManylinuxCeilingTag("aarch64"), "manylinux_2_35_aarch64");
-  BuildValues values{*ParseArchList("7.5;9.0;12.1"), {13, 0}, "/usr/local/cuda", 24, "2.9.1"};
+  // MAX_JOBS is {farm_jobs}: every nvcc call splits, so the farm's width sizes ninja.
+  BuildValues values{*ParseArchList("7.5;9.0;12.1"), {13, 0}, "/usr/local/cuda", 24, 64, "2.9.1"};
   auto rendered = RenderBuild(*r, values, [](const std::string&) { return std::nullopt; });
   ASSERT_TRUE(rendered.ok()) << rendered.status();
   for (const char* expected :
-       {"TORCH_CUDA_ARCH_LIST=7.5;9.0;12.1", "MAX_JOBS=24", "CFLAGS=-g0", "USE_MKLDNN=0",
+       {"TORCH_CUDA_ARCH_LIST=7.5;9.0;12.1", "MAX_JOBS=64", "CFLAGS=-g0", "USE_MKLDNN=0",
         "USE_FBGEMM=0", "CUDACXX=/usr/local/cuda/bin/nvcc", "USE_PRIORITIZED_TEXT_FOR_LD=1",
         "BUILD_TEST=0", "LD_LIBRARY_PATH=/usr/local/cuda/lib64:"}) {
     EXPECT_NE(std::find(rendered->env.begin(), rendered->env.end(), expected), rendered->env.end())
