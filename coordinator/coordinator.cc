@@ -119,8 +119,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
       std::make_unique<BuildRegistry>(c->store_.get(), &c->metrics_, [] { return absl::Now(); });
   if (absl::Status s = c->builds_->Load(); !s.ok()) return s;
   c->queue_metrics_ = std::make_unique<QueueMetrics>(&c->metrics_);
-  c->scheduler_->AddObserver(c->builds_.get());
-  c->scheduler_->AddObserver(c->queue_metrics_.get());
+  c->scheduler_->AddObservers({c->builds_.get(), c->queue_metrics_.get()});
   // Build tokens live while their build runs; the rest until revoked.
   BuildRegistry* builds_ptr = c->builds_.get();
   auto tokens = TokenStore::Load(c->store_.get(), [builds_ptr](const std::string& id) {

@@ -87,14 +87,15 @@ absl::Status Scheduler::Load() {
       });
 }
 
-void Scheduler::AddObserver(ActionObserver* observer) {
+void Scheduler::AddObservers(const std::vector<ActionObserver*>& observers) {
   std::vector<ActionUpdate> known;
   {
     absl::MutexLock lock(&mu_);
-    observers_.push_back(observer);
+    observers_.insert(observers_.end(), observers.begin(), observers.end());
     known.reserve(actions_.size());
     for (const auto& [id, e] : actions_) known.push_back(Snapshot(e.record));
     // Finished actions are only in the store; an observer starts from every action known.
+    // One scan serves every observer added together.
     // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
     absl::Status s = store_->ForEach(
         Table::kActions,
@@ -113,7 +114,8 @@ void Scheduler::AddObserver(ActionObserver* observer) {
   }
   // A transition racing this call may be delivered before `known`; its higher sequence
   // tells the observer to keep it.
-  if (!known.empty()) observer->OnActionsLoaded(known);
+  if (known.empty()) return;
+  for (ActionObserver* observer : observers) observer->OnActionsLoaded(known);
 }
 
 ActionUpdate Scheduler::Snapshot(const farm::v1::ActionRecord& record) {

@@ -58,10 +58,12 @@ class Scheduler {
   // TTL to be renewed by their workers.
   absl::Status Load();
 
-  // Adds an observer of action transitions and first hands it every action already known,
-  // as one batch, so it starts from the scheduler's state. Call after Load, before serving;
-  // the observer must outlive the scheduler's use.
-  void AddObserver(ActionObserver* observer);
+  // Adds observers of action transitions and first hands each every action already known,
+  // as one batch, so they start from the scheduler's state (finished actions are read from
+  // the store once for all of them). Call after Load, before serving; the observers must
+  // outlive the scheduler's use.
+  void AddObservers(const std::vector<ActionObserver*>& observers);
+  void AddObserver(ActionObserver* observer) { AddObservers({observer}); }
 
   // Client side.
   absl::StatusOr<std::vector<farm::v1::ActionStatus>> Execute(
