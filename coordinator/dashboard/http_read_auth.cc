@@ -3,7 +3,6 @@
 #include <httplib.h>
 
 #include "absl/strings/match.h"
-#include "libfarm/auth/method_access.h"
 
 namespace farm::coordinator {
 
@@ -23,13 +22,7 @@ absl::Status HttpReadAuth::Check(const httplib::Request& request) const {
         "this coordinator serves HTTP beyond loopback, so reading needs the farm token. Fix: "
         "send 'Authorization: Bearer TOKEN', or sign in on the dashboard page");
   }
-  std::optional<Caller> caller = auth_->Identify(presented);
-  if (!caller) {
-    return absl::UnauthenticatedError(
-        "the farm token does not match the coordinator's or any live token it made (wrong or "
-        "revoked). Fix: use the coordinator's token file or a token from `farmctl token create`");
-  }
-  return CheckMayCall(caller->role, "HTTP.Read");
+  return auth_->AuthorizeToken(presented, "HTTP.Read").status();
 }
 
 }  // namespace farm::coordinator

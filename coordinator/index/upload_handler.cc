@@ -12,7 +12,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "libfarm/auth/method_access.h"
 #include "libfarm/cas/byte_size.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/publish/core_metadata.h"
@@ -76,8 +75,7 @@ bool LegacyUploadHandler::Authorized(const httplib::Request& req) const {
   const size_t colon = decoded.find(':');
   if (colon == std::string::npos) return false;
   // Any user name: twine sends "__token__", people type their own.
-  std::optional<Caller> caller = auth_->Identify(absl::string_view(decoded).substr(colon + 1));
-  return caller && CheckMayCall(caller->role, "HTTP.Upload").ok();
+  return auth_->AuthorizeToken(absl::string_view(decoded).substr(colon + 1), "HTTP.Upload").ok();
 }
 
 void LegacyUploadHandler::Handle(const httplib::Request& req, httplib::Response& res,

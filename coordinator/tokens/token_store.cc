@@ -14,13 +14,6 @@ namespace {
 constexpr size_t kMaxTokenNameBytes = 64;
 constexpr size_t kIdHexChars = 12;
 
-std::optional<Role> RoleOf(const farm::v1::TokenRecord& record) {
-  for (Role role : {Role::kAdmin, Role::kSubmit, Role::kWorker, Role::kRead, Role::kBuild}) {
-    if (RoleName(role) == record.role()) return role;
-  }
-  return std::nullopt;
-}
-
 farm::v1::TokenRecord WithoutDigest(farm::v1::TokenRecord record) {
   record.clear_sha256();
   return record;
@@ -48,7 +41,7 @@ absl::StatusOr<std::unique_ptr<TokenStore>> TokenStore::Load(StateStore* store,
   absl::Status s = store->ForEach(
       Table::kTokens, [&](const std::string& id, const std::string& bytes) -> absl::Status {
         farm::v1::TokenRecord record;
-        if (!record.ParseFromString(bytes) || record.id() != id || !RoleOf(record)) {
+        if (!record.ParseFromString(bytes) || record.id() != id || !RoleNamed(record.role())) {
           return absl::DataLossError(absl::StrCat(
               "token record '", id, "' does not parse. Fix: revoke it (farmctl token revoke ", id,
               ") after restoring the data dir from a backup"));
@@ -169,7 +162,7 @@ std::optional<Caller> TokenStore::Find(absl::string_view token) const {
     if (it == by_digest_.end()) return std::nullopt;
     record = it->second;
   }
-  std::optional<Role> role = RoleOf(record);
+  std::optional<Role> role = RoleNamed(record.role());
   if (!role) return std::nullopt;
   // Checked on each use too: a build that ended between its last call and RevokeBuild.
   if (!record.build_id().empty() && !build_is_running_(record.build_id())) return std::nullopt;

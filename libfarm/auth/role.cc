@@ -21,6 +21,13 @@ std::string RoleName(Role role) {
   return "unknown";
 }
 
+std::optional<Role> RoleNamed(absl::string_view name) {
+  for (Role role : {Role::kAdmin, Role::kSubmit, Role::kWorker, Role::kRead, Role::kBuild}) {
+    if (RoleName(role) == name) return role;
+  }
+  return std::nullopt;
+}
+
 std::vector<Role> CreatableRoles() {
   return {Role::kAdmin, Role::kSubmit, Role::kWorker, Role::kRead};
 }

@@ -2,6 +2,7 @@
 // is the table in method_access.h.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ enum class Role {
 
 // "admin", "submit", "worker", "read", "build".
 std::string RoleName(Role role);
+
+// The role named `name` (any role, "build" included); nullopt for no role.
+std::optional<Role> RoleNamed(absl::string_view name);
 
 // The roles an operator may give a token with `farmctl token create` (not "build": the
 // coordinator issues those to the builds it runs).

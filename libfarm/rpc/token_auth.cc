@@ -29,8 +29,14 @@ absl::StatusOr<Caller> TokenVerifier::Authorize(const grpc::ServerContext& conte
         "coordinator's token file or a token made by `farmctl token create`");
   }
   absl::string_view value(it->second.data(), it->second.size());
-  std::optional<Caller> caller;
-  if (absl::StartsWith(value, kBearerPrefix)) caller = Identify(value.substr(kBearerPrefix.size()));
+  // Without the prefix the whole value is no token of ours: refused as unknown.
+  return AuthorizeToken(
+      absl::StartsWith(value, kBearerPrefix) ? value.substr(kBearerPrefix.size()) : "", method);
+}
+
+absl::StatusOr<Caller> TokenVerifier::AuthorizeToken(absl::string_view token,
+                                                     absl::string_view method) const {
+  std::optional<Caller> caller = token.empty() ? std::nullopt : Identify(token);
   if (!caller) {
     return absl::UnauthenticatedError(
         "the farm token does not match the coordinator's or any live token it made (wrong, "

@@ -46,10 +46,14 @@ class TokenVerifier {
                                    absl::string_view method) const;
   // Authorize, for handlers that need only the verdict.
   absl::Status Check(const grpc::ServerContext& context, absl::string_view method) const;
-  // The caller a bare token stands for (HTTP's bearer tokens); nullopt when unknown.
-  std::optional<Caller> Identify(absl::string_view token) const;
+  // Authorize for a bare token (HTTP's bearer tokens and upload passwords), `method` being
+  // the route's row ("HTTP.Read").
+  absl::StatusOr<Caller> AuthorizeToken(absl::string_view token, absl::string_view method) const;
 
  private:
+  // The caller a token stands for; nullopt when unknown.
+  std::optional<Caller> Identify(absl::string_view token) const;
+
   std::string farm_token_;
   const TokenDirectory* directory_;
 };
