@@ -19,6 +19,7 @@ constexpr uint32_t kMaxTimeoutSeconds = 24 * 3600;
 constexpr int kMaxSourceStamps = 4096;
 constexpr size_t kMaxStampPathBytes = 4096;
 constexpr uint64_t kMaxStampSizeBytes = uint64_t{1} << 40;
+constexpr size_t kMaxHistoryKeyBytes = 256;
 
 absl::Status ValidateSourceStamps(const farm::v1::Action& action) {
   if (action.source_stamps_size() > kMaxSourceStamps) {
@@ -96,6 +97,11 @@ absl::Status ValidateAction(const farm::v1::Action& action) {
   // A wheel build's command is the recipe it carries, rendered by the build host.
   if (!action.has_wheel_build() && (action.argv().empty() || action.argv(0).empty())) {
     return absl::InvalidArgumentError("action has no command (argv is empty)");
+  }
+  if (action.history_key().size() > kMaxHistoryKeyBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("history key of ", action.history_key().size(), " bytes; the limit is ",
+                     kMaxHistoryKeyBytes, ". Fix: name the translation unit and arch only"));
   }
   std::set<std::string> seen;
   for (const auto& in : action.inputs()) {

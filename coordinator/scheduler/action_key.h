@@ -10,8 +10,8 @@ namespace farm::coordinator {
 
 // SHA-256 (hex) over argv, environment, inputs (path, digest, executable bit), output paths
 // and the platform requirements (OS, CPU arch, glibc ceiling, CUDA toolkit version, exact
-// release and SMs). Scheduling-only fields (build, shard, timeout, labels, RAM) are left out, so
-// the same compile from another build hits the cache.
+// release and SMs). Scheduling-only fields (build, shard, timeout, labels, RAM, history key)
+// are left out, so the same compile from another build hits the cache.
 std::string ActionKey(const farm::v1::Action& action);
 
 // INVALID_ARGUMENT naming the problem: empty argv, paths that leave the scratch directory,

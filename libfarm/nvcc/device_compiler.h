@@ -26,6 +26,9 @@ struct DeviceCompileContext {
   // compile; its CPU does not matter (cicc and ptxas give the same bytes on any host).
   std::string cuda_release;
   std::string build_id;  // groups the actions into one build (and its shards)
+  // The translation unit as its last path components ("native/cuda/Sort.cu"): with a job's
+  // shard, the action's history key (farm.v1.Action.history_key).
+  std::string source_name;
   // A job to send first and report as soon as its outputs are written (if it exited 0),
   // before the others finish: the one whose outputs let the caller start other work.
   std::optional<size_t> early_job;

@@ -47,6 +47,9 @@ farm::v1::Action DeviceJobAction(const DeviceJob& job, const DeviceCompileContex
   action.set_timeout_seconds(kDeviceActionTimeoutSeconds);
   action.set_build_id(context.build_id);
   action.set_shard(job.shard);
+  if (!context.source_name.empty()) {
+    action.set_history_key(absl::StrCat(context.source_name, " ", job.shard));
+  }
   for (const SourceStamp& stamp : job.source_stamps) {
     auto* s = action.add_source_stamps();
     s->set_path(stamp.path);

@@ -25,6 +25,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A translation unit's name across checkouts and build trees: its last three path
+// components ("native/cuda/Sort.cu"), so history learnt in one tree serves the next.
+std::string SourceName(const std::string& path) {
+  std::vector<std::string> parts;
+  for (const auto& part : fs::path(path).lexically_normal()) {
+    if (!part.empty() && part != "/") parts.push_back(part.string());
+  }
+  std::string name;
+  for (size_t i = parts.size() > 3 ? parts.size() - 3 : 0; i < parts.size(); ++i) {
+    if (!name.empty()) name += "/";
+    name += parts[i];
+  }
+  return name.substr(0, 200);
+}
+
 // A directory of our own for nvcc's temporaries, removed with everything in it.
 class PrivateTempDir {
  public:
@@ -182,6 +197,8 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   }
 
   DeviceCompileContext context{toolkit->version, toolkit->release, request.build_id};
+  if (request.command.inputs.size() == 1)
+    context.source_name = SourceName(request.command.inputs[0]);
   std::unique_ptr<HostCompileAhead> ahead =
       request.host_compile_ahead ? HostCompileAhead::Plan(*dryrun, *jobs, temp->path()) : nullptr;
   if (ahead) {
