@@ -112,12 +112,14 @@ class BuildHost {
       job.script = SimulatedScript(absl::StrCat(k.name, " tu ", tu, " ", arch), cost.seconds,
                                    cost.peak_ram_mib);
       // The preprocessed device source: unique per TU and arch, so nothing is deduplicated.
-      std::ofstream(stem + ".cpp1.ii") << "// " << k.name << " tu " << tu << " " << arch << "\n";
+      std::ofstream(stem + ".cpp1.ii")
+          << "// " << k.name << " tu " << tu << " " << arch << " " << options_.run_tag << "\n";
       job.inputs = {{stem + ".cpp1.ii", "src.cpp1.ii"}};
       job.outputs = {{stem + ".cubin", absl::StrCat("src.", arch, ".cubin")}};
       jobs.push_back(std::move(job));
     }
     DeviceCompileContext context{options_.cuda_version, options_.cuda_release, options_.build_id};
+    context.source_name = absl::StrCat(k.name, "/tu-", tu, ".cu");
     std::thread host_compile;
     context.early_job = 0;
     context.on_early_job_done = [&] {

@@ -20,6 +20,9 @@ struct BuildHostOptions {
   std::string address, token;
   std::string work_dir;  // the TUs' preprocessed sources and returned cubins
   std::string build_id = "fleet-sim";
+  // Written into every preprocessed source: replays with different tags are different
+  // actions (no cache hits) with the same history keys.
+  std::string run_tag;
   std::string cuda_version = "13.0", cuda_release = "13.0.88";
   uint32_t jobs = 0;   // ninja -j (MAX_JOBS)
   uint32_t cores = 0;  // local steps at once

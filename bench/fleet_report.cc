@@ -81,6 +81,7 @@ std::string FormatReport(const FleetReport& r) {
   std::string out = absl::StrFormat(
       "fleet_sim: %s on %d hosts (%s; %llu slots), build host %u cores, ninja -j %u, "
       "time %.3g ms per compile second\n"
+      "  coordinator        --queue-order %s, --memory-aware %s, %s\n"
       "  device actions     %d of %d completed, %d TUs failed, %lld worker errors\n"
       "  makespan           %8.0f s  (%.2f h; %.1f s wall)\n"
       "  lower bound        %8.0f s  (%.2f h), binding: %s\n"
@@ -91,11 +92,12 @@ std::string FormatReport(const FleetReport& r) {
       "  ninja -j %-3u bound  %8.0f s  (TUs hold their job slot while the farm compiles; "
       "makespan / it %.2f)\n",
       f.profile, f.hosts, f.fleet, static_cast<unsigned long long>(f.slots), f.build_host_cores,
-      f.build_host_jobs, f.scale.ms_per_second, r.actions_completed, r.actions_expected,
-      r.failed_tus, static_cast<long long>(r.worker_errors), r.makespan_s, hours(r.makespan_s),
-      r.wall_s, b.Bound(), hours(b.Bound()), b.Binding(), b.device_s, b.device_work_s,
-      static_cast<unsigned long long>(f.slots), b.host_s, b.host_work_s, f.build_host_cores,
-      b.critical_s, r.Ratio(), f.build_host_jobs, b.jobs_s,
+      f.build_host_jobs, f.scale.ms_per_second, f.queue_order, f.memory_aware ? "true" : "false",
+      f.learnt ? "costs learnt from a first replay" : "nothing learnt before", r.actions_completed,
+      r.actions_expected, r.failed_tus, static_cast<long long>(r.worker_errors), r.makespan_s,
+      hours(r.makespan_s), r.wall_s, b.Bound(), hours(b.Bound()), b.Binding(), b.device_s,
+      b.device_work_s, static_cast<unsigned long long>(f.slots), b.host_s, b.host_work_s,
+      f.build_host_cores, b.critical_s, r.Ratio(), f.build_host_jobs, b.jobs_s,
       b.jobs_s > 0 ? r.makespan_s / b.jobs_s : 0.0);
   absl::StrAppend(&out, "  fleet utilization  ");
   for (size_t i = 0; i < r.utilization.size(); ++i) {
@@ -127,6 +129,9 @@ nlohmann::json ReportJson(const FleetReport& r) {
   j["slots"] = r.facts.slots;
   j["build_host"] = {{"cores", r.facts.build_host_cores}, {"jobs", r.facts.build_host_jobs}};
   j["ms_per_compile_second"] = r.facts.scale.ms_per_second;
+  j["coordinator"] = {{"queue_order", r.facts.queue_order},
+                      {"memory_aware", r.facts.memory_aware},
+                      {"learnt_first", r.facts.learnt}};
   j["actions"] = {{"expected", r.actions_expected}, {"completed", r.actions_completed}};
   j["failed_tus"] = r.failed_tus;
   j["worker_errors"] = r.worker_errors;

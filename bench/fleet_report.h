@@ -24,6 +24,9 @@ struct FleetFacts {
   std::vector<double> worker_ram_mib;  // by worker index
   uint32_t build_host_cores = 0, build_host_jobs = 0;
   TimeScale scale;
+  std::string queue_order;    // the coordinator's --queue-order
+  bool memory_aware = false;  // and --memory-aware
+  bool learnt = false;        // a learning replay ran first
 };
 
 struct FleetReport {

@@ -32,6 +32,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--farm-jobs", options.farm_jobs,
                "ninja -j by the recipes' {farm_jobs} rule (the fleet's slots and the host's RAM)");
+  app.add_option("--queue-order", options.queue_order, "the coordinator's: longest-first, fifo")
+      ->capture_default_str();
+  app.add_option("--memory-aware", options.memory_aware, "the coordinator's (true/false)")
+      ->capture_default_str();
+  app.add_option("--learn-first", options.learn_first,
+                 "replay the build once, unmeasured, so the coordinator learns its costs")
+      ->capture_default_str();
   app.add_option("--work-dir", options.work_dir, "scratch (default: a temp dir)");
   app.add_flag("--keep-work-dir", options.keep_work_dir, "keep the coordinator's data and log");
   app.add_flag("--json", json, "print the figures as one JSON object");

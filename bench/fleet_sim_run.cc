@@ -88,6 +88,9 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
   facts.fleet = DescribeFleet(*shapes);
   facts.hosts = options.hosts;
   facts.scale = scale;
+  facts.queue_order = options.queue_order;
+  facts.memory_aware = options.memory_aware;
+  facts.learnt = options.learn_first;
   facts.build_host_cores = profile->build_host.cores;
   facts.build_host_jobs =
       options.jobs > 0 ? options.jobs
@@ -116,7 +119,9 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
     return absl::FailedPreconditionError(absl::StrCat("cannot create ", work, ": ", ec.message(),
                                                       ". Fix: pass a writable --work-dir"));
   }
-  auto coordinator = StartBenchCoordinator(work, work + "/data");
+  auto coordinator = StartBenchCoordinator(work, work + "/data",
+                                           {"--queue-order", options.queue_order, "--memory-aware",
+                                            options.memory_aware ? "true" : "false"});
   if (!coordinator.ok()) return coordinator.status();
   auto log = ComponentLogger("fleet_sim");
   log->info("coordinator pid {} up at {} in {:.2f} s", coordinator->process.pid(),
@@ -162,6 +167,18 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
   host.jobs = facts.build_host_jobs;
   host.cores = profile->build_host.cores;
   host.scale = scale;
+  if (options.learn_first) {
+    BuildHostOptions learn = host;
+    learn.run_tag = "learn";
+    learn.build_id = "fleet-sim-learn";
+    const BuildHostRun learnt = ReplayBuild(*profile, BuildOrder(*profile, options.seed), learn);
+    log->info("learning run done in {:.1f} s wall ({} TUs failed)",
+              absl::ToDoubleSeconds(learnt.end - learnt.start), learnt.failed_tus);
+    absl::MutexLock lock(&ledger.mu);
+    ledger.actions.clear();
+    ledger.peak_ram_in_use_mib.assign(shapes->size(), 0);
+  }
+  host.run_tag = "measured";
   const BuildHostRun run = ReplayBuild(*profile, BuildOrder(*profile, options.seed), host);
 
   std::vector<ExecutedAction> executed;

@@ -22,7 +22,12 @@ struct FleetSimOptions {
   uint64_t seed = 1;       // the build order's shuffle
   uint32_t jobs = 0;       // ninja -j; 0: the recipe's rule (BuildJobs) from the build host
   bool farm_jobs = false;  // ninja -j by {farm_jobs} (FarmBuildJobs): the fleet's slots too
-  std::string work_dir;    // emptied and used; removed after the run unless keep_work_dir
+  std::string queue_order = "longest-first";  // the coordinator's --queue-order
+  bool memory_aware = true;                   // the coordinator's --memory-aware
+  // Replay the build once before the measured run, so the coordinator has learnt each
+  // action's wall time and peak RAM as it would have from yesterday's build.
+  bool learn_first = true;
+  std::string work_dir;  // emptied and used; removed after the run unless keep_work_dir
   bool keep_work_dir = false;
 };
 

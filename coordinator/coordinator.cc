@@ -107,6 +107,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
       &c->metrics_,
       SchedulerOptions{.lease_ttl = options.worker_timeout,
                        .placement = options.placement,
+                       .queue_order = options.queue_order,
+                       .memory_aware = options.memory_aware,
                        .finished_retention = options.action_retention,
                        .max_finished = options.max_finished_actions,
                        .prune_interval = options.retention_check_interval},

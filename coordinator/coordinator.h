@@ -51,6 +51,9 @@ struct CoordinatorOptions {
   absl::Duration action_retention = absl::Hours(24 * 7);
   size_t max_finished_actions = 100'000;
   absl::Duration retention_check_interval = absl::Minutes(10);
+  // --queue-order, --memory-aware (SchedulerOptions).
+  QueueOrder queue_order = QueueOrder::kLongestFirst;
+  bool memory_aware = true;
   uint64_t cas_quota_bytes = uint64_t{20} << 30;  // --cas-quota: LRU eviction beyond this
   // --recipes-dir; empty: <data_dir>/recipes if present, else the source tree's recipes/.
   std::string recipes_dir;

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -100,6 +101,18 @@ int main(int argc, char** argv) {
   app.add_option("--retention-check-interval", retention_check_interval,
                  "how often finished action records (and builds left without any) past the "
                  "retention are deleted: a scan of the stored records (e.g. 10m, 1h)")
+      ->capture_default_str();
+  const std::map<std::string, farm::coordinator::QueueOrder> queue_orders = {
+      {"longest-first", farm::coordinator::QueueOrder::kLongestFirst},
+      {"fifo", farm::coordinator::QueueOrder::kFifo}};
+  app.add_option("--queue-order", options.queue_order,
+                 "which queued action of a build runs next: longest-first (by the wall time "
+                 "learnt from earlier runs of its translation unit and arch) or fifo")
+      ->transform(CLI::CheckedTransformer(queue_orders, CLI::ignore_case))
+      ->default_str("longest-first");
+  app.add_option("--memory-aware", options.memory_aware,
+                 "lease a worker an action only while the peak RAM learnt for what it runs "
+                 "leaves room for the action's (true/false)")
       ->capture_default_str();
   app.add_option("--cas-quota", cas_quota,
                  "most bytes the CAS keeps in <data-dir>/cas; least recently used unpinned "

@@ -17,16 +17,17 @@
 namespace farm::coordinator {
 
 enum class Table {
-  kMeta,          // format version and coordinator identity
-  kWorkers,       // farm.v1.Worker by name
-  kActions,       // farm.v1.ActionRecord by action id (ids sort in submit order)
-  kActionCache,   // farm.v1.ActionResult by action key
-  kCas,           // farm.v1.BlobRecord by blob hash (coordinator/cas/blob_store.h)
-  kBuilds,        // farm.v1.Build (without shards) by build id (coordinator/builds/)
-  kBuildLogs,     // google.protobuf.BytesValue log blocks (coordinator/builds/build_log_blocks.h)
-  kPackages,      // farm.v1.PackageFile by "<project>/<filename>" (coordinator/index/)
-  kCompileCache,  // farm.v1.CompileResult by key (coordinator/compile_cache/)
-  kTokens,        // farm.v1.TokenRecord by id (coordinator/tokens/)
+  kMeta,           // format version and coordinator identity
+  kWorkers,        // farm.v1.Worker by name
+  kActions,        // farm.v1.ActionRecord by action id (ids sort in submit order)
+  kActionCache,    // farm.v1.ActionResult by action key
+  kCas,            // farm.v1.BlobRecord by blob hash (coordinator/cas/blob_store.h)
+  kBuilds,         // farm.v1.Build (without shards) by build id (coordinator/builds/)
+  kBuildLogs,      // google.protobuf.BytesValue log blocks (coordinator/builds/build_log_blocks.h)
+  kPackages,       // farm.v1.PackageFile by "<project>/<filename>" (coordinator/index/)
+  kCompileCache,   // farm.v1.CompileResult by key (coordinator/compile_cache/)
+  kTokens,         // farm.v1.TokenRecord by id (coordinator/tokens/)
+  kActionHistory,  // farm.v1.ActionHistory by Action.history_key (coordinator/scheduler/)
 };
 
 // Puts and deletes applied together by StateStore::Write, atomically and durably.

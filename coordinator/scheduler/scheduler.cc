@@ -56,6 +56,7 @@ Scheduler::Scheduler(StateStore* store, BlobIndex* blobs, OnlineWorkers online_w
 absl::Status Scheduler::Load() {
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_();
+  if (absl::Status s = history_.Load(*store_); !s.ok()) return s;
   // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
   return store_->ForEach(
       Table::kActions,
@@ -80,8 +81,12 @@ absl::Status Scheduler::Load() {
           Enqueue(key, build);
         } else if (status.state() == farm::v1::ACTION_STATE_RUNNING) {
           // Its worker may still be running it: give the lease a full TTL to be renewed.
-          e.lease_deadline = now + options_.lease_ttl;
+          SetLeaseDeadline(e, now + options_.lease_ttl);
           action_by_lease_[e.record.lease_id()] = key;
+          e.expected = history_.Expect(e.record.action());
+          WorkerLoad& load = load_by_worker_[e.record.lease_worker()];
+          ++load.running;
+          load.reserved_ram += e.expected.peak_ram_bytes;
         }
         return absl::OkStatus();
       });
@@ -191,15 +196,25 @@ void Scheduler::AwaitSynced(const std::string& id) {
 }
 
 void Scheduler::Enqueue(const std::string& id, const std::string& build) {
-  queues_[build].push_back(id);
+  Entry& e = actions_.at(id);
+  e.expected = history_.Expect(e.record.action());
+  const double order = options_.queue_order == QueueOrder::kLongestFirst ? -e.expected.seconds : 0;
+  e.queue_position = {order, queue_sequence_++};
+  queues_[build][e.queue_position] = id;
 }
 
 void Scheduler::Dequeue(const std::string& id, const std::string& build) {
   auto q = queues_.find(build);
   if (q == queues_.end()) return;
-  auto& ids = q->second;
-  ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
-  if (ids.empty()) queues_.erase(q);
+  if (auto e = actions_.find(id); e != actions_.end()) q->second.erase(e->second.queue_position);
+  if (q->second.empty()) queues_.erase(q);
+}
+
+void Scheduler::SetLeaseDeadline(Entry& e, absl::Time deadline) {
+  const std::string& id = e.record.status().action_id();
+  lease_deadlines_.erase({e.lease_deadline, id});
+  e.lease_deadline = deadline;
+  lease_deadlines_.insert({deadline, id});
 }
 
 std::optional<farm::v1::ActionResult> Scheduler::CachedResult(const std::string& key) {
@@ -394,6 +409,13 @@ absl::StatusOr<farm::v1::ActionStatus> Scheduler::Cancel(const std::string& id) 
 }
 
 void Scheduler::ClearLease(Entry& e) {
+  if (!e.record.lease_id().empty()) {
+    lease_deadlines_.erase({e.lease_deadline, e.record.status().action_id()});
+    if (auto load = load_by_worker_.find(e.record.lease_worker()); load != load_by_worker_.end()) {
+      load->second.reserved_ram -= std::min(load->second.reserved_ram, e.expected.peak_ram_bytes);
+      if (--load->second.running == 0) load_by_worker_.erase(load);
+    }
+  }
   action_by_lease_.erase(e.record.lease_id());
   e.record.clear_lease_id();
   e.record.clear_lease_worker();
@@ -440,9 +462,18 @@ void Scheduler::Requeue(Entry& e, const std::string& reason) {
   Enqueue(status.action_id(), status.build_id());
 }
 
-std::vector<std::string> Scheduler::TakeLeasable(const farm::v1::WorkerCapabilities& caps,
+std::vector<std::string> Scheduler::TakeLeasable(const std::string& worker,
+                                                 const farm::v1::WorkerCapabilities& caps,
                                                  uint32_t max) {
   std::vector<std::string> picked;
+  WorkerLoad load;
+  if (auto it = load_by_worker_.find(worker); it != load_by_worker_.end()) load = it->second;
+  // Whether the worker has RAM for `e` beside what it runs and what this call gave it.
+  auto fits = [&](const Entry& e) {
+    const uint64_t need = e.expected.peak_ram_bytes;
+    return !options_.memory_aware || need == 0 || caps.ram_bytes() == 0 || load.running == 0 ||
+           load.reserved_ram + need <= caps.ram_bytes();
+  };
   // Round-robin across builds, oldest first within a build, so one large build cannot
   // starve another.
   bool progress = true;
@@ -456,12 +487,14 @@ std::vector<std::string> Scheduler::TakeLeasable(const farm::v1::WorkerCapabilit
       if (picked.size() >= max) break;
       auto& q = queues_[build];
       for (auto it = q.begin(); it != q.end(); ++it) {
-        Entry& e = actions_.at(*it);
-        if (e.unsynced > 0 ||
+        Entry& e = actions_.at(it->second);
+        if (e.unsynced > 0 || !fits(e) ||
             !CheckPlacement(e.record.action().requirements(), caps, options_.placement).ok()) {
           continue;
         }
-        picked.push_back(*it);
+        picked.push_back(it->second);
+        ++load.running;
+        load.reserved_ram += e.expected.peak_ram_bytes;
         q.erase(it);
         progress = true;
         last_served_build_ = build;
@@ -480,7 +513,7 @@ absl::StatusOr<std::vector<farm::v1::Lease>> Scheduler::Lease(
   absl::MutexLock lock(&mu_);
   std::vector<std::string> picked;
   while (free_slots > 0) {
-    picked = TakeLeasable(capabilities, free_slots);
+    picked = TakeLeasable(worker, capabilities, free_slots);
     const absl::Time now = clock_();
     if (!picked.empty() || now >= deadline) break;
     changed_.WaitWithTimeout(&mu_, deadline - now);
@@ -500,8 +533,11 @@ absl::StatusOr<std::vector<farm::v1::Lease>> Scheduler::Lease(
     e.record.set_lease_id(NewId(now));
     e.record.set_lease_worker(worker);
     e.record.set_lease_session(session);
-    e.lease_deadline = now + options_.lease_ttl;
+    SetLeaseDeadline(e, now + options_.lease_ttl);
     action_by_lease_[e.record.lease_id()] = id;
+    WorkerLoad& load = load_by_worker_[worker];
+    ++load.running;
+    load.reserved_ram += e.expected.peak_ram_bytes;
     Stage(batch, touched, e);
     farm::v1::Lease lease;
     lease.set_lease_id(e.record.lease_id());
@@ -548,6 +584,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Complete(
       status.clear_error();
       Finish(e, farm::v1::ACTION_STATE_COMPLETED, "");
       durations->Observe(c.result().wall_seconds());
+      history_.Learn(e.record.action(), c.result(), batch);
       // Only clean runs are cached: a failure might come from the worker, not the input.
       if (c.result().exit_code() == 0 && !e.record.action().skip_cache()) {
         batch.Put(Table::kActionCache, status.action_key(), status.result());
@@ -575,7 +612,7 @@ std::vector<std::string> Scheduler::Renew(const std::string& worker, const std::
       revoked.push_back(lease_id);
       continue;
     }
-    e.lease_deadline = deadline;
+    SetLeaseDeadline(e, deadline);
   }
   return revoked;
 }
@@ -620,11 +657,16 @@ void Scheduler::Sweep() {
     absl::MutexLock lock(&mu_);
     StateBatch batch;
     std::vector<std::string> touched;
-    for (auto& [id, e] : actions_) {
-      if (e.unsynced > 0 || e.record.status().state() != farm::v1::ACTION_STATE_RUNNING ||
-          e.lease_deadline > now) {
-        continue;
-      }
+    std::vector<std::string> lapsed;
+    for (auto it = lease_deadlines_.begin(); it != lease_deadlines_.end() && it->first <= now;
+         ++it) {
+      lapsed.push_back(it->second);
+    }
+    for (const std::string& id : lapsed) {
+      auto it = actions_.find(id);
+      if (it == actions_.end()) continue;
+      Entry& e = it->second;
+      if (e.unsynced > 0 || e.record.status().state() != farm::v1::ACTION_STATE_RUNNING) continue;
       // A lapsed lease alone costs no retry: the worker may just have lost its network.
       // If its process turns out to have died, OnSessionEnded charges the action then.
       expired_by_session_[e.record.lease_session()].insert(id);

@@ -6,7 +6,6 @@
 // with a write in flight is invisible to leasing and waits until it lands.
 #pragma once
 
-#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -17,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "coordinator/scheduler/action_history.h"
 #include "coordinator/scheduler/action_observer.h"
 #include "coordinator/scheduler/blob_index.h"
 #include "coordinator/scheduler/requirements.h"
@@ -28,6 +28,13 @@
 
 namespace farm::coordinator {
 
+// The order of a build's queue. Builds are served round-robin either way.
+enum class QueueOrder {
+  kFifo,          // oldest first
+  kLongestFirst,  // longest expected first (ActionHistory), then oldest: the heavy tail starts
+                  // early
+};
+
 struct SchedulerOptions {
   absl::Duration lease_ttl = absl::Seconds(30);
   absl::Duration default_timeout = absl::Hours(1);
@@ -36,6 +43,10 @@ struct SchedulerOptions {
   // Leases handed out before an action is given up, whatever the cause.
   uint32_t max_attempts = 10;
   PlacementPolicy placement;
+  QueueOrder queue_order = QueueOrder::kLongestFirst;
+  // A worker is leased an action only while the expected peak RAM of what it runs leaves room
+  // for the action's (learnt per history key; a worker running nothing takes any action).
+  bool memory_aware = true;
   // Finished actions (completed, failed, cancelled; cache answers included) leave memory
   // `finished_in_memory` after they finish (Get and Wait then read them from the store), and
   // the store after `finished_retention`, at most `max_finished` kept, newest first (checked
@@ -104,6 +115,14 @@ class Scheduler {
     farm::v1::ActionRecord record;
     int unsynced = 0;  // writes in flight for this entry
     absl::Time lease_deadline;
+    ExpectedCost expected;  // when it was last queued
+    // Its place in its build's queue while queued: (-expected seconds or 0, sequence).
+    std::pair<double, uint64_t> queue_position;
+  };
+  // What a worker's leased actions are expected to hold.
+  struct WorkerLoad {
+    uint32_t running = 0;
+    uint64_t reserved_ram = 0;
   };
   using Batch = std::vector<std::string>;  // ids touched by one write
 
@@ -125,8 +144,10 @@ class Scheduler {
   void Finish(Entry& entry, farm::v1::ActionState state, const std::string& error)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ClearLease(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::vector<std::string> TakeLeasable(const farm::v1::WorkerCapabilities& capabilities,
+  std::vector<std::string> TakeLeasable(const std::string& worker,
+                                        const farm::v1::WorkerCapabilities& capabilities,
                                         uint32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetLeaseDeadline(Entry& entry, absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AwaitSynced(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops finished, synced actions older than finished_in_memory from memory.
   void EvictFinished(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -153,8 +174,14 @@ class Scheduler {
   // Finished records in the store but not in memory, by state.
   Counts stored_finished_ ABSL_GUARDED_BY(mu_);
   absl::Time last_prune_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
-  // Queued action ids per build, oldest first; builds are served round-robin.
-  std::map<std::string, std::deque<std::string>> queues_ ABSL_GUARDED_BY(mu_);
+  // Queued action ids per build by queue position; builds are served round-robin.
+  std::map<std::string, std::map<std::pair<double, uint64_t>, std::string>> queues_
+      ABSL_GUARDED_BY(mu_);
+  uint64_t queue_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  ActionHistory history_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, WorkerLoad> load_by_worker_ ABSL_GUARDED_BY(mu_);
+  // Running actions by lease deadline, for the sweep.
+  std::set<std::pair<absl::Time, std::string>> lease_deadlines_ ABSL_GUARDED_BY(mu_);
   std::string last_served_build_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> inflight_by_key_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> action_by_lease_ ABSL_GUARDED_BY(mu_);

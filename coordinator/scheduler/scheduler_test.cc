@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "libfarm/cas/digest.h"
 
 namespace farm::coordinator {
@@ -63,8 +64,7 @@ class SchedulerTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
     scheduler_ = std::make_unique<Scheduler>(
-        store_.get(), &blobs_, [this] { return workers_; }, &metrics_,
-        SchedulerOptions{.lease_ttl = absl::Seconds(10), .max_worker_deaths = 2},
+        store_.get(), &blobs_, [this] { return workers_; }, &metrics_, options_,
         [this] { return now_; });
     ASSERT_TRUE(scheduler_->Load().ok());
   }
@@ -111,7 +111,31 @@ class SchedulerTest : public ::testing::Test {
     return c;
   }
 
+  // A history-keyed compile whose argv differs per key and `run`, so no run is a cache hit.
+  farm::v1::Action Keyed(const std::string& key, int run) {
+    farm::v1::Action a = Compile("sm_90");
+    a.add_argv(absl::StrCat("--tu=", key, " --run=", run));
+    a.set_history_key(key);
+    return a;
+  }
+  // Runs `action` on w1 alone, reporting `seconds` of wall time and `ram` bytes at peak.
+  void RunAndLearn(const farm::v1::Action& action, double seconds, uint64_t ram) {
+    Submit(action);
+    auto leases = LeaseFor("w1", "learn", 1);
+    ASSERT_EQ(leases.size(), 1u);
+    farm::v1::Completion c = Done(leases[0]);
+    c.mutable_result()->set_wall_seconds(seconds);
+    c.mutable_result()->set_peak_rss_bytes(ram);
+    ASSERT_TRUE(scheduler_->Complete("w1", {c})->empty());
+  }
+  std::vector<std::string> LeasedKeys(const std::vector<farm::v1::Lease>& leases) {
+    std::vector<std::string> keys;
+    for (const auto& l : leases) keys.push_back(l.action().history_key());
+    return keys;
+  }
+
   fs::path dir_;
+  SchedulerOptions options_{.lease_ttl = absl::Seconds(10), .max_worker_deaths = 2};
   absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
   std::vector<farm::v1::Worker> workers_;
   farm::v1::Digest input_;
@@ -350,6 +374,87 @@ TEST_F(SchedulerTest, WaitReturnsWhenDoneOrAtTimeout) {
   EXPECT_EQ(done->front().result().exit_code(), 2);
   // A failing run is not cached.
   EXPECT_EQ(Submit(Compile("sm_90")).state(), farm::v1::ACTION_STATE_QUEUED);
+}
+
+TEST_F(SchedulerTest, TheLongestExpectedActionOfABuildRunsFirstOnceLearnt) {
+  RunAndLearn(Keyed("flash_bwd_hdim256.cu sm_90", 0), 600, 0);
+  RunAndLearn(Keyed("Sort.cu sm_90", 0), 20, 0);
+  // Submitted light first, then heavy: the heavy one is leased first.
+  Submit(Keyed("Sort.cu sm_90", 1));
+  Submit(Keyed("flash_bwd_hdim256.cu sm_90", 1));
+  EXPECT_THAT(LeasedKeys(LeaseFor("w1", "s1", 1)),
+              ::testing::ElementsAre("flash_bwd_hdim256.cu sm_90"));
+  // The history survives a restart.
+  Reopen();
+  Submit(Keyed("Sort.cu sm_90", 2));
+  Submit(Keyed("flash_bwd_hdim256.cu sm_90", 2));
+  EXPECT_THAT(
+      LeasedKeys(LeaseFor("w2", "s2", 3)),
+      ::testing::ElementsAre("flash_bwd_hdim256.cu sm_90", "Sort.cu sm_90", "Sort.cu sm_90"));
+}
+
+TEST_F(SchedulerTest, FifoOrderIgnoresHistory) {
+  options_.queue_order = QueueOrder::kFifo;
+  Reopen();
+  RunAndLearn(Keyed("heavy.cu sm_90", 0), 600, 0);
+  RunAndLearn(Keyed("light.cu sm_90", 0), 1, 0);
+  Submit(Keyed("light.cu sm_90", 1));
+  Submit(Keyed("heavy.cu sm_90", 1));
+  EXPECT_THAT(LeasedKeys(LeaseFor("w1", "s1", 1)), ::testing::ElementsAre("light.cu sm_90"));
+}
+
+TEST_F(SchedulerTest, ActionsWithoutHistoryAreOrderedByInputSize) {
+  farm::v1::Action small = Compile("sm_90");
+  small.set_history_key("small.cu sm_90");
+  farm::v1::Action large = Compile("sm_90");
+  large.set_history_key("large.cu sm_90");
+  *large.mutable_inputs(0)->mutable_digest() = DigestOfBytes(std::string(100'000, 'x'));
+  blobs_.present.insert(large.inputs(0).digest().hash());
+  Submit(small);
+  Submit(large);
+  EXPECT_THAT(LeasedKeys(LeaseFor("w1", "s1", 1)), ::testing::ElementsAre("large.cu sm_90"));
+}
+
+TEST_F(SchedulerTest, AWorkerIsNotLeasedMoreThanItsRamHoldsByLearntPeaks) {
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  RunAndLearn(Keyed("flash_bwd.cu sm_90", 0), 100, 5 * kGiB);
+  for (int run = 1; run <= 4; ++run) Submit(Keyed("flash_bwd.cu sm_90", run));
+  farm::v1::WorkerCapabilities caps = MakeWorker("w1", "13.0").capabilities();
+  caps.set_ram_bytes(12 * kGiB);
+  auto lease = [&](uint32_t slots) {
+    auto l = scheduler_->Lease("w1", "s1", caps, slots, absl::ZeroDuration());
+    EXPECT_TRUE(l.ok()) << l.status();
+    return l.ok() ? *l : std::vector<farm::v1::Lease>();
+  };
+  // 2 x 5 GiB fit in 12 GiB; a third would not, whatever the free slots.
+  auto first = lease(8);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_TRUE(lease(6).empty());
+  // An action with nothing learnt and no RAM requirement still fits beside them.
+  farm::v1::Action unknown = Compile("sm_75");
+  Submit(unknown);
+  EXPECT_THAT(LeasedKeys(lease(6)), ::testing::ElementsAre(""));
+  // One finishing frees its 5 GiB for the next.
+  ASSERT_TRUE(scheduler_->Complete("w1", {Done(first[0])})->empty());
+  EXPECT_EQ(lease(6).size(), 1u);
+  // A worker running nothing takes an action bigger than its RAM rather than never running it.
+  caps.set_ram_bytes(4 * kGiB);
+  auto other = scheduler_->Lease("w2", "s2", caps, 4, absl::ZeroDuration());
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->size(), 1u);
+}
+
+TEST_F(SchedulerTest, WithoutMemoryAwarenessFreeSlotsAloneDecide) {
+  options_.memory_aware = false;
+  Reopen();
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  RunAndLearn(Keyed("flash_bwd.cu sm_90", 0), 100, 5 * kGiB);
+  for (int run = 1; run <= 4; ++run) Submit(Keyed("flash_bwd.cu sm_90", run));
+  farm::v1::WorkerCapabilities caps = MakeWorker("w1", "13.0").capabilities();
+  caps.set_ram_bytes(12 * kGiB);
+  auto leases = scheduler_->Lease("w1", "s1", caps, 8, absl::ZeroDuration());
+  ASSERT_TRUE(leases.ok());
+  EXPECT_EQ(leases->size(), 4u);
 }
 
 }  // namespace

@@ -40,13 +40,15 @@ TEST(FleetSimTest, SmallBuildCompletesAboveItsLowerBound) {
   EXPECT_EQ(report->utilization.size(), 10u);
   EXPECT_GT(report->coordinator_cpu_s, 0);
   EXPECT_GT(report->coordinator_peak_rss_mib, 0);
+  // Memory-aware placement: no worker ran more than its RAM holds.
+  EXPECT_EQ(report->workers_over_ram, 0);
 
   const std::string table = bench::FormatReport(*report);
   for (const char* figure :
        {"198 of 198 completed", "makespan", "lower bound", "binding: build host", "device work",
         "build host work", "critical path", "makespan / bound", "fleet utilization",
         "queue wait         p50", "arch finished at   sm_121", "sm_75", "sm_90", "coordinator",
-        "s CPU, peak RSS"}) {
+        "s CPU, peak RSS", "--queue-order longest-first, --memory-aware true, costs learnt"}) {
     EXPECT_THAT(table, HasSubstr(figure));
   }
   const nlohmann::json json = bench::ReportJson(*report);
