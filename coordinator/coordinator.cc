@@ -159,7 +159,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
       c->builds_.get(), c->package_index_.get(), (fs::path(options.data_dir) / "wheels").string());
   c->wheel_pipeline_ = std::make_unique<WheelPipeline>(
       c->builds_.get(), c->scheduler_.get(), c->registry_.get(), c->blob_store_.get(),
-      c->recipe_service_.get(), c->wheel_finisher_.get());
+      &c->recipe_service_->recipes(), c->wheel_finisher_.get());
   c->token_service_ =
       std::make_unique<TokenServiceImpl>(c->auth_.get(), c->tokens_.get(), &c->metrics_);
   c->build_service_ = std::make_unique<BuildServiceImpl>(c->auth_.get(), c->builds_.get(),

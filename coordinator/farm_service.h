@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "coordinator/farm_status_source.h"
 #include "coordinator/worker_registry.h"
 #include "farm/v1/farm_service.grpc.pb.h"
 #include "libfarm/metrics/registry.h"
@@ -19,7 +20,7 @@ struct CoordinatorIdentity {
   bool tls = false;  // gRPC and HTTP speak TLS (HTTP as https://)
 };
 
-class FarmServiceImpl final : public farm::v1::FarmService::Service {
+class FarmServiceImpl final : public farm::v1::FarmService::Service, public FarmStatusSource {
  public:
   FarmServiceImpl(const TokenVerifier* auth, const WorkerRegistry* registry,
                   MetricsRegistry* metrics, const CoordinatorIdentity* identity);
@@ -31,8 +32,8 @@ class FarmServiceImpl final : public farm::v1::FarmService::Service {
                            farm::v1::ListWorkersResponse* response) override;
 
   // The answers without the RPC, for the JSON API (which must say the same).
-  farm::v1::GetStatusResponse Status() const;
-  farm::v1::ListWorkersResponse Workers() const;
+  farm::v1::GetStatusResponse Status() const override;
+  farm::v1::ListWorkersResponse Workers() const override;
 
  private:
   grpc::Status Finish(const char* method, const absl::Status& status);

@@ -107,13 +107,13 @@ google::protobuf::util::JsonPrintOptions ApiJsonOptions() {
   return o;
 }
 
-ApiRoutes::ApiRoutes(const FarmServiceImpl* farm, const BuildRegistry* builds,
+ApiRoutes::ApiRoutes(const FarmStatusSource* farm, const BuildRegistry* builds,
                      const TokenVerifier* auth)
     : farm_(farm), builds_(builds), auth_(auth) {}
 
 void ApiRoutes::RegisterRoutes(httplib::Server& server, bool loopback) {
   const HttpReadAuth auth(auth_, loopback);
-  const FarmServiceImpl* farm = farm_;
+  const FarmStatusSource* farm = farm_;
   const BuildRegistry* builds = builds_;
   // Every handler checks the reader first.
   auto guarded = [auth](auto handler) {

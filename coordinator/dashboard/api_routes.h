@@ -17,7 +17,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "coordinator/builds/build_registry.h"
-#include "coordinator/farm_service.h"
+#include "coordinator/farm_status_source.h"
 #include "coordinator/http_server.h"
 #include "libfarm/rpc/token_auth.h"
 
@@ -28,11 +28,11 @@ google::protobuf::util::JsonPrintOptions ApiJsonOptions();
 
 class ApiRoutes final : public HttpRoutes {
  public:
-  ApiRoutes(const FarmServiceImpl* farm, const BuildRegistry* builds, const TokenVerifier* auth);
+  ApiRoutes(const FarmStatusSource* farm, const BuildRegistry* builds, const TokenVerifier* auth);
   void RegisterRoutes(httplib::Server& server, bool loopback) override;
 
  private:
-  const FarmServiceImpl* farm_;
+  const FarmStatusSource* farm_;
   const BuildRegistry* builds_;
   const TokenVerifier* auth_;
 };

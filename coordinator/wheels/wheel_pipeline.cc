@@ -38,7 +38,7 @@ std::string HostFailure(const farm::v1::ActionStatus& st) {
 }  // namespace
 
 WheelPipeline::WheelPipeline(BuildRegistry* builds, Scheduler* scheduler, WorkerRegistry* workers,
-                             BlobStore* blobs, const RecipeServiceImpl* recipes,
+                             BlobStore* blobs, const RecipeDirectory* recipes,
                              WheelFinisher* finisher)
     : builds_(builds),
       scheduler_(scheduler),
@@ -73,7 +73,7 @@ void WheelPipeline::Stop() {
 absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
     const farm::v1::SubmitBuildRequest& request) {
   auto planned =
-      PlanWheelBuild(request.recipe(), request.archs(), recipes_->recipes(), workers_->ListOnline(),
+      PlanWheelBuild(request.recipe(), request.archs(), *recipes_, workers_->ListOnline(),
                      {.cpu_arch = request.cpu_arch(),
                       .glibc_max = request.glibc_max(),
                       .python = request.python(),

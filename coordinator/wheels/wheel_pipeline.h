@@ -18,18 +18,18 @@
 #include "coordinator/builds/build_registry.h"
 #include "coordinator/builds/build_service.h"
 #include "coordinator/cas/blob_store.h"
-#include "coordinator/recipes/recipe_service.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/wheels/wheel_finisher.h"
 #include "coordinator/worker_registry.h"
 #include "farm/v1/builds.pb.h"
+#include "libfarm/recipes/recipe_loader.h"
 
 namespace farm::coordinator {
 
 class WheelPipeline final : public WheelSubmitter {
  public:
   WheelPipeline(BuildRegistry* builds, Scheduler* scheduler, WorkerRegistry* workers,
-                BlobStore* blobs, const RecipeServiceImpl* recipes, WheelFinisher* finisher);
+                BlobStore* blobs, const RecipeDirectory* recipes, WheelFinisher* finisher);
   ~WheelPipeline() override;
 
   // Resumes the unfinished wheel builds and starts following them.
@@ -49,7 +49,7 @@ class WheelPipeline final : public WheelSubmitter {
   Scheduler* const scheduler_;
   WorkerRegistry* const workers_;
   BlobStore* const blobs_;
-  const RecipeServiceImpl* const recipes_;
+  const RecipeDirectory* const recipes_;
   WheelFinisher* const finisher_;
 
   absl::Mutex mu_;
