@@ -78,7 +78,8 @@ absl::Status Scheduler::Load() {
         inflight_by_key_[status.action_key()] = key;
         blobs_->Pin(key, InputDigests(e.record.action()));
         if (status.state() == farm::v1::ACTION_STATE_QUEUED) {
-          Enqueue(key, build);
+          e.expected = history_.Expect(e.record.action());
+          Enqueue(key, build, e.expected.seconds);
         } else if (status.state() == farm::v1::ACTION_STATE_RUNNING) {
           // Its worker may still be running it: give the lease a full TTL to be renewed.
           SetLeaseDeadline(e, now + options_.lease_ttl);
@@ -195,10 +196,9 @@ void Scheduler::AwaitSynced(const std::string& id) {
   }
 }
 
-void Scheduler::Enqueue(const std::string& id, const std::string& build) {
+void Scheduler::Enqueue(const std::string& id, const std::string& build, double order_seconds) {
   Entry& e = actions_.at(id);
-  e.expected = history_.Expect(e.record.action());
-  const double order = options_.queue_order == QueueOrder::kLongestFirst ? -e.expected.seconds : 0;
+  const double order = options_.queue_order == QueueOrder::kLongestFirst ? -order_seconds : 0;
   e.queue_position = {order, queue_sequence_++};
   queues_[build][e.queue_position] = id;
 }
@@ -329,6 +329,34 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
     ids.push_back(id);
   }
   Persist(batch, touched);
+  // Queued only now that they are durable, so no worker runs an action the store forgot;
+  // those of one build submitted together share the rank of the longest.
+  std::map<std::string, double> longest_by_build;
+  std::vector<std::string> to_queue;
+  for (const auto& id : ids) {
+    AwaitSynced(id);
+    auto it = actions_.find(id);
+    if (it == actions_.end() ||
+        it->second.record.status().state() != farm::v1::ACTION_STATE_QUEUED ||
+        std::find(touched.begin(), touched.end(), id) == touched.end()) {
+      continue;
+    }
+    Entry& e = it->second;
+    e.expected = history_.Expect(e.record.action());
+    double& longest = longest_by_build[e.record.status().build_id()];
+    longest = std::max(longest, e.expected.seconds);
+    to_queue.push_back(id);
+  }
+  for (const auto& id : to_queue) {
+    // Cancelled while a later one was awaited (the lock was released)?
+    auto it = actions_.find(id);
+    if (it == actions_.end() ||
+        it->second.record.status().state() != farm::v1::ACTION_STATE_QUEUED) {
+      continue;
+    }
+    const std::string& build = it->second.record.status().build_id();
+    Enqueue(id, build, longest_by_build[build]);
+  }
   std::vector<farm::v1::ActionStatus> out;
   for (const auto& id : ids) {
     AwaitSynced(id);
@@ -339,13 +367,7 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
       out.push_back(*std::move(status));
       continue;
     }
-    Entry& e = it->second;
-    // Queued only now that it is durable, so no worker runs an action the store forgot.
-    if (e.record.status().state() == farm::v1::ACTION_STATE_QUEUED &&
-        std::find(touched.begin(), touched.end(), id) != touched.end()) {
-      Enqueue(id, e.record.status().build_id());
-    }
-    out.push_back(e.record.status());
+    out.push_back(it->second.record.status());
   }
   changed_.SignalAll();
   return out;
@@ -459,7 +481,8 @@ void Scheduler::Requeue(Entry& e, const std::string& reason) {
   ComponentLogger("coordinator")->info("action {} requeued: {}", status.action_id(), reason);
   status.set_state(farm::v1::ACTION_STATE_QUEUED);
   status.set_error(reason);
-  Enqueue(status.action_id(), status.build_id());
+  e.expected = history_.Expect(e.record.action());
+  Enqueue(status.action_id(), status.build_id(), e.expected.seconds);
 }
 
 std::vector<std::string> Scheduler::TakeLeasable(const std::string& worker,

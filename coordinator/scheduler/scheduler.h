@@ -31,8 +31,9 @@ namespace farm::coordinator {
 // The order of a build's queue. Builds are served round-robin either way.
 enum class QueueOrder {
   kFifo,          // oldest first
-  kLongestFirst,  // longest expected first (ActionHistory), then oldest: the heavy tail starts
-                  // early
+  // Longest expected first (ActionHistory), then oldest: the actions submitted together (one
+  // translation unit's archs) are ranked by the longest of them and stay in their order.
+  kLongestFirst,
 };
 
 struct SchedulerOptions {
@@ -137,7 +138,11 @@ class Scheduler {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<farm::v1::ActionResult> CachedResult(const std::string& key);
   std::string WhyUnschedulable(const farm::v1::Requirements& req);
-  void Enqueue(const std::string& id, const std::string& build) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues `id` (whose `expected` is set) at `order_seconds`: with longest-first, the
+  // longest expected action among those submitted with it, so one call's actions (one
+  // translation unit's archs) stay together and in their order.
+  void Enqueue(const std::string& id, const std::string& build, double order_seconds)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Dequeue(const std::string& id, const std::string& build) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Back to the queue after a lost lease; fails the action past the retry caps.
   void Requeue(Entry& entry, const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -393,6 +393,18 @@ TEST_F(SchedulerTest, TheLongestExpectedActionOfABuildRunsFirstOnceLearnt) {
       ::testing::ElementsAre("flash_bwd_hdim256.cu sm_90", "Sort.cu sm_90", "Sort.cu sm_90"));
 }
 
+TEST_F(SchedulerTest, ActionsSubmittedTogetherAreRankedByTheLongestAndKeepTheirOrder) {
+  RunAndLearn(Keyed("flash_bwd.cu sm_90", 0), 600, 0);
+  RunAndLearn(Keyed("flash_bwd.cu sm_75", 0), 5, 0);
+  RunAndLearn(Keyed("Sort.cu sm_90", 0), 20, 0);
+  Submit(Keyed("Sort.cu sm_90", 1));
+  // One translation unit's archs in one call, its short one first (farm-nvcc's early job).
+  auto both = scheduler_->Execute({Keyed("flash_bwd.cu sm_75", 1), Keyed("flash_bwd.cu sm_90", 1)});
+  ASSERT_TRUE(both.ok());
+  EXPECT_THAT(LeasedKeys(LeaseFor("w1", "s1", 3)),
+              ::testing::ElementsAre("flash_bwd.cu sm_75", "flash_bwd.cu sm_90", "Sort.cu sm_90"));
+}
+
 TEST_F(SchedulerTest, FifoOrderIgnoresHistory) {
   options_.queue_order = QueueOrder::kFifo;
   Reopen();
