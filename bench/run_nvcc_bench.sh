@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # farm-nvcc benchmark: the examples/cuda-kernels library (6 .cu files, CUB-heavy) built for
 # 3 archs with plain nvcc, `nvcc --threads 2`, and farm-nvcc through local farms of 1 and 2
-# workers, then cached rebuilds: in a new tree (action cache) and after `ninja clean` in the
-# same tree (compile cache). Wall and total CPU time (the build and, for the farm,
-# the coordinator and workers too) are printed as ratios to plain nvcc from the same run.
+# workers, then rebuilds of the same sources that caches may answer: after `ninja clean` in the
+# same tree, in another build tree, with another -o name for every object (each compile
+# command replayed in the same tree), and from a copy of the sources in another directory.
+# Wall and total CPU time (the build and, for the farm, the coordinator and workers too) are
+# printed as ratios to plain nvcc from the same run.
 #
 # Every variant runs the build at `ninja -j1`: one nvcc call at a time, so the only
 # parallelism is inside a call (nvcc's threads, or farm-nvcc's per-arch actions).
 # Usage: bench/run_nvcc_bench.sh [ARCHS]   (default "75;90;121")
+# FARM_BENCH_BUILD_DIR=dir builds and uses that CMake build dir instead of build/;
+# FARM_BENCH_BIN=dir uses the binaries already in dir, building nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 archs="${1:-75;90;121}"
-ninja -C build farm-nvcc farmctl farm-coordinator farm-worker >/dev/null
-bin="$PWD/build/bin"
+if [ -n "${FARM_BENCH_BIN:-}" ]; then
+  bin="$(cd "$FARM_BENCH_BIN" && pwd)"
+else
+  build_dir="${FARM_BENCH_BUILD_DIR:-build}"
+  ninja -C "$build_dir" farm-nvcc farmctl farm-coordinator farm-worker >/dev/null
+  bin="$(cd "$build_dir/bin" && pwd)"
+fi
 work="$(mktemp -d /tmp/nvcc-bench-XXXXXX)"
 trap '"$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 export XDG_STATE_HOME="$work/state"
@@ -33,20 +42,28 @@ print(total / tick)
 PY
 }
 
-# build NAME LAUNCHER CUDA_FLAGS [TREE]: configures a fresh tree (or cleans TREE, an earlier
-# variant's) and times the build.
+# build NAME LAUNCHER CUDA_FLAGS [TREE [SOURCE]]: configures a fresh tree of SOURCE (default
+# examples/cuda-kernels), or cleans TREE, an earlier variant's, and times the build.
 build() {
   local name="$1" launcher="$2" flags="$3" tree="$work/tree-${4:-$1}"
+  local source="${5:-examples/cuda-kernels}"
   if [ -n "${4:-}" ]; then
     ninja -C "$tree" clean >/dev/null
   else
-    cmake -S examples/cuda-kernels -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    cmake -S "$source" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES="$archs" -DCMAKE_CUDA_FLAGS="$flags" \
       ${launcher:+-DCMAKE_CUDA_COMPILER_LAUNCHER="$launcher"} >/dev/null
   fi
+  timed "$name" ninja -C "$tree" -j1
+}
+
+# timed NAME COMMAND...: runs COMMAND, adds "NAME wall cpu" to the results.
+timed() {
+  local name="$1"
+  shift
   local before=0
   if [ -f "$work/farm/farm.json" ]; then before="$(farm_cpu)"; fi
-  /usr/bin/time -f "%e %U %S" -o "$work/time" ninja -C "$tree" -j1 >"$work/log-$name" 2>&1
+  /usr/bin/time -f "%e %U %S" -o "$work/time" "$@" >"$work/log-$name" 2>&1
   local after=0
   if [ -f "$work/farm/farm.json" ]; then after="$(farm_cpu)"; fi
   read -r wall user sys <"$work/time"
@@ -56,7 +73,25 @@ build() {
     grep "running plain nvcc" "$work/log-$name" | sort | uniq -c >&2
   fi
   echo "$name $wall $cpu" >>"$work/results"
+  echo "$name: $(grep -c ': compile cache' "$work/log-$name" || true) compile cache," \
+    "$(grep -c ': action cache' "$work/log-$name" || true) action cache," \
+    "$(grep -c ': ran on ' "$work/log-$name" || true) ran on a worker" >>"$work/hits"
 }
+
+# Prints the .cu compiles of a build tree's `ninja -t commands` (stdin) as ninja runs them,
+# but each object and dependency file under another name: what a second target compiling the
+# same sources does. The shell runs them, so they see its environment (PATH is in the key).
+cat >"$work/rename_objects.py" <<'PY'
+import shlex, sys
+for line in sys.stdin:
+    argv = shlex.split(line)
+    if "-c" not in argv or not argv[argv.index("-c") + 1].endswith(".cu"):
+        continue
+    for flag in ("-o", "-MF"):
+        i = argv.index(flag) + 1
+        argv[i] = argv[i].replace(".cu.o", ".renamed.cu.o")
+    print(shlex.join(argv))
+PY
 
 start_farm() {
   "$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1 || true
@@ -68,13 +103,22 @@ start_farm() {
 build plain "" ""
 build threads2 "" "--threads 2"
 start_farm 1
+export FARM_NVCC_LOG=debug  # one line per shard or compile cache hit, counted below
 build farm-1-worker "$bin/farm-nvcc" ""
 start_farm 2
 build farm-2-workers "$bin/farm-nvcc" ""
-# A new tree: other paths, so only the per-arch action cache answers.
-build farm-cached "$bin/farm-nvcc" ""
-# The same tree after `ninja clean`: the compile cache restores every object.
+# The same tree after `ninja clean`.
 build farm-clean-rebuild "$bin/farm-nvcc" "" farm-2-workers
+# Another build tree of the same sources: another working directory.
+build farm-other-tree "$bin/farm-nvcc" ""
+# The same tree, every object under another -o name.
+ninja -C "$work/tree-farm-2-workers" -t commands | python3 "$work/rename_objects.py" \
+  >"$work/renamed.sh"
+timed farm-other-name env -C "$work/tree-farm-2-workers" sh -e "$work/renamed.sh"
+# A copy of the sources in another directory: nvcc's module id hashes the source's real path
+# into symbol names (host and device), so neither cache may answer.
+cp -r examples/cuda-kernels "$work/source-copy"
+build farm-copied-source "$bin/farm-nvcc" "" "" "$work/source-copy"
 
 echo "farm-nvcc bench: examples/cuda-kernels, archs $archs, ninja -j1, $(nproc) cores"
 python3 - "$work/results" <<'PY'
@@ -82,10 +126,12 @@ import sys
 rows = [l.split() for l in open(sys.argv[1])]
 base = {r[0]: (float(r[1]), float(r[2])) for r in rows}
 pw, pc = base["plain"]
-print(f"{'variant':<16}{'wall s':>9}{'cpu s':>9}{'wall/plain':>12}{'cpu/plain':>11}")
+print(f"{'variant':<20}{'wall s':>9}{'cpu s':>9}{'wall/plain':>12}{'cpu/plain':>11}")
 for name, wall, cpu in rows:
     w, c = float(wall), float(cpu)
-    print(f"{name:<16}{w:>9.1f}{c:>9.1f}{w / pw:>12.2f}{c / pc:>11.2f}")
+    print(f"{name:<20}{w:>9.1f}{c:>9.1f}{w / pw:>12.3f}{c / pc:>11.3f}")
 t2 = base["threads2"][0]
 print(f"farm-2-workers vs nvcc --threads 2 (wall): {base['farm-2-workers'][0] / t2:.2f}")
 PY
+echo "farm-nvcc answers per variant (FARM_NVCC_LOG=debug lines):"
+cat "$work/hits"

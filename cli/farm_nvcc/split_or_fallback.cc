@@ -86,12 +86,16 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
 
   // A compile seen before, whose every input is unchanged, is restored whole.
   CompileCache compile_cache(actions.get(), cas.get());
-  std::optional<std::string> cache_key;
+  std::optional<CompileKey> cache_key;
   if (!command->output.empty()) {
-    if (auto key = CompileCacheKey(call.nvcc, *command); key.ok()) cache_key = *key;
+    if (auto key = CompileCacheKey(call.nvcc, *command); key.ok()) cache_key = *std::move(key);
   }
   if (cache_key) {
-    log->debug("whole-compile key {}", *cache_key);
+    // Says what the key holds of where the call runs, and why: a miss in another build tree
+    // or under another object name is then explained.
+    log->debug("whole-compile key {} (working directory: {}; output names: {})", cache_key->key,
+               cache_key->scope.working_directory.value_or("not in the key"),
+               cache_key->scope.output_names.value_or("not in the key"));
     auto hit = compile_cache.Restore(*cache_key, CompileCacheOutputs(*command));
     if (!hit.ok()) {
       // A refused entry is someone writing to the cache what no compile recorded: say so.

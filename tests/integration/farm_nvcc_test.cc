@@ -34,6 +34,12 @@ const char* const kNvcc = "/usr/local/cuda/bin/nvcc";
 std::string SourceDir() { return std::string(FARM_SOURCE_DIR) + "/tests/data/cuda"; }
 
 class FarmNvccTest : public ::testing::Test {
+ public:
+  // Run, for helpers outside the fixture.
+  CommandResult RunIn(const std::vector<std::string>& argv, const std::string& cwd) {
+    return Run(argv, cwd);
+  }
+
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir("farm-nvcc-test");
@@ -493,7 +499,8 @@ std::string LoggedCacheKey(const std::string& stderr_text) {
   for (absl::string_view line : absl::StrSplit(stderr_text, '\n')) {
     const size_t at = line.find("whole-compile key ");
     if (at != absl::string_view::npos) {
-      return std::string(absl::StripAsciiWhitespace(line.substr(at + 18)));
+      absl::string_view rest = line.substr(at + 18);
+      return std::string(rest.substr(0, rest.find(' ')));
     }
   }
   return "";
@@ -611,6 +618,197 @@ TEST_F(FarmNvccTest, CMakeProjectBuildsThroughTheLauncherAndRebuildsOneFile) {
   EXPECT_EQ(CountOccurrences(log3, ": compile cache"), 6) << log3;
   EXPECT_EQ(CountOccurrences(log3, "farm-nvcc: sm_"), 0) << log3;
   EXPECT_EQ(DevicePayloads(tree + "/libcuda_kernels.so"), payloads);
+}
+
+// The bytes of an nvcc object, with the one name in it that no two nvcc runs share renamed:
+// the STT_FILE symbol of the host compile's input, nvcc's temporary
+// ("tmpxft_<pid>_00000000-6_k.cudafe1.cpp"; farm-nvcc's "farm-6_k.cudafe1.cpp"). Plain
+// nvcc's own objects differ there from one run to the next; everything else is compared
+// byte for byte (objcopy copies every section and every other symbol as it is).
+std::string ComparableObject(const std::string& object) {
+  auto symbols = RunCommand({"readelf", "-sW", object});
+  EXPECT_TRUE(symbols.ok() && symbols->exit_code == 0) << object;
+  if (!symbols.ok()) return "";
+  std::vector<std::string> names;
+  for (absl::string_view line : absl::StrSplit(symbols->stdout_text, '\n')) {
+    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (fields.size() == 8 && fields[3] == "FILE") names.emplace_back(fields[7]);
+  }
+  EXPECT_EQ(names.size(), 1u) << symbols->stdout_text;
+  if (names.size() != 1) return "";
+  EXPECT_THAT(names[0], HasSubstr(".cudafe1.cpp"));
+  const std::string out = object + ".comparable";
+  auto copy =
+      RunCommand({"objcopy", "--redefine-sym", names[0] + "=host-source.cudafe1.cpp", object, out});
+  EXPECT_TRUE(copy.ok() && copy->exit_code == 0) << object;
+  return ReadFile(out);
+}
+
+// Compiles with plain nvcc in `dir` with the `object` and `deps` names farm-nvcc's call used
+// (its outputs moved aside first), and expects the same object and dependency file.
+void ExpectPlainNvccWritesTheSame(FarmNvccTest& test, const std::string& dir,
+                                  std::vector<std::string> farm_argv, const std::string& object,
+                                  const std::string& deps) {
+  SCOPED_TRACE(dir + "/" + object);
+  fs::rename(dir + "/" + object, dir + "/farm-" + object);
+  if (!deps.empty()) fs::rename(dir + "/" + deps, dir + "/farm-" + deps);
+  farm_argv.erase(farm_argv.begin());  // farm-nvcc
+  CommandResult p = test.RunIn(farm_argv, dir);
+  ASSERT_EQ(p.exit_code, 0) << p.stderr_text;
+  const std::string want = ComparableObject(dir + "/" + object);
+  ASSERT_GT(want.size(), 1000u);
+  EXPECT_TRUE(ComparableObject(dir + "/farm-" + object) == want) << "objects differ";
+  if (!deps.empty()) {
+    EXPECT_EQ(ReadFile(dir + "/farm-" + deps), ReadFile(dir + "/" + deps));
+  }
+}
+
+// CMake's command lines: absolute source and include paths, the object and dependency file
+// relative to the build tree. nvcc's object embeds neither the build tree nor its own name,
+// so another tree and another -o name are answered by the compile cache, with the bytes
+// plain nvcc writes there.
+TEST_F(FarmNvccTest, CompileCacheAnswersAnotherBuildTreeAndAnotherObjectName) {
+  const std::string src = WorkDir("trees-src");
+  const std::string tree1 = *dir_ / "trees-1";
+  const std::string tree2 = *dir_ / "trees-2";
+  fs::create_directories(tree1);
+  fs::create_directories(tree2);
+  auto argv = [&](const std::string& object) {
+    return std::vector<std::string>{FarmBinary("farm-nvcc"),
+                                    kNvcc,
+                                    "-I" + src,
+                                    "-O2",
+                                    "-std=c++17",
+                                    "-MD",
+                                    "-MT",
+                                    "obj/reduce_cub.o",
+                                    "-MF",
+                                    object + ".d",
+                                    "-c",
+                                    src + "/reduce_cub.cu",
+                                    "-o",
+                                    object,
+                                    "-gencode",
+                                    "arch=compute_75,code=sm_75",
+                                    "-gencode",
+                                    "arch=compute_90,code=sm_90"};
+  };
+  CommandResult first = Run(argv("a.o"), tree1);
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  EXPECT_THAT(first.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
+  EXPECT_THAT(first.stderr_text, HasSubstr("working directory: not in the key"));
+
+  CommandResult other_tree = Run(argv("a.o"), tree2);
+  ASSERT_EQ(other_tree.exit_code, 0) << other_tree.stderr_text;
+  EXPECT_THAT(other_tree.stderr_text, HasSubstr("reduce_cub.cu: compile cache"));
+  EXPECT_THAT(other_tree.stderr_text, Not(HasSubstr("farm-nvcc: sm_")));
+
+  CommandResult other_name = Run(argv("b.o"), tree1);
+  ASSERT_EQ(other_name.exit_code, 0) << other_name.stderr_text;
+  EXPECT_THAT(other_name.stderr_text, HasSubstr("reduce_cub.cu: compile cache"));
+  EXPECT_THAT(other_name.stderr_text, Not(HasSubstr("farm-nvcc: sm_")));
+
+  ExpectPlainNvccWritesTheSame(*this, tree2, argv("a.o"), "a.o", "a.o.d");
+  ExpectPlainNvccWritesTheSame(*this, tree1, argv("b.o"), "b.o", "b.o.d");
+}
+
+// -lineinfo names the sources (absolute) and stamps them into the cubins: another build tree
+// of the same sources is still the same compile, but a copy of the sources elsewhere is
+// not (and nvcc's module id hashes the source's real path into symbol names even without
+// line info): no compile cache hit there, and the bytes are plain nvcc's.
+TEST_F(FarmNvccTest, LineInfoReusesAnotherTreeOfTheSameSourcesButNotACopyOfThem) {
+  const std::string src = WorkDir("lineinfo-src");
+  const std::string copy = WorkDir("lineinfo-copy");
+  const std::string tree1 = *dir_ / "lineinfo-1";
+  const std::string tree2 = *dir_ / "lineinfo-2";
+  fs::create_directories(tree1);
+  fs::create_directories(tree2);
+  auto argv = [&](const std::string& source_dir) {
+    return std::vector<std::string>{FarmBinary("farm-nvcc"),
+                                    kNvcc,
+                                    "-lineinfo",
+                                    "-c",
+                                    source_dir + "/saxpy.cu",
+                                    "-o",
+                                    "s.o",
+                                    "-gencode",
+                                    "arch=compute_75,code=sm_75",
+                                    "-gencode",
+                                    "arch=compute_90,code=[compute_90,sm_90]"};
+  };
+  CommandResult first = Run(argv(src), tree1);
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  EXPECT_THAT(first.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
+
+  CommandResult other_tree = Run(argv(src), tree2);
+  ASSERT_EQ(other_tree.exit_code, 0) << other_tree.stderr_text;
+  EXPECT_THAT(other_tree.stderr_text, HasSubstr("saxpy.cu: compile cache"));
+  ExpectPlainNvccWritesTheSame(*this, tree2, argv(src), "s.o", "");
+
+  // Touched, not changed: the cubins' line tables hold the new mtime, so both caches miss.
+  fs::last_write_time(src + "/saxpy.cu",
+                      fs::last_write_time(src + "/saxpy.cu") + std::chrono::seconds(10));
+  CommandResult touched = Run(argv(src), tree2);
+  ASSERT_EQ(touched.exit_code, 0) << touched.stderr_text;
+  EXPECT_THAT(touched.stderr_text, Not(HasSubstr("compile cache")));
+  EXPECT_THAT(touched.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
+  ExpectPlainNvccWritesTheSame(*this, tree2, argv(src), "s.o", "");
+
+  CommandResult copied = Run(argv(copy), tree1);
+  ASSERT_EQ(copied.exit_code, 0) << copied.stderr_text;
+  EXPECT_THAT(copied.stderr_text, Not(HasSubstr("compile cache")));
+  EXPECT_THAT(copied.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
+  ExpectPlainNvccWritesTheSame(*this, tree1, argv(copy), "s.o", "");
+  EXPECT_NE(ComparableObject(tree1 + "/s.o"), ComparableObject(tree2 + "/s.o"));
+}
+
+// A copy of the sources in another directory, everything relative: the same command line,
+// but nvcc's module id (the source's real path, hashed) is in the symbol names of the
+// object and of its device code. Neither cache may answer; the bytes are plain nvcc's.
+TEST_F(FarmNvccTest, ACopyOfTheSourcesElsewhereIsCompiledAgain) {
+  const std::vector<std::string> args = {
+      FarmBinary("farm-nvcc"),     kNvcc, "-c", "reduce_cub.cu", "-o", "r.o", "-gencode",
+      "arch=compute_90,code=sm_90"};
+  const std::string a = WorkDir("copy-a");
+  const std::string b = WorkDir("copy-b");
+  CommandResult first = Run(args, a);
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  CommandResult second = Run(args, b);
+  ASSERT_EQ(second.exit_code, 0) << second.stderr_text;
+  EXPECT_THAT(second.stderr_text, Not(HasSubstr("compile cache")));
+  EXPECT_THAT(second.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
+  ExpectPlainNvccWritesTheSame(*this, b, args, "r.o", "");
+  EXPECT_NE(ComparableObject(a + "/r.o"), ComparableObject(b + "/r.o"));
+}
+
+// Host debug info records the working directory (DW_AT_comp_dir): with -g the directory is
+// in the key, so another build tree compiles again and its object names its own directory.
+// (nvcc's -g objects also name nvcc's temporary by its full path, so plain nvcc's are
+// compared by their device code here.)
+TEST_F(FarmNvccTest, WithDebugInfoAnotherBuildTreeIsCompiledAgain) {
+  const std::string src = WorkDir("debug-src");
+  const std::string tree1 = *dir_ / "debug-1";
+  const std::string tree2 = *dir_ / "debug-2";
+  fs::create_directories(tree1);
+  fs::create_directories(tree2);
+  const std::vector<std::string> args = {FarmBinary("farm-nvcc"), kNvcc, "-g",  "-c",
+                                         src + "/saxpy.cu",       "-o",  "s.o", "-arch=sm_90"};
+  CommandResult first = Run(args, tree1);
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  EXPECT_THAT(first.stderr_text, HasSubstr("working directory: -g may record"));
+  CommandResult second = Run(args, tree2);
+  ASSERT_EQ(second.exit_code, 0) << second.stderr_text;
+  EXPECT_THAT(second.stderr_text, Not(HasSubstr("compile cache")));
+  EXPECT_THAT(second.stderr_text, HasSubstr("farm-nvcc: sm_90: "));
+  auto dwarf = RunCommand({"readelf", "--debug-dump=info", tree2 + "/s.o"});
+  ASSERT_TRUE(dwarf.ok());
+  EXPECT_THAT(dwarf->stdout_text, HasSubstr(tree2));
+  EXPECT_THAT(dwarf->stdout_text, Not(HasSubstr(tree1)));
+  std::vector<std::string> plain(args.begin() + 1, args.end());
+  plain[plain.size() - 2] = "plain.o";
+  CommandResult p = Run(plain, tree2);
+  ASSERT_EQ(p.exit_code, 0) << p.stderr_text;
+  ExpectSamePayloads(tree2 + "/plain.o", tree2 + "/s.o");
 }
 
 }  // namespace
