@@ -328,6 +328,9 @@ absl::Status CasClient::DownloadToFile(const farm::v1::Digest& requested, const 
   if (dir.empty()) dir = ".";
   auto writer = VerifiedFileWriter::Create(dir.string());
   if (!writer.ok()) return writer.status();
+  // Whoever asked for the file reads it later if at all; a large download should not evict
+  // the page cache of everything else on the machine.
+  writer->DropBehind();
   absl::Status s = Download(
       *digest, [&] { return writer->bytes_written(); },
       [&](absl::string_view data) {

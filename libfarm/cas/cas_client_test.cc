@@ -224,6 +224,36 @@ TEST_F(CasClientTest, ZstdBothWays) {
   EXPECT_EQ(*back, data);
 }
 
+// Incompressible chunks are not retried one by one: after a miss the next chunks go raw
+// untried, and compressible data is compressed again once the backoff has run out.
+TEST(ChunkCodecTest, BacksOffOnIncompressibleChunksAndRecovers) {
+  ChunkCodec codec;
+  std::string noise(kChunk, '\0');
+  uint64_t x = 88172645463325252ull;
+  for (char& c : noise) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  const std::string text(kChunk, 't');
+  std::string packed;
+  EXPECT_FALSE(codec.Compress(noise, &packed));  // a miss: the next chunk is not tried
+  EXPECT_FALSE(codec.Compress(text, &packed));
+  ASSERT_TRUE(codec.Compress(text, &packed));
+  EXPECT_LT(packed.size(), text.size());
+  std::string plain;
+  ASSERT_TRUE(codec.Decompress(packed, kChunk, &plain).ok());
+  EXPECT_EQ(plain, text);
+  // Misses in a row double the untried stretch: 1, 2, 4 ...
+  EXPECT_FALSE(codec.Compress(noise, &packed));  // skips 1
+  EXPECT_FALSE(codec.Compress(text, &packed));
+  EXPECT_FALSE(codec.Compress(noise, &packed));  // skips 2
+  EXPECT_FALSE(codec.Compress(text, &packed));
+  EXPECT_FALSE(codec.Compress(text, &packed));
+  EXPECT_TRUE(codec.Compress(text, &packed));
+}
+
 TEST_F(CasClientTest, RetriesTransientErrors) {
   {
     absl::MutexLock lock(&fake_.mu_);

@@ -2,6 +2,8 @@
 
 #include <zstd.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace farm {
@@ -10,6 +12,12 @@ namespace {
 // Level 1: the wire is the bottleneck only on slow links, and there any zstd level wins;
 // higher levels would cost more CPU than they save on loopback or a LAN.
 constexpr int kLevel = 1;
+
+// After a chunk that did not shrink, this many chunks at most go raw untried: a stream of
+// incompressible data (archives, wheels, object code already compressed) then pays for one
+// compress attempt in 32 chunks instead of every one, and compressible data found again
+// resets the count.
+constexpr int kMaxSkip = 32;
 
 }  // namespace
 
@@ -21,11 +29,21 @@ ChunkCodec::~ChunkCodec() {
 }
 
 bool ChunkCodec::Compress(absl::string_view in, std::string* out) {
+  if (skip_ > 0) {
+    --skip_;
+    return false;
+  }
   if (cctx_ == nullptr) cctx_ = ZSTD_createCCtx();
   if (cctx_ == nullptr) return false;
   out->resize(ZSTD_compressBound(in.size()));
   const size_t n = ZSTD_compressCCtx(cctx_, out->data(), out->size(), in.data(), in.size(), kLevel);
-  if (ZSTD_isError(n) || n >= in.size()) return false;
+  if (ZSTD_isError(n) || n >= in.size()) {
+    // Back off exponentially: 1, 2, 4 ... kMaxSkip chunks untried.
+    misses_ = std::min(kMaxSkip, misses_ == 0 ? 1 : 2 * misses_);
+    skip_ = misses_;
+    return false;
+  }
+  misses_ = 0;
   out->resize(n);
   return true;
 }

@@ -21,7 +21,8 @@ class ChunkCodec {
   ChunkCodec& operator=(const ChunkCodec&) = delete;
 
   // Compresses `in` into `out`. Returns false when compressing does not pay (output not
-  // smaller), so the caller sends the chunk raw.
+  // smaller), so the caller sends the chunk raw; after such a chunk the next few (doubling
+  // with each miss, up to 32) are not even tried.
   bool Compress(absl::string_view in, std::string* out);
 
   // Decompresses one frame into `out`, refusing frames that would exceed `max_out` bytes,
@@ -31,6 +32,8 @@ class ChunkCodec {
  private:
   ZSTD_CCtx_s* cctx_ = nullptr;
   ZSTD_DCtx_s* dctx_ = nullptr;
+  int misses_ = 0;  // chunks skipped after the last miss
+  int skip_ = 0;    // chunks still to send raw untried
 };
 
 }  // namespace farm

@@ -14,6 +14,10 @@
 namespace farm {
 namespace {
 
+// Writeback granularity: big enough that the syscalls cost nothing per byte, small enough
+// that little is left for the final fsync (and, dropping behind, that the cached tail is small).
+constexpr int64_t kWindowBytes = 8 << 20;
+
 absl::Status ErrnoError(const std::string& what, int err) {
   const std::string msg = absl::StrCat(what, ": ", std::strerror(err));
   if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
@@ -50,6 +54,10 @@ VerifiedFileWriter::VerifiedFileWriter(VerifiedFileWriter&& other) noexcept
       temp_path_(std::move(other.temp_path_)),
       mode_(other.mode_),
       bytes_(other.bytes_),
+      writeback_from_(other.writeback_from_),
+      dropped_to_(other.dropped_to_),
+      stream_behind_(other.stream_behind_),
+      drop_behind_(other.drop_behind_),
       sha_(std::move(other.sha_)),
       finished_(other.finished_),
       moved_(other.moved_),
@@ -93,6 +101,34 @@ absl::Status VerifiedFileWriter::Append(absl::string_view data) {
     left -= static_cast<size_t>(n);
   }
   bytes_ += static_cast<int64_t>(data.size());
+  return StreamBehind();
+}
+
+absl::Status VerifiedFileWriter::StreamBehind() {
+  if (!stream_behind_ || bytes_ - writeback_from_ < kWindowBytes) return absl::OkStatus();
+  const auto sync = [&](int64_t from, int64_t to, unsigned flags) -> absl::Status {
+    if (::sync_file_range(fd_, from, to - from, flags) == 0) return absl::OkStatus();
+    const int err = errno;
+    if (err == EINVAL || err == ESPIPE || err == ENOSYS) {
+      stream_behind_ = false;  // not supported here: Finish's fsync does it all
+      return absl::OkStatus();
+    }
+    // A writeback error reported here is not reported again by the fsync in Finish.
+    return ErrnoError(absl::StrCat("cannot write ", temp_path_), err);
+  };
+  if (absl::Status s = sync(writeback_from_, bytes_, SYNC_FILE_RANGE_WRITE); !s.ok()) return s;
+  writeback_from_ = bytes_;
+  const int64_t drop_to = bytes_ - 2 * kWindowBytes;
+  if (!drop_behind_ || !stream_behind_ || drop_to <= dropped_to_) return absl::OkStatus();
+  if (absl::Status s =
+          sync(dropped_to_, drop_to,
+               SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+      !s.ok()) {
+    return s;
+  }
+  // Advisory: pages still dirty or mapped are simply kept.
+  ::posix_fadvise(fd_, dropped_to_, drop_to - dropped_to_, POSIX_FADV_DONTNEED);
+  dropped_to_ = drop_to;
   return absl::OkStatus();
 }
 

@@ -1,6 +1,9 @@
 // Writes a blob to a temp file while hashing it, then moves it into place only once the
 // bytes are known to match their digest: a reader never sees a partial or corrupt file,
 // and a crash leaves at most a temp file behind.
+//
+// Writeback starts as each 8 MiB window completes, so Finish's fsync has only the tail left
+// to wait for instead of the whole file, and dirty memory stays bounded.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,13 @@ class VerifiedFileWriter {
   // all of it is given back when the file is moved into place or discarded.
   void DrawFrom(std::shared_ptr<SpaceBudget> budget) { budget_ = std::move(budget); }
 
+  // For a file nobody is about to read back: windows two behind the end are waited for and
+  // dropped from the page cache, so a large file streams through a few windows of cache
+  // instead of filling it (and evicting everything else). The kernel then reuses those
+  // pages rather than allocating a fresh one per 4 KiB, which on a VM costs 1.5 s of CPU
+  // per GiB written against 0.35 s. The last two windows (16 MiB) stay cached.
+  void DropBehind() { drop_behind_ = true; }
+
   absl::Status Append(absl::string_view data);
   int64_t bytes_written() const { return bytes_; }
   const std::string& temp_path() const { return temp_path_; }
@@ -45,6 +55,8 @@ class VerifiedFileWriter {
 
  private:
   VerifiedFileWriter(int fd, std::string temp_path, int mode);
+  // Starts writeback of the windows completed so far; drops old ones with DropBehind.
+  absl::Status StreamBehind();
   void Discard();
   void ReturnBudget();
 
@@ -52,6 +64,10 @@ class VerifiedFileWriter {
   std::string temp_path_;
   int mode_;
   int64_t bytes_ = 0;
+  int64_t writeback_from_ = 0;  // bytes before this have been handed to writeback
+  int64_t dropped_to_ = 0;      // bytes before this are on disk and out of the cache
+  bool stream_behind_ = true;   // false where the filesystem has no sync_file_range
+  bool drop_behind_ = false;
   Sha256 sha_;
   bool finished_ = false;
   bool moved_ = false;
