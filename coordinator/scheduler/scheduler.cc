@@ -497,8 +497,8 @@ std::vector<std::string> Scheduler::TakeLeasable(const std::string& worker,
     return !options_.memory_aware || need == 0 || caps.ram_bytes() == 0 || load.running == 0 ||
            load.reserved_ram + need <= caps.ram_bytes();
   };
-  // Round-robin across builds, oldest first within a build, so one large build cannot
-  // starve another.
+  // Round-robin across builds, in queue order within a build (--queue-order), so one large
+  // build cannot starve another.
   bool progress = true;
   while (picked.size() < max && progress && !queues_.empty()) {
     progress = false;
