@@ -1,9 +1,9 @@
-#include "cli/farm_nvcc/strict_mode.h"
+#include "farm_nvcc/strict_mode.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "cli/farm_nvcc/outcome_report.h"
+#include "farm_nvcc/outcome_report.h"
 
 namespace farm {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "cli/farm_nvcc/nvcc_locator.h"
+#include "farm_nvcc/nvcc_locator.h"
 
 namespace farm {
 

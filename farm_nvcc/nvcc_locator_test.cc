@@ -1,4 +1,4 @@
-#include "cli/farm_nvcc/nvcc_locator.h"
+#include "farm_nvcc/nvcc_locator.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/farm_nvcc/farm_nvcc_options.h"
-#include "cli/farm_nvcc/nvcc_locator.h"
-#include "cli/farm_nvcc/split_or_fallback.h"
+#include "farm_nvcc/farm_nvcc_options.h"
+#include "farm_nvcc/nvcc_locator.h"
+#include "farm_nvcc/split_or_fallback.h"
 #include "libfarm/logging/logger.h"
 
 namespace {

@@ -2,8 +2,8 @@
 // its output and exit code are nvcc's own).
 #pragma once
 
-#include "cli/farm_nvcc/farm_nvcc_options.h"
-#include "cli/farm_nvcc/nvcc_locator.h"
+#include "farm_nvcc/farm_nvcc_options.h"
+#include "farm_nvcc/nvcc_locator.h"
 
 namespace farm {
 

@@ -1,4 +1,4 @@
-#include "cli/farm_nvcc/outcome_report.h"
+#include "farm_nvcc/outcome_report.h"
 
 #include "cli/build_client.h"
 #include "cli/coordinator_target.h"

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "cli/farm_nvcc/farm_nvcc_options.h"
 #include "farm/v1/builds.pb.h"
+#include "farm_nvcc/farm_nvcc_options.h"
 
 namespace farm {
 

@@ -1,4 +1,4 @@
-#include "cli/farm_nvcc/farm_nvcc_options.h"
+#include "farm_nvcc/farm_nvcc_options.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "cli/farm_nvcc/strict_mode.h"
+#include "farm_nvcc/strict_mode.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

@@ -1,4 +1,4 @@
-#include "cli/farm_nvcc/split_or_fallback.h"
+#include "farm_nvcc/split_or_fallback.h"
 
 #include <unistd.h>
 
@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/coordinator_target.h"
-#include "cli/farm_nvcc/outcome_report.h"
-#include "cli/farm_nvcc/strict_mode.h"
+#include "farm_nvcc/outcome_report.h"
+#include "farm_nvcc/strict_mode.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/logging/logger.h"
