@@ -5,18 +5,18 @@
 
 #include "cli/backup_receiver.h"
 #include "cli/command_support.h"
-#include "cli/coordinator_call.h"
-#include "cli/coordinator_target.h"
 #include "farm/v1/admin_service.grpc.pb.h"
 #include "libfarm/cas/byte_size.h"
 #include "libfarm/cas/cas_limits.h"
+#include "libfarm/client/coordinator_call.h"
+#include "libfarm/client/coordinator_target.h"
 #include "libfarm/rpc/channel.h"
 
 namespace farm::cli {
 namespace {
 
 absl::StatusOr<BackupManifest> Backup(const GlobalOptions& global, const std::string& dir) {
-  auto target = ResolveCoordinatorTarget(global);
+  auto target = ResolveCoordinatorTarget(ChoiceOf(global));
   if (!target.ok()) return target.status();
   auto receiver = BackupReceiver::Begin(dir);
   if (!receiver.ok()) return receiver.status();

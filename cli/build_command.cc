@@ -2,9 +2,9 @@
 // per arch, the verification table and the failing action's error text.
 #include <iostream>
 
-#include "cli/build_client.h"
 #include "cli/build_view.h"
 #include "cli/command_support.h"
+#include "libfarm/client/build_client.h"
 
 namespace farm::cli {
 
@@ -13,7 +13,7 @@ void AddBuildCommand(CLI::App& app, CliContext& ctx) {
   auto id = std::make_shared<std::string>();
   cmd->add_option("ID", *id, "build id (see 'farmctl builds')")->required();
   cmd->callback([&ctx, id] {
-    auto client = BuildClient::Connect(ctx.global);
+    auto client = BuildClient::Connect(ChoiceOf(ctx.global));
     if (!client.ok()) {
       ctx.exit_code = Fail(client.status());
       return;

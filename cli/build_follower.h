@@ -6,9 +6,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "cli/build_client.h"
 #include "cli/cli_context.h"
 #include "farm/v1/builds.pb.h"
+#include "libfarm/client/build_client.h"
 
 namespace farm::cli {
 

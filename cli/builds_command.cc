@@ -1,9 +1,9 @@
 // farmctl builds: the newest builds, one line each.
 #include <iostream>
 
-#include "cli/build_client.h"
 #include "cli/build_view.h"
 #include "cli/command_support.h"
+#include "libfarm/client/build_client.h"
 
 namespace farm::cli {
 
@@ -12,7 +12,7 @@ void AddBuildsCommand(CLI::App& app, CliContext& ctx) {
   auto limit = std::make_shared<uint32_t>(50);
   cmd->add_option("--limit", *limit, "show at most this many builds")->capture_default_str();
   cmd->callback([&ctx, limit] {
-    auto client = BuildClient::Connect(ctx.global);
+    auto client = BuildClient::Connect(ChoiceOf(ctx.global));
     if (!client.ok()) {
       ctx.exit_code = Fail(client.status());
       return;

@@ -5,11 +5,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "cli/command_support.h"
-#include "cli/coordinator_call.h"
-#include "cli/coordinator_target.h"
 #include "libfarm/cas/byte_size.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/cas/digest.h"
+#include "libfarm/client/coordinator_call.h"
+#include "libfarm/client/coordinator_target.h"
 
 namespace farm::cli {
 namespace {
@@ -24,7 +24,7 @@ struct CasArgs {
 };
 
 absl::StatusOr<std::unique_ptr<CasClient>> ConnectToCas(const GlobalOptions& global, bool zstd) {
-  auto target = ResolveCoordinatorTarget(global);
+  auto target = ResolveCoordinatorTarget(ChoiceOf(global));
   if (!target.ok()) return target.status();
   return CasClient::Connect(target->address, target->token, {.compress = zstd}, target->channel);
 }

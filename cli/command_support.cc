@@ -2,14 +2,21 @@
 
 #include <iostream>
 
-#include "cli/coordinator_target.h"
+#include "libfarm/client/coordinator_target.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/status/exit_code.h"
 
 namespace farm::cli {
 
+CoordinatorChoice ChoiceOf(const GlobalOptions& global) {
+  return CoordinatorChoice{.coordinator = global.coordinator,
+                           .farm_dir = global.farm_dir,
+                           .token_file = global.token_file,
+                           .tls = global.tls};
+}
+
 absl::StatusOr<std::unique_ptr<FarmClient>> ConnectToFarm(const GlobalOptions& global) {
-  auto target = ResolveCoordinatorTarget(global);
+  auto target = ResolveCoordinatorTarget(ChoiceOf(global));
   if (!target.ok()) return target.status();
   return FarmClient::Connect(target->address, target->token, target->channel);
 }

@@ -8,9 +8,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cli/cli_context.h"
-#include "cli/farm_client.h"
+#include "libfarm/client/coordinator_target.h"
+#include "libfarm/client/farm_client.h"
 
 namespace farm::cli {
+
+// The coordinator, farm dir, token file and TLS files the global options ask for.
+CoordinatorChoice ChoiceOf(const GlobalOptions& global);
 
 absl::StatusOr<std::unique_ptr<FarmClient>> ConnectToFarm(const GlobalOptions& global);
 

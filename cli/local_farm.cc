@@ -9,8 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "cli/farm_client.h"
 #include "libfarm/auth/token.h"
+#include "libfarm/client/farm_client.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/logging/logger.h"

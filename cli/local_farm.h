@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cli/local_farm_paths.h"
+#include "libfarm/client/local_farm_paths.h"
 
 namespace farm::cli {
 

@@ -5,9 +5,9 @@
 #include <iostream>
 #include <thread>
 
-#include "cli/build_client.h"
 #include "cli/build_view.h"
 #include "cli/command_support.h"
+#include "libfarm/client/build_client.h"
 #include "libfarm/text/terminal_text.h"
 
 namespace farm::cli {
@@ -23,7 +23,7 @@ void AddLogsCommand(CLI::App& app, CliContext& ctx) {
                 "print the log's bytes unchanged, terminal escapes included (for a file, not "
                 "a terminal)");
   cmd->callback([&ctx, id, follow, raw] {
-    auto client = BuildClient::Connect(ctx.global);
+    auto client = BuildClient::Connect(ChoiceOf(ctx.global));
     if (!client.ok()) {
       ctx.exit_code = Fail(client.status());
       return;

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/command_support.h"
-#include "cli/coordinator_target.h"
+#include "libfarm/client/coordinator_target.h"
 #include "libfarm/net/address.h"
 #include "libfarm/nvcc/shell_words.h"
 #include "libfarm/publish/command_hook_publisher.h"
@@ -33,7 +33,7 @@ struct PublishArgs {
 
 // The coordinator's upload URL and its token: "builtin" means the farm's own index.
 absl::StatusOr<LegacyUploadOptions> BuiltinTarget(const GlobalOptions& global) {
-  auto target = ResolveCoordinatorTarget(global);
+  auto target = ResolveCoordinatorTarget(ChoiceOf(global));
   if (!target.ok()) return target.status();
   auto client = ConnectToFarm(global);
   if (!client.ok()) return client.status();

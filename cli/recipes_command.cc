@@ -5,9 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/command_support.h"
-#include "cli/coordinator_target.h"
 #include "cli/text_table.h"
 #include "farm/v1/recipes.grpc.pb.h"
+#include "libfarm/client/coordinator_target.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
@@ -79,7 +79,7 @@ void AddRecipesCommand(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand(
       "recipes", "list the recipes the coordinator loaded: versions, source, CUDA range, glibc");
   cmd->callback([&ctx] {
-    auto target = ResolveCoordinatorTarget(ctx.global);
+    auto target = ResolveCoordinatorTarget(ChoiceOf(ctx.global));
     if (!target.ok()) {
       ctx.exit_code = Fail(target.status());
       return;

@@ -3,16 +3,16 @@
 #include <iostream>
 
 #include "cli/command_support.h"
-#include "cli/coordinator_target.h"
-#include "cli/farm_client.h"
 #include "cli/worker_view.h"
+#include "libfarm/client/coordinator_target.h"
+#include "libfarm/client/farm_client.h"
 
 namespace farm::cli {
 
 void AddStatusCommand(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("status", "show the coordinator and a summary of its fleet");
   cmd->callback([&ctx] {
-    auto target = ResolveCoordinatorTarget(ctx.global);
+    auto target = ResolveCoordinatorTarget(ChoiceOf(ctx.global));
     if (!target.ok()) {
       ctx.exit_code = Fail(target.status());
       return;

@@ -7,12 +7,12 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
-#include "cli/build_client.h"
 #include "cli/build_follower.h"
 #include "cli/build_view.h"
 #include "cli/command_support.h"
-#include "cli/coordinator_target.h"
 #include "libfarm/cas/cas_client.h"
+#include "libfarm/client/build_client.h"
+#include "libfarm/client/coordinator_target.h"
 #include "libfarm/files/source_tree_walk.h"
 #include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/exit_code.h"
@@ -35,7 +35,7 @@ struct SubmitOptions {
 // Uploads the tree under `dir` to the CAS (only what it lacks) and lists it for the request.
 absl::Status UploadSource(const GlobalOptions& global, const std::string& dir,
                           farm::v1::SubmitBuildRequest& request) {
-  auto target = ResolveCoordinatorTarget(global);
+  auto target = ResolveCoordinatorTarget(ChoiceOf(global));
   if (!target.ok()) return target.status();
   // The whole list first: a tree too large to submit is refused before anything is uploaded.
   std::vector<SourceTreeFile> files;
@@ -72,7 +72,7 @@ absl::Status UploadSource(const GlobalOptions& global, const std::string& dir,
 }
 
 int RunSubmit(const SubmitOptions& o, const GlobalOptions& global) {
-  auto client = BuildClient::Connect(global);
+  auto client = BuildClient::Connect(ChoiceOf(global));
   if (!client.ok()) return Fail(client.status());
   farm::v1::SubmitBuildRequest request;
   request.set_recipe(o.recipe);
@@ -152,7 +152,7 @@ void AddCancelCommand(CLI::App& app, CliContext& ctx) {
   auto id = std::make_shared<std::string>();
   cmd->add_option("ID", *id, "build id (see 'farmctl builds')")->required();
   cmd->callback([&ctx, id] {
-    auto client = BuildClient::Connect(ctx.global);
+    auto client = BuildClient::Connect(ChoiceOf(ctx.global));
     if (!client.ok()) {
       ctx.exit_code = Fail(client.status());
       return;

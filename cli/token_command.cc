@@ -6,10 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "cli/command_support.h"
-#include "cli/coordinator_call.h"
-#include "cli/coordinator_target.h"
 #include "cli/text_table.h"
 #include "farm/v1/tokens.grpc.pb.h"
+#include "libfarm/client/coordinator_call.h"
+#include "libfarm/client/coordinator_target.h"
 #include "libfarm/files/file_contents.h"
 #include "libfarm/rpc/channel.h"
 
@@ -22,7 +22,7 @@ constexpr absl::Duration kTimeout = absl::Seconds(30);
 template <typename Request, typename Response, typename Method>
 absl::StatusOr<Response> CallTokens(const GlobalOptions& global, const Request& request,
                                     Method method) {
-  auto target = ResolveCoordinatorTarget(global);
+  auto target = ResolveCoordinatorTarget(ChoiceOf(global));
   if (!target.ok()) return target.status();
   auto stub = farm::v1::TokenService::NewStub(DialCoordinator(target->address, target->channel));
   const CoordinatorCall call(target->address, target->token, kTimeout);

@@ -3,10 +3,10 @@
 // changes. Exits 0 when the build succeeded, 1 when it failed or was cancelled.
 #include <iostream>
 
-#include "cli/build_client.h"
 #include "cli/build_follower.h"
 #include "cli/build_view.h"
 #include "cli/command_support.h"
+#include "libfarm/client/build_client.h"
 #include "libfarm/status/exit_code.h"
 
 namespace farm::cli {
@@ -18,7 +18,7 @@ void AddWatchCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("ID", *id, "build id (see 'farmctl builds')")->required();
   cmd->add_option("--interval", *interval, "seconds between updates")->capture_default_str();
   cmd->callback([&ctx, id, interval] {
-    auto client = BuildClient::Connect(ctx.global);
+    auto client = BuildClient::Connect(ChoiceOf(ctx.global));
     if (!client.ok()) {
       ctx.exit_code = Fail(client.status());
       return;

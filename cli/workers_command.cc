@@ -1,9 +1,9 @@
 // farmctl workers: the fleet, one line per worker.
 #include <iostream>
 
-#include "cli/build_client.h"
 #include "cli/command_support.h"
 #include "cli/worker_view.h"
+#include "libfarm/client/build_client.h"
 
 namespace farm::cli {
 
@@ -23,7 +23,7 @@ void AddWorkersCommand(CLI::App& app, CliContext& ctx) {
     }
     // What each worker runs now comes from the build status API.
     RunningByWorker running;
-    auto builds = BuildClient::Connect(ctx.global);
+    auto builds = BuildClient::Connect(ChoiceOf(ctx.global));
     if (!builds.ok()) {
       ctx.exit_code = Fail(builds.status());
       return;

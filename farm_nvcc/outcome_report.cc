@@ -1,7 +1,7 @@
 #include "farm_nvcc/outcome_report.h"
 
-#include "cli/build_client.h"
-#include "cli/coordinator_target.h"
+#include "libfarm/client/build_client.h"
+#include "libfarm/client/coordinator_target.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/channel.h"
 
@@ -25,17 +25,17 @@ std::string ReportableReason(const std::string& reason, size_t max_bytes) {
 void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
                        const std::string& reason) {
   auto log = ComponentLogger("farm-nvcc");
-  cli::GlobalOptions global;
-  global.coordinator = options.coordinator;
-  global.farm_dir = options.farm_dir;
-  global.token_file = options.token_file;
-  global.tls = options.tls;
-  auto target = cli::ResolveCoordinatorTarget(global);
+  CoordinatorChoice choice;
+  choice.coordinator = options.coordinator;
+  choice.farm_dir = options.farm_dir;
+  choice.token_file = options.token_file;
+  choice.tls = options.tls;
+  auto target = ResolveCoordinatorTarget(choice);
   if (!target.ok()) {
     log->debug("call not reported: {}", target.status().message());
     return;
   }
-  cli::BuildClient client(
+  BuildClient client(
       farm::v1::BuildService::NewStub(DialCoordinator(target->address, target->channel)),
       target->address, target->token, kReportTimeout);
   farm::v1::ReportNvccCallRequest request;

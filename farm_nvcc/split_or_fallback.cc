@@ -9,11 +9,11 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "cli/coordinator_target.h"
 #include "farm_nvcc/outcome_report.h"
 #include "farm_nvcc/strict_mode.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
+#include "libfarm/client/coordinator_target.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/compile_cache.h"
 #include "libfarm/nvcc/farm_device_compiler.h"
@@ -67,12 +67,12 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
     }
   }
 
-  cli::GlobalOptions global;
-  global.coordinator = options.coordinator;
-  global.farm_dir = options.farm_dir;
-  global.token_file = options.token_file;
-  global.tls = options.tls;
-  auto target = cli::ResolveCoordinatorTarget(global);
+  CoordinatorChoice choice;
+  choice.coordinator = options.coordinator;
+  choice.farm_dir = options.farm_dir;
+  choice.token_file = options.token_file;
+  choice.tls = options.tls;
+  auto target = ResolveCoordinatorTarget(choice);
   if (!target.ok()) return Fallback(call, options, target.status());
 
   // A farm that is down must cost a build little: few, short retries.

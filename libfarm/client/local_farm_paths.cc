@@ -1,4 +1,4 @@
-#include "cli/local_farm_paths.h"
+#include "libfarm/client/local_farm_paths.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,7 +11,7 @@
 #include "libfarm/files/json_file.h"
 #include "libfarm/process/subprocess.h"
 
-namespace farm::cli {
+namespace farm {
 namespace fs = std::filesystem;
 
 std::string WheelfarmStateHome() {
@@ -121,4 +121,4 @@ bool IsRunning(const LocalFarmProcess& p) {
   return start.ok() && *start == p.start_time;
 }
 
-}  // namespace farm::cli
+}  // namespace farm

@@ -7,11 +7,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cli/coordinator_call.h"
 #include "farm/v1/farm_service.grpc.pb.h"
+#include "libfarm/client/coordinator_call.h"
 #include "libfarm/rpc/channel.h"
 
-namespace farm::cli {
+namespace farm {
 
 class FarmClient {
  public:
@@ -30,4 +30,4 @@ class FarmClient {
   CoordinatorCall call_;
 };
 
-}  // namespace farm::cli
+}  // namespace farm

@@ -1,21 +1,21 @@
-#include "cli/build_client.h"
+#include "libfarm/client/build_client.h"
 
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "cli/coordinator_target.h"
+#include "libfarm/client/coordinator_target.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/grpc_status.h"
 
-namespace farm::cli {
+namespace farm {
 
 BuildClient::BuildClient(std::unique_ptr<farm::v1::BuildService::StubInterface> stub,
                          std::string address, std::string token, absl::Duration timeout)
     : stub_(std::move(stub)), call_(std::move(address), std::move(token), timeout) {}
 
-absl::StatusOr<std::unique_ptr<BuildClient>> BuildClient::Connect(const GlobalOptions& global) {
-  auto target = ResolveCoordinatorTarget(global);
+absl::StatusOr<std::unique_ptr<BuildClient>> BuildClient::Connect(const CoordinatorChoice& choice) {
+  auto target = ResolveCoordinatorTarget(choice);
   if (!target.ok()) return target.status();
   return std::make_unique<BuildClient>(
       farm::v1::BuildService::NewStub(DialCoordinator(target->address, target->channel)),
@@ -101,4 +101,4 @@ absl::Status BuildClient::ReportNvccCall(const farm::v1::ReportNvccCallRequest& 
   return absl::OkStatus();
 }
 
-}  // namespace farm::cli
+}  // namespace farm

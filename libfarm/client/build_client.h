@@ -6,11 +6,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cli/cli_context.h"
-#include "cli/coordinator_call.h"
 #include "farm/v1/builds.grpc.pb.h"
+#include "libfarm/client/coordinator_call.h"
+#include "libfarm/client/coordinator_target.h"
 
-namespace farm::cli {
+namespace farm {
 
 class BuildClient {
  public:
@@ -18,7 +18,7 @@ class BuildClient {
               std::string token, absl::Duration timeout = absl::Seconds(10));
 
   // Finds the coordinator and token the way every farmctl command does.
-  static absl::StatusOr<std::unique_ptr<BuildClient>> Connect(const GlobalOptions& global);
+  static absl::StatusOr<std::unique_ptr<BuildClient>> Connect(const CoordinatorChoice& choice);
 
   absl::StatusOr<farm::v1::ListBuildsResponse> ListBuilds(uint32_t limit);
   absl::StatusOr<farm::v1::Build> GetBuild(const std::string& id);
@@ -38,4 +38,4 @@ class BuildClient {
   CoordinatorCall call_;
 };
 
-}  // namespace farm::cli
+}  // namespace farm

@@ -1,4 +1,4 @@
-#include "cli/farm_client.h"
+#include "libfarm/client/farm_client.h"
 
 #include <chrono>
 
@@ -6,7 +6,7 @@
 #include "libfarm/rpc/channel.h"
 #include "libfarm/status/grpc_status.h"
 
-namespace farm::cli {
+namespace farm {
 
 FarmClient::FarmClient(std::unique_ptr<farm::v1::FarmService::StubInterface> stub,
                        std::string address, std::string token, absl::Duration timeout)
@@ -37,4 +37,4 @@ absl::StatusOr<farm::v1::ListWorkersResponse> FarmClient::ListWorkers() {
   return resp;
 }
 
-}  // namespace farm::cli
+}  // namespace farm

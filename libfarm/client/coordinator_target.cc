@@ -1,23 +1,23 @@
-#include "cli/coordinator_target.h"
+#include "libfarm/client/coordinator_target.h"
 
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "cli/local_farm_paths.h"
 #include "libfarm/auth/token.h"
+#include "libfarm/client/local_farm_paths.h"
 #include "libfarm/net/address.h"
 
-namespace farm::cli {
+namespace farm {
 
-absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const GlobalOptions& global) {
+absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const CoordinatorChoice& choice) {
   CoordinatorTarget target;
-  target.address = global.coordinator;
-  target.token_file = global.token_file;
+  target.address = choice.coordinator;
+  target.token_file = choice.token_file;
 
   std::optional<LocalFarmRecord> local;
   std::string local_why;
-  if (!global.farm_dir.empty()) {
-    const std::string dir = std::filesystem::absolute(global.farm_dir).lexically_normal().string();
+  if (!choice.farm_dir.empty()) {
+    const std::string dir = std::filesystem::absolute(choice.farm_dir).lexically_normal().string();
     auto record = ReadLocalFarmRecord(dir);
     if (!record.ok() || !CoordinatorIsRunning(*record)) {
       return absl::FailedPreconditionError(
@@ -56,7 +56,7 @@ absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const GlobalOptions& 
   if (!token.ok()) return token.status();
   target.token = *token;
 
-  target.tls_files = global.tls;
+  target.tls_files = choice.tls;
   if (target.tls_files.ca_file.empty() && target.tls_files.cert_file.empty() && local &&
       local->grpc_address == target.address) {
     target.tls_files = local->tls;
@@ -67,4 +67,4 @@ absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const GlobalOptions& 
   return target;
 }
 
-}  // namespace farm::cli
+}  // namespace farm

@@ -1,11 +1,11 @@
-#include "cli/farm_client.h"
+#include "libfarm/client/farm_client.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "farm/v1/farm_service_mock.grpc.pb.h"
 
-namespace farm::cli {
+namespace farm {
 namespace {
 
 using ::testing::_;
@@ -48,4 +48,4 @@ TEST(FarmClientTest, ReturnsWorkers) {
 }
 
 }  // namespace
-}  // namespace farm::cli
+}  // namespace farm

@@ -9,9 +9,19 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "cli/cli_context.h"
+#include "libfarm/rpc/channel.h"
+#include "libfarm/tls/client_tls.h"
 
-namespace farm::cli {
+namespace farm {
+
+// What the caller asked for; each field empty means "not given" (see above for what then).
+// farmctl fills it from its global options, farm-nvcc from its flags and environment.
+struct CoordinatorChoice {
+  std::string coordinator;  // --coordinator / FARM_COORDINATOR; empty: local farm or default
+  std::string farm_dir;     // --farm-dir / FARM_DIR: a local farm's data dir; empty: the current
+  std::string token_file;   // --token-file / FARM_TOKEN_FILE
+  ClientTlsFiles tls;       // --tls-ca, --tls-cert, --tls-key / FARM_TLS_*; empty: local farm's
+};
 
 struct CoordinatorTarget {
   std::string address;
@@ -22,6 +32,6 @@ struct CoordinatorTarget {
   ChannelOptions channel;    // for DialCoordinator and the clients' Connect
 };
 
-absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const GlobalOptions& global);
+absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const CoordinatorChoice& choice);
 
-}  // namespace farm::cli
+}  // namespace farm

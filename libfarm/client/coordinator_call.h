@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 
-namespace farm::cli {
+namespace farm {
 
 class CoordinatorCall {
  public:
@@ -31,4 +31,4 @@ class CoordinatorCall {
 // appended; any other status as it is.
 absl::Status ExplainUnreachable(const absl::Status& status, const std::string& address);
 
-}  // namespace farm::cli
+}  // namespace farm

@@ -1,4 +1,4 @@
-#include "cli/coordinator_call.h"
+#include "libfarm/client/coordinator_call.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include "libfarm/rpc/token_auth.h"
 #include "libfarm/status/grpc_status.h"
 
-namespace farm::cli {
+namespace farm {
 
 void CoordinatorCall::Prepare(grpc::ClientContext& ctx, absl::Duration at_least) const {
   AttachToken(ctx, token_);
@@ -53,4 +53,4 @@ absl::Status ExplainUnreachable(const absl::Status& s, const std::string& addres
                              "client certificates"));
 }
 
-}  // namespace farm::cli
+}  // namespace farm

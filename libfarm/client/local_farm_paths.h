@@ -8,7 +8,7 @@
 #include "absl/status/statusor.h"
 #include "libfarm/tls/client_tls.h"
 
-namespace farm::cli {
+namespace farm {
 
 // ${XDG_STATE_HOME:-~/.local/state}/wheelfarm
 std::string WheelfarmStateHome();
@@ -58,4 +58,4 @@ bool CoordinatorIsRunning(const LocalFarmRecord& record);
 // True if `p` is still the very process that was started (pid and start time match).
 bool IsRunning(const LocalFarmProcess& p);
 
-}  // namespace farm::cli
+}  // namespace farm
