@@ -13,7 +13,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-DIRS = ["coordinator", "worker", "libfarm", "cli"]
+DIRS = ["coordinator", "worker", "libfarm", "cli", "farm_nvcc"]
 ANNOTATION = re.compile(r"ABSL_(GUARDED_BY|PT_GUARDED_BY|EXCLUSIVE_LOCKS_REQUIRED|"
                         r"SHARED_LOCKS_REQUIRED|LOCKS_EXCLUDED|ACQUIRED_BEFORE|ACQUIRED_AFTER)")
 
