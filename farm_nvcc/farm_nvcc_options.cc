@@ -24,10 +24,10 @@ std::string DefaultBuildId(const std::string& working_dir) {
 
 FarmNvccOptions FarmNvccOptionsFromEnvironment() {
   FarmNvccOptions options;
-  options.coordinator = Env("FARM_COORDINATOR");
-  options.farm_dir = Env("FARM_DIR");
-  options.token_file = Env("FARM_TOKEN_FILE");
-  options.tls = ClientTlsFilesFromEnvironment();
+  options.target.coordinator = Env("FARM_COORDINATOR");
+  options.target.farm_dir = Env("FARM_DIR");
+  options.target.token_file = Env("FARM_TOKEN_FILE");
+  options.target.tls = ClientTlsFilesFromEnvironment();
   options.build_id = Env("FARM_BUILD_ID");
   if (options.build_id.empty()) {
     std::error_code ec;

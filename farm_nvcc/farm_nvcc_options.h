@@ -4,15 +4,15 @@
 
 #include <string>
 
-#include "libfarm/tls/client_tls.h"
+#include "libfarm/client/coordinator_target.h"
 
 namespace farm {
 
 struct FarmNvccOptions {
-  std::string coordinator;  // FARM_COORDINATOR; empty: the local farm, else 127.0.0.1:7420
-  std::string farm_dir;     // FARM_DIR: that local farm's data dir; empty: the current one
-  std::string token_file;   // FARM_TOKEN_FILE; empty: the local farm's token
-  ClientTlsFiles tls;       // FARM_TLS_CA, FARM_TLS_CERT, FARM_TLS_KEY; empty: the local farm's
+  // Which coordinator: FARM_COORDINATOR (empty: the local farm, else 127.0.0.1:7420), FARM_DIR
+  // (that local farm's data dir; empty: the current one), FARM_TOKEN_FILE (empty: the local
+  // farm's token), FARM_TLS_CA, FARM_TLS_CERT, FARM_TLS_KEY (empty: the local farm's).
+  CoordinatorChoice target;
   // FARM_BUILD_ID: groups this build's device compiles into one build with a shard per arch.
   // Default: one id per working directory, so one CMake build tree is one build.
   std::string build_id;

@@ -25,12 +25,7 @@ std::string ReportableReason(const std::string& reason, size_t max_bytes) {
 void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
                        const std::string& reason) {
   auto log = ComponentLogger("farm-nvcc");
-  CoordinatorChoice choice;
-  choice.coordinator = options.coordinator;
-  choice.farm_dir = options.farm_dir;
-  choice.token_file = options.token_file;
-  choice.tls = options.tls;
-  auto target = ResolveCoordinatorTarget(choice);
+  auto target = ResolveCoordinatorTarget(options.target);
   if (!target.ok()) {
     log->debug("call not reported: {}", target.status().message());
     return;

@@ -67,12 +67,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
     }
   }
 
-  CoordinatorChoice choice;
-  choice.coordinator = options.coordinator;
-  choice.farm_dir = options.farm_dir;
-  choice.token_file = options.token_file;
-  choice.tls = options.tls;
-  auto target = ResolveCoordinatorTarget(choice);
+  auto target = ResolveCoordinatorTarget(options.target);
   if (!target.ok()) return Fallback(call, options, target.status());
 
   // A farm that is down must cost a build little: few, short retries.
