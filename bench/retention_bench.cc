@@ -65,13 +65,26 @@ MemoryRun RunActions(const std::string& work, int actions, const std::vector<std
       a.add_argv("true");
       a.add_argv(absl::StrCat(i));
       a.set_build_id(absl::StrCat("build-", i / 1000));
+      // Queued even while the simulated workers are briefly lost (a loaded machine delays
+      // their heartbeats), instead of failing as unschedulable.
+      a.set_wait_for_worker(true);
       chunk.push_back(std::move(a));
     }
     auto statuses = client->Execute(chunk);
     if (!statuses.ok()) {
       std::cerr << "Execute: " << statuses.status() << "\n";
       failed = true;
+    } else {
+      // A failed action never completes: the run would wait for it forever.
+      for (const auto& st : *statuses) {
+        if (st.state() == farm::v1::ACTION_STATE_FAILED) {
+          std::cerr << "action " << st.action_id() << " failed: " << st.error() << "\n";
+          failed = true;
+          break;
+        }
+      }
     }
+    if (failed) break;
     if (done + kBatch == actions / 10) run.rss_at_10pct = settle_and_measure(actions / 10);
     if (done + kBatch == actions / 2) run.rss_at_half = settle_and_measure(actions / 2);
     while (completed.load() < done - 4 * kBatch) absl::SleepFor(absl::Milliseconds(5));
