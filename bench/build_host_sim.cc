@@ -52,15 +52,23 @@ class BuildHost {
     std::vector<std::thread> ninja;
     for (uint32_t j = 0; j < options_.jobs; ++j) {
       ninja.emplace_back([&] {
-        for (size_t i = next++; i < order.size(); i = next++) RunJob(order[i]);
+        for (size_t i = next++; i < order.size(); i = next++) {
+          if (i + 1 == order.size()) {
+            absl::MutexLock lock(&mu_);
+            run_.last_job_started = absl::Now();
+          }
+          RunJob(order[i]);
+        }
       });
     }
     for (auto& t : ninja) t.join();
+    const absl::Time compiles_done = absl::Now();
     Local(profile_.link_s);
     const absl::Time end = absl::Now();
     absl::MutexLock lock(&mu_);
     run_.start = start;
     run_.end = end;
+    run_.compiles_done = compiles_done;
     run_.local_busy_s = busy_s_;
     return run_;
   }

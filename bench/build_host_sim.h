@@ -31,6 +31,8 @@ struct BuildHostOptions {
 
 struct BuildHostRun {
   absl::Time start, end;
+  absl::Time last_job_started;  // ninja had nothing more to start from here on
+  absl::Time compiles_done;     // the link starts
   int cuda_tus = 0, host_tus = 0;
   int failed_tus = 0;
   std::string first_error;

@@ -51,6 +51,11 @@ FleetReport Summarize(const FleetFacts& facts, const LowerBounds& bounds, const 
   r.wall_s = absl::ToDoubleSeconds(run.end - run.start);
   r.makespan_s = facts.scale.Sim(run.end - run.start);
   r.utilization = Utilization(executed, run.start, run.end, facts.slots);
+  if (r.makespan_s > 0 && facts.build_host_cores > 0) {
+    r.host_cores_busy = run.local_busy_s / (r.makespan_s * facts.build_host_cores);
+  }
+  r.last_job_started_s = facts.scale.Sim(run.last_job_started - run.start);
+  r.compiles_done_s = facts.scale.Sim(run.compiles_done - run.start);
   r.actions_expected = bounds.device_actions;
   r.failed_tus = run.failed_tus;
   r.first_error = run.first_error;
@@ -79,26 +84,33 @@ std::string FormatReport(const FleetReport& r) {
   const LowerBounds& b = r.bounds;
   auto hours = [](double s) { return s / 3600.0; };
   std::string out = absl::StrFormat(
-      "fleet_sim: %s on %d hosts (%s; %llu slots), build host %u cores, ninja -j %u, "
-      "time %.3g ms per compile second\n"
+      "fleet_sim: %s on %d hosts (%s; %llu slots), build host %u cores, ninja -j %u "
+      "(%s), time %.3g ms per compile second\n"
       "  coordinator        --queue-order %s, --memory-aware %s, %s\n"
       "  device actions     %d of %d completed, %d TUs failed, %lld worker errors\n"
       "  makespan           %8.0f s  (%.2f h; %.1f s wall)\n"
       "  lower bound        %8.0f s  (%.2f h), binding: %s\n"
       "    device work      %8.0f s  = %.0f s / %llu slots\n"
-      "    build host work  %8.0f s  = %.0f s / %u cores\n"
+      "    build host work  %8.0f s  = (%.0f s - link) / %u cores + link %.0f s\n"
       "    critical path    %8.0f s\n"
       "  makespan / bound   %8.2f\n"
       "  ninja -j %-3u bound  %8.0f s  (TUs hold their job slot while the farm compiles; "
       "makespan / it %.2f)\n",
       f.profile, f.hosts, f.fleet, static_cast<unsigned long long>(f.slots), f.build_host_cores,
-      f.build_host_jobs, f.scale.ms_per_second, f.queue_order, f.memory_aware ? "true" : "false",
+      f.build_host_jobs, f.ninja_order, f.scale.ms_per_second, f.queue_order,
+      f.memory_aware ? "true" : "false",
       f.learnt ? "costs learnt from a first replay" : "nothing learnt before", r.actions_completed,
       r.actions_expected, r.failed_tus, static_cast<long long>(r.worker_errors), r.makespan_s,
       hours(r.makespan_s), r.wall_s, b.Bound(), hours(b.Bound()), b.Binding(), b.device_s,
       b.device_work_s, static_cast<unsigned long long>(f.slots), b.host_s, b.host_work_s,
-      f.build_host_cores, b.critical_s, r.Ratio(), f.build_host_jobs, b.jobs_s,
+      f.build_host_cores, b.link_s, b.critical_s, r.Ratio(), f.build_host_jobs, b.jobs_s,
       b.jobs_s > 0 ? r.makespan_s / b.jobs_s : 0.0);
+  absl::StrAppendFormat(
+      &out,
+      "  build host         cores busy %.0f%% of the makespan; last ninja edge "
+      "started at %.0f s, compiles done at %.0f s (tail %.0f s), link to %.0f s\n",
+      100 * r.host_cores_busy, r.last_job_started_s, r.compiles_done_s,
+      r.compiles_done_s - r.last_job_started_s, r.makespan_s);
   absl::StrAppend(&out, "  fleet utilization  ");
   for (size_t i = 0; i < r.utilization.size(); ++i) {
     absl::StrAppendFormat(&out, "%s%3.0f%%", i == 0 ? "" : " ", 100 * r.utilization[i]);
@@ -127,7 +139,10 @@ nlohmann::json ReportJson(const FleetReport& r) {
   j["hosts"] = r.facts.hosts;
   j["fleet"] = r.facts.fleet;
   j["slots"] = r.facts.slots;
-  j["build_host"] = {{"cores", r.facts.build_host_cores}, {"jobs", r.facts.build_host_jobs}};
+  j["build_host"] = {
+      {"cores", r.facts.build_host_cores},          {"jobs", r.facts.build_host_jobs},
+      {"ninja_order", r.facts.ninja_order},         {"cores_busy", r.host_cores_busy},
+      {"last_job_started_s", r.last_job_started_s}, {"compiles_done_s", r.compiles_done_s}};
   j["ms_per_compile_second"] = r.facts.scale.ms_per_second;
   j["coordinator"] = {{"queue_order", r.facts.queue_order},
                       {"memory_aware", r.facts.memory_aware},

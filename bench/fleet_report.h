@@ -23,6 +23,7 @@ struct FleetFacts {
   uint64_t slots = 0;
   std::vector<double> worker_ram_mib;  // by worker index
   uint32_t build_host_cores = 0, build_host_jobs = 0;
+  std::string ninja_order;  // the build host's (shuffled, longest-first)
   TimeScale scale;
   std::string queue_order;    // the coordinator's --queue-order
   bool memory_aware = false;  // and --memory-aware
@@ -35,6 +36,10 @@ struct FleetReport {
   double makespan_s = 0;
   double wall_s = 0;
   std::vector<double> utilization;  // busy slots / fleet slots, per tenth of the makespan
+  // The build host: its cores' busy share over the makespan, and the tail: from the moment
+  // ninja started its last edge to the link's start, the TUs still running held the build.
+  double host_cores_busy = 0;
+  double last_job_started_s = 0, compiles_done_s = 0;
   double queue_p50_s = 0, queue_p99_s = 0, queue_max_s = 0;
   std::map<std::string, double> arch_finish_s;
   int actions_expected = 0, actions_completed = 0;

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", options.repeat, "multiply every TU class's count")
       ->capture_default_str();
   app.add_option("--seed", options.seed, "build order shuffle")->capture_default_str();
+  app.add_option("--ninja-order", options.ninja_order,
+                 "the build host's: shuffled, or longest-first (heaviest CUDA TUs started first)")
+      ->capture_default_str();
   app.add_option("--jobs", options.jobs, "ninja -j on the build host (0: the recipe's rule)")
       ->capture_default_str();
   app.add_flag("--farm-jobs", options.farm_jobs,

@@ -83,7 +83,11 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
   }
 
   const TimeScale scale{options.ms_per_second};
+  absl::StatusOr<NinjaOrder> ninja_order = ParseNinjaOrder(options.ninja_order);
+  if (!ninja_order.ok()) return ninja_order.status();
+  const std::vector<BuildJob> order = BuildOrder(*profile, options.seed, *ninja_order);
   FleetFacts facts;
+  facts.ninja_order = options.ninja_order;
   facts.profile = profile->name;
   facts.fleet = DescribeFleet(*shapes);
   facts.hosts = options.hosts;
@@ -171,7 +175,7 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
     BuildHostOptions learn = host;
     learn.run_tag = "learn";
     learn.build_id = "fleet-sim-learn";
-    const BuildHostRun learnt = ReplayBuild(*profile, BuildOrder(*profile, options.seed), learn);
+    const BuildHostRun learnt = ReplayBuild(*profile, order, learn);
     log->info("learning run done in {:.1f} s wall ({} TUs failed)",
               absl::ToDoubleSeconds(learnt.end - learnt.start), learnt.failed_tus);
     absl::MutexLock lock(&ledger.mu);
@@ -179,7 +183,7 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
     ledger.peak_ram_in_use_mib.assign(shapes->size(), 0);
   }
   host.run_tag = "measured";
-  const BuildHostRun run = ReplayBuild(*profile, BuildOrder(*profile, options.seed), host);
+  const BuildHostRun run = ReplayBuild(*profile, order, host);
 
   std::vector<ExecutedAction> executed;
   std::vector<double> peak_ram;

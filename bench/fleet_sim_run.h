@@ -18,8 +18,9 @@ struct FleetSimOptions {
   // 6 m8g.4xlarge and 2 grace.
   std::string mix = "m8g.4xlarge=3,grace=1";
   double ms_per_second = 1;
-  int repeat = 1;          // multiplies every TU class's count
-  uint64_t seed = 1;       // the build order's shuffle
+  int repeat = 1;                        // multiplies every TU class's count
+  uint64_t seed = 1;                     // the build order's shuffle
+  std::string ninja_order = "shuffled";  // shuffled, longest-first (bench/fleet_workload.h)
   uint32_t jobs = 0;       // ninja -j; 0: the recipe's rule (BuildJobs) from the build host
   bool farm_jobs = false;  // ninja -j by {farm_jobs} (FarmBuildJobs): the fleet's slots too
   std::string queue_order = "longest-first";  // the coordinator's --queue-order

@@ -3,9 +3,22 @@
 #include <algorithm>
 #include <random>
 
+#include "absl/strings/str_cat.h"
+
 namespace farm::bench {
 
-std::vector<BuildJob> BuildOrder(const Profile& profile, uint64_t seed) {
+absl::StatusOr<NinjaOrder> ParseNinjaOrder(const std::string& name) {
+  if (name == "shuffled") return NinjaOrder::kShuffled;
+  if (name == "longest-first") return NinjaOrder::kLongestFirst;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown ninja order '", name, "'. Fix: --ninja-order shuffled|longest-first"));
+}
+
+std::string NinjaOrderName(NinjaOrder order) {
+  return order == NinjaOrder::kShuffled ? "shuffled" : "longest-first";
+}
+
+std::vector<BuildJob> BuildOrder(const Profile& profile, uint64_t seed, NinjaOrder order) {
   std::vector<BuildJob> jobs;
   int tu = 0;
   for (size_t k = 0; k < profile.cuda_tus.size(); ++k) {
@@ -20,6 +33,13 @@ std::vector<BuildJob> BuildOrder(const Profile& profile, uint64_t seed) {
   }
   std::mt19937_64 rng(seed);
   std::shuffle(jobs.begin(), jobs.end(), rng);
+  if (order == NinjaOrder::kLongestFirst) {
+    auto path = [&](const BuildJob& j) {
+      return j.cuda ? CudaTuCriticalPath(profile.cuda_tus[j.klass], profile.archs) : 0.0;
+    };
+    std::stable_sort(jobs.begin(), jobs.end(),
+                     [&](const BuildJob& a, const BuildJob& b) { return path(a) > path(b); });
+  }
   return jobs;
 }
 
@@ -61,8 +81,10 @@ LowerBounds ComputeLowerBounds(const Profile& profile, uint64_t fleet_slots, uin
     longest_tu = std::max(longest_tu, tu_s);
   }
   b.host_work_s += profile.link_s;
+  b.link_s = profile.link_s;
   b.device_s = b.device_work_s / static_cast<double>(std::max<uint64_t>(fleet_slots, 1));
-  b.host_s = b.host_work_s / std::max<uint32_t>(profile.build_host.cores, 1);
+  b.host_s = (b.host_work_s - profile.link_s) / std::max<uint32_t>(profile.build_host.cores, 1) +
+             profile.link_s;
   b.critical_s = longest_tu + profile.link_s;
   b.jobs_s = job_slot_s / std::max<uint32_t>(jobs, 1) + profile.link_s;
   return b;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "bench/fleet_profile.h"
 
@@ -27,9 +28,20 @@ struct BuildJob {
   int tu = 0;     // unique among all jobs: names the TU's files and actions
 };
 
-// Every TU of the profile once, shuffled with `seed`: ninja runs edges in the build graph's
-// order, which mixes CUDA and C++ TUs; a fixed seed makes runs comparable.
-std::vector<BuildJob> BuildOrder(const Profile& profile, uint64_t seed);
+// The order ninja starts the build's edges in.
+enum class NinjaOrder {
+  // The build graph's order, which mixes CUDA and C++ TUs: every TU once, shuffled with the
+  // seed (a fixed seed makes runs comparable). Where the heaviest TUs land is luck.
+  kShuffled,
+  // The same, but the CUDA TUs with the longest critical path first: what a build gets when
+  // it starts its heaviest objects before the rest (e.g. `ninja OBJ...` before `ninja`).
+  kLongestFirst,
+};
+
+absl::StatusOr<NinjaOrder> ParseNinjaOrder(const std::string& name);  // "shuffled", ...
+std::string NinjaOrderName(NinjaOrder order);
+
+std::vector<BuildJob> BuildOrder(const Profile& profile, uint64_t seed, NinjaOrder order);
 
 // The shortest one CUDA TU can take: farm-nvcc's plan with the host compile ahead (see
 // libfarm/nvcc/split_compile.cc): the host preprocess + cudafe++ chain beside the device
@@ -38,10 +50,12 @@ std::vector<BuildJob> BuildOrder(const Profile& profile, uint64_t seed);
 double CudaTuCriticalPath(const CudaTuClass& k, const std::vector<std::string>& archs);
 
 struct LowerBounds {
-  double device_s = 0;    // total device work / fleet slots
-  double host_s = 0;      // build host local work / its cores
+  double device_s = 0;  // total device work / fleet slots
+  // Build host local work / its cores, the link excepted: it starts after every compile
+  // and runs alone, so it adds its whole length: (local work - link) / cores + link.
+  double host_s = 0;
   double critical_s = 0;  // the longest TU plus the link
-  double device_work_s = 0, host_work_s = 0;
+  double device_work_s = 0, host_work_s = 0, link_s = 0;
   // Not one of the three: the bound the build host's ninja -j sets, since a CUDA TU holds its
   // job slot while its device actions run elsewhere (sum of each job's shortest time / jobs,
   // plus the link).

@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "bench/fleet_profile.h"
 #include "bench/fleet_sim_run.h"
 #include "tests/support/farm_processes.h"
 
@@ -46,7 +49,7 @@ TEST(FleetSimTest, SmallBuildCompletesAboveItsLowerBound) {
   const std::string table = bench::FormatReport(*report);
   for (const char* figure :
        {"198 of 198 completed", "makespan", "lower bound", "binding: build host", "device work",
-        "build host work", "critical path", "makespan / bound", "fleet utilization",
+        "build host work", "+ link", "critical path", "cores busy", "last ninja edge started", "makespan / bound", "fleet utilization",
         "queue wait         p50", "arch finished at   sm_121", "sm_75", "sm_90", "coordinator",
         "s CPU, peak RSS", "--queue-order longest-first, --memory-aware true, costs learnt"}) {
     EXPECT_THAT(table, HasSubstr(figure));
@@ -56,6 +59,41 @@ TEST(FleetSimTest, SmallBuildCompletesAboveItsLowerBound) {
                           "queue_wait_s", "arch_finish_s", "coordinator"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
+}
+
+TEST(FleetSimTest, LongestFirstNinjaOrderStartsTheHeaviestCudaTusAndKeepsEveryTu) {
+  auto profile =
+      bench::LoadProfile(std::string(FARM_SOURCE_DIR) + "/bench/profiles/pytorch-2.9.1.json");
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  const auto shuffled = bench::BuildOrder(*profile, 1, bench::NinjaOrder::kShuffled);
+  const auto longest = bench::BuildOrder(*profile, 1, bench::NinjaOrder::kLongestFirst);
+  ASSERT_EQ(shuffled.size(), longest.size());
+  std::set<int> a, b;
+  for (const auto& j : shuffled) a.insert(j.tu);
+  for (const auto& j : longest) b.insert(j.tu);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.size(), shuffled.size());
+  // The profile's heaviest class (flash-attention backward, hdim 192/256) comes first, then
+  // never a CUDA TU with a longer critical path after a shorter one.
+  ASSERT_TRUE(longest.front().cuda);
+  EXPECT_EQ(profile->cuda_tus[longest.front().klass].name, "flash_attn_bwd_hdim192_256");
+  auto path = [&](const bench::BuildJob& j) {
+    return j.cuda ? bench::CudaTuCriticalPath(profile->cuda_tus[j.klass], profile->archs) : 0.0;
+  };
+  for (size_t i = 1; i < longest.size(); ++i) {
+    EXPECT_GE(path(longest[i - 1]), path(longest[i])) << i;
+  }
+  EXPECT_FALSE(bench::ParseNinjaOrder("sorted").ok());
+}
+
+TEST(FleetSimTest, TheBuildHostBoundCountsTheLinkWhole) {
+  auto profile =
+      bench::LoadProfile(std::string(FARM_SOURCE_DIR) + "/bench/profiles/pytorch-2.9.1.json");
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  const bench::LowerBounds b = bench::ComputeLowerBounds(*profile, 960, 64);
+  const double cores = profile->build_host.cores;
+  EXPECT_DOUBLE_EQ(b.host_s, (b.host_work_s - profile->link_s) / cores + profile->link_s);
+  EXPECT_GT(b.host_s, b.host_work_s / cores);
 }
 
 }  // namespace
