@@ -3,11 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -15,17 +15,12 @@
 #include "libfarm/cas/chunk_codec.h"
 #include "libfarm/cas/digest.h"
 #include "libfarm/cas/verified_file_writer.h"
-#include "libfarm/rpc/backoff.h"
 #include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
 #include "libfarm/status/grpc_status.h"
 
 namespace farm {
-
-bool IsTransientCasError(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kUnavailable ||
-         status.code() == absl::StatusCode::kAborted;
-}
 
 // Restartable byte source for one upload: every attempt reads from the beginning.
 class CasClient::Source {
@@ -126,12 +121,11 @@ absl::Status CasClient::Explain(const grpc::Status& status) const {
 }
 
 absl::Status CasClient::WithRetries(const std::function<absl::Status()>& attempt) const {
-  Backoff backoff(options_.initial_backoff, options_.max_backoff);
-  for (int n = 1;; ++n) {
-    absl::Status s = attempt();
-    if (s.ok() || !IsTransientCasError(s) || n >= options_.max_attempts) return s;
-    std::this_thread::sleep_for(absl::ToChronoMilliseconds(backoff.Next()));
-  }
+  // At least the one attempt: Retry reads 0 as no limit.
+  return Retry({.max_attempts = std::max(1, options_.max_attempts),
+                .initial_backoff = options_.initial_backoff,
+                .max_backoff = options_.max_backoff},
+               attempt);
 }
 
 absl::StatusOr<std::vector<farm::v1::Digest>> CasClient::FindMissing(

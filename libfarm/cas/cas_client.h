@@ -1,8 +1,9 @@
 // A client of the coordinator's content-addressed store (farm.v1.CasService), used by
 // farmctl, workers and the bench. Blobs stream in 1 MiB chunks, so memory stays constant
 // whatever the blob size; every download is verified against its digest before anyone
-// sees it. Transient failures (coordinator restarting, connection cut) are retried with
-// backoff: uploads start over, downloads resume at the byte they reached.
+// sees it. Failures a retry may fix (libfarm/rpc/retry.h: the coordinator restarting, a
+// connection cut, a deadline hit) are retried with backoff: uploads start over, downloads
+// resume at the byte they reached.
 //
 // Thread-safe: calls share only the stub, which gRPC allows.
 #pragma once
@@ -26,7 +27,8 @@ struct CasClientOptions {
   // zstd-compress chunks on the wire (both directions). Worth it on slow links; on loopback
   // or a fast LAN it only costs CPU.
   bool compress = false;
-  // Attempts per call, the first included, for UNAVAILABLE / ABORTED / a cut stream.
+  // Attempts per call, the first included, for what a retry may fix (libfarm/rpc/retry.h):
+  // the coordinator away or restarting, a cut stream, a deadline hit, a conflict.
   int max_attempts = 5;
   absl::Duration initial_backoff = absl::Milliseconds(200);
   absl::Duration max_backoff = absl::Seconds(5);
@@ -76,7 +78,7 @@ class CasClient {
                         const std::function<int64_t()>& bytes_so_far,
                         const std::function<absl::Status(absl::string_view)>& sink);
   void Prepare(grpc::ClientContext& ctx, int64_t stream_bytes) const;
-  // Runs `attempt` until it succeeds, fails for good, or runs out of attempts.
+  // Runs `attempt` through Retry (libfarm/rpc/retry.h) with this client's attempts and pacing.
   absl::Status WithRetries(const std::function<absl::Status()>& attempt) const;
   absl::Status Explain(const grpc::Status& status) const;
 
@@ -85,8 +87,5 @@ class CasClient {
   CasClientOptions options_;
   std::string address_;
 };
-
-// Transient: worth another attempt after a backoff.
-bool IsTransientCasError(const absl::Status& status);
 
 }  // namespace farm

@@ -114,7 +114,7 @@ class FakeCas final : public farm::v1::CasService::Service {
     absl::MutexLock lock(&mu_);
     if (fail_next_ > 0) {
       --fail_next_;
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator restarting");
+      return grpc::Status(fail_code_, "coordinator restarting");
     }
     return grpc::Status::OK;
   }
@@ -123,6 +123,7 @@ class FakeCas final : public farm::v1::CasService::Service {
   TokenVerifier auth_{kToken};
   std::map<std::string, std::string> blobs_ ABSL_GUARDED_BY(mu_);
   int fail_next_ ABSL_GUARDED_BY(mu_) = 0;
+  grpc::StatusCode fail_code_ ABSL_GUARDED_BY(mu_) = grpc::StatusCode::UNAVAILABLE;
   int cut_after_chunks_ ABSL_GUARDED_BY(mu_) = -1;
   bool corrupt_ ABSL_GUARDED_BY(mu_) = false;
   int uploads_ ABSL_GUARDED_BY(mu_) = 0;
@@ -266,6 +267,30 @@ TEST_F(CasClientTest, RetriesTransientErrors) {
     fake_.fail_next_ = 10;
   }
   EXPECT_EQ(client_->Stat(*d).status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(CasClientTest, RetriesADeadlineHitAndAConflict) {
+  auto d = client_->UploadBytes("retry me");
+  ASSERT_TRUE(d.ok()) << d.status();
+  for (grpc::StatusCode code : {grpc::StatusCode::DEADLINE_EXCEEDED, grpc::StatusCode::ABORTED}) {
+    {
+      absl::MutexLock lock(&fake_.mu_);
+      fake_.fail_next_ = 2;
+      fake_.fail_code_ = code;
+    }
+    EXPECT_TRUE(client_->Stat(*d).ok()) << code;
+  }
+}
+
+TEST_F(CasClientTest, AFaultOnTheCoordinatorsSideIsReportedNotRetried) {
+  auto d = client_->UploadBytes("fault");
+  ASSERT_TRUE(d.ok()) << d.status();
+  {
+    absl::MutexLock lock(&fake_.mu_);
+    fake_.fail_next_ = 1;
+    fake_.fail_code_ = grpc::StatusCode::INTERNAL;
+  }
+  EXPECT_EQ(client_->Stat(*d).status().code(), absl::StatusCode::kInternal);
 }
 
 TEST_F(CasClientTest, CutDownloadResumesAtTheByteItReached) {
