@@ -1,10 +1,10 @@
 #include "libfarm/actions/action_client.h"
 
+#include <algorithm>
 #include <chrono>
-#include <thread>
 
-#include "libfarm/rpc/backoff.h"
 #include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
 #include "libfarm/status/grpc_status.h"
 
@@ -46,37 +46,40 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> ActionClient::Execute(
 absl::StatusOr<std::vector<farm::v1::ActionStatus>> ActionClient::WaitAll(
     const std::vector<std::string>& ids, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  Backoff backoff(absl::Milliseconds(100), absl::Seconds(2));
+  // Each poll is one Retry: the coordinator may be restarting, so a failure a retry may fix
+  // is waited out until the deadline; anything else is an answer.
+  const RetryOptions retry{.deadline = deadline,
+                           .initial_backoff = absl::Milliseconds(100),
+                           .max_backoff = absl::Seconds(2)};
   std::vector<farm::v1::ActionStatus> last;
   while (true) {
-    const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) return last;
-    const absl::Duration poll = std::min(left, absl::Seconds(20));
-    grpc::ClientContext ctx;
-    Prepare(ctx, poll + absl::Seconds(5));
-    farm::v1::WaitRequest req;
-    for (const auto& id : ids) req.add_action_ids(id);
-    req.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(poll)));
-    farm::v1::WaitResponse resp;
-    grpc::Status s = stub_->Wait(&ctx, req, &resp);
-    if (!s.ok()) {
-      absl::Status status = FromGrpcStatus(s);
-      // The coordinator may be restarting: keep waiting; anything else is an answer.
-      if (status.code() != absl::StatusCode::kUnavailable &&
-          status.code() != absl::StatusCode::kDeadlineExceeded) {
-        return status;
+    absl::Status s = Retry(retry, [&] {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        return absl::DeadlineExceededError("the wait for the actions timed out");
       }
-      absl::SleepFor(
-          std::min(backoff.Next(), std::max(absl::ZeroDuration(), deadline - absl::Now())));
-      continue;
+      const absl::Duration poll = std::min(left, absl::Seconds(20));
+      grpc::ClientContext ctx;
+      Prepare(ctx, poll + absl::Seconds(5));
+      farm::v1::WaitRequest req;
+      for (const auto& id : ids) req.add_action_ids(id);
+      req.set_timeout_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(poll)));
+      farm::v1::WaitResponse resp;
+      absl::Status status = FromGrpcStatus(stub_->Wait(&ctx, req, &resp));
+      if (status.ok()) last.assign(resp.statuses().begin(), resp.statuses().end());
+      return status;
+    });
+    if (!s.ok()) {
+      // Out of time while the coordinator was away: the latest statuses are the answer.
+      if (RetryMayFix(s)) return last;
+      return s;
     }
-    backoff.Reset();
-    last.assign(resp.statuses().begin(), resp.statuses().end());
     if (std::all_of(last.begin(), last.end(), [](const farm::v1::ActionStatus& st) {
           return IsTerminalActionState(st.state());
         })) {
       return last;
     }
+    if (absl::Now() >= deadline) return last;
   }
 }
 
