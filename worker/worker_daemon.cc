@@ -6,19 +6,15 @@
 #include "libfarm/disk/disk_space.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/backoff.h"
+#include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
 #include "libfarm/status/grpc_status.h"
 
 namespace farm::worker {
 namespace {
 
-// Errors that retrying will not fix.
-bool IsPermanent(const absl::Status& s) {
-  return s.code() == absl::StatusCode::kUnauthenticated ||
-         s.code() == absl::StatusCode::kPermissionDenied ||
-         s.code() == absl::StatusCode::kInvalidArgument;
-}
-
+// The coordinator no longer knows this session (NOT_FOUND: the worker was forgotten;
+// FAILED_PRECONDITION: another registration replaced it): registering again fixes it.
 bool MustRegisterAgain(const absl::Status& s) {
   return s.code() == absl::StatusCode::kNotFound ||
          s.code() == absl::StatusCode::kFailedPrecondition;
@@ -46,41 +42,48 @@ std::string WorkerDaemon::session() const {
 
 absl::Status WorkerDaemon::RegisterUntilAccepted(absl::Notification& stop) {
   auto log = ComponentLogger("worker");
-  Backoff backoff(absl::Milliseconds(200), options_.max_backoff);
-  bool reported_outage = false;
-  while (!stop.HasBeenNotified()) {
+  const RetryOptions retry{
+      .initial_backoff = absl::Milliseconds(200),
+      .max_backoff = options_.max_backoff,
+      .patience = Patience::kDaemon,
+      .stop = &stop,
+      // FAILED_PRECONDITION from Register is the coordinator's full disk (it could not store
+      // the registration, and logs so): space freed there lets us in, like an outage ending.
+      .also_retry =
+          [](const absl::Status& s) { return s.code() == absl::StatusCode::kFailedPrecondition; },
+      .on_retry =
+          [&](const RetryEvent& e) {
+            if (e.attempt > 1) return;
+            log->warn("cannot register with {} ({}); retrying with backoff", options_.coordinator,
+                      e.failure.message());
+          },
+  };
+  farm::v1::RegisterResponse resp;
+  absl::Status s = Retry(retry, [&] {
     grpc::ClientContext ctx;
     PrepareContext(ctx, options_.rpc_timeout);
     farm::v1::RegisterRequest req;
     req.set_name(options_.name);
     req.set_instance_id(options_.instance_id);
     *req.mutable_capabilities() = capabilities_;
-    farm::v1::RegisterResponse resp;
-    absl::Status s = FromGrpcStatus(stub_->Register(&ctx, req, &resp));
-    if (s.ok()) {
-      {
-        absl::MutexLock lock(&mu_);
-        session_id_ = resp.session_id();
-      }
-      heartbeat_interval_ = absl::Milliseconds(resp.heartbeat_interval_ms());
-      log->info("registered with {} as '{}' ({} slots)", options_.coordinator, options_.name,
-                capabilities_.slots());
-      return absl::OkStatus();
-    }
-    if (IsPermanent(s)) return s;
-    if (s.code() == absl::StatusCode::kAlreadyExists) {
-      // Another live worker holds the name: retrying would only take it over when that one
-      // dies. A configuration problem (exit 2), like any other.
-      return absl::FailedPreconditionError(s.message());
-    }
-    if (!reported_outage) {
-      log->warn("cannot register with {} ({}); retrying with backoff", options_.coordinator,
-                s.message());
-      reported_outage = true;
-    }
-    stop.WaitForNotificationWithTimeout(backoff.Next());
+    resp.Clear();
+    return FromGrpcStatus(stub_->Register(&ctx, req, &resp));
+  });
+  if (s.code() == absl::StatusCode::kAlreadyExists) {
+    // Another live worker holds the name: retrying would only take it over when that one
+    // dies. A configuration problem (exit 2), like any other.
+    return absl::FailedPreconditionError(s.message());
   }
-  return absl::CancelledError("stopped before registering");
+  // The caller's own error (a rejected token, a refused name), or CANCELLED when stopped.
+  if (!s.ok()) return s;
+  {
+    absl::MutexLock lock(&mu_);
+    session_id_ = resp.session_id();
+  }
+  heartbeat_interval_ = absl::Milliseconds(resp.heartbeat_interval_ms());
+  log->info("registered with {} as '{}' ({} slots)", options_.coordinator, options_.name,
+            capabilities_.slots());
+  return absl::OkStatus();
 }
 
 absl::Status WorkerDaemon::Heartbeat(bool draining) {
@@ -162,7 +165,9 @@ void WorkerDaemon::LeaseLoop() {
       lease_call_ = nullptr;
     }
     if (!s.ok()) {
-      // Outages and re-registration are the heartbeat loop's business; just wait.
+      // Outages, re-registration and rejected tokens are the heartbeat loop's business: this
+      // loop judges no failure, it only waits (paced, and cut short by draining, a mutex
+      // condition rather than a stop signal) and polls again, so it is no Retry.
       if (s.code() != absl::StatusCode::kCancelled) {
         log->debug("LeaseActions: {}", s.message());
       }
@@ -223,28 +228,32 @@ uint32_t WorkerDaemon::CompileSlotsInUse() const {
 
 void WorkerDaemon::Report(const farm::v1::Completion& completion) {
   auto log = ComponentLogger("worker");
-  Backoff backoff(absl::Milliseconds(200), options_.max_backoff);
-  const absl::Time give_up = absl::Now() + options_.report_patience;
-  while (true) {
+  const RetryOptions retry{
+      .deadline = absl::Now() + options_.report_patience,
+      .initial_backoff = absl::Milliseconds(200),
+      .max_backoff = options_.max_backoff,
+      .patience = Patience::kDaemon,
+      // The session was replaced or forgotten: the heartbeat loop is registering again, and
+      // the next attempt carries the new session.
+      .also_retry = MustRegisterAgain,
+  };
+  farm::v1::CompleteActionsResponse resp;
+  absl::Status s = Retry(retry, [&] {
     grpc::ClientContext ctx;
     PrepareContext(ctx, options_.rpc_timeout);
     farm::v1::CompleteActionsRequest req;
     req.set_name(options_.name);
     req.set_session_id(session());
     *req.add_completions() = completion;
-    farm::v1::CompleteActionsResponse resp;
-    absl::Status s = FromGrpcStatus(stub_->CompleteActions(&ctx, req, &resp));
-    if (s.ok()) {
-      if (resp.rejected_lease_ids_size() > 0) {
-        log->info("result of lease {} not taken: the lease was revoked", completion.lease_id());
-      }
-      return;
-    }
-    if (IsPermanent(s) || absl::Now() > give_up) {
-      log->error("could not report lease {}: {}", completion.lease_id(), s.message());
-      return;
-    }
-    absl::SleepFor(backoff.Next());
+    resp.Clear();
+    return FromGrpcStatus(stub_->CompleteActions(&ctx, req, &resp));
+  });
+  if (!s.ok()) {
+    log->error("could not report lease {}: {}", completion.lease_id(), s.message());
+    return;
+  }
+  if (resp.rejected_lease_ids_size() > 0) {
+    log->info("result of lease {} not taken: the lease was revoked", completion.lease_id());
   }
 }
 
@@ -264,6 +273,9 @@ absl::Status WorkerDaemon::Run(absl::Notification& stop) {
     if (leaser.joinable()) leaser.join();
   };
 
+  // The heartbeat is a ticker that is also the reconnect loop: a success does not end it, a
+  // lost session sends it back to RegisterUntilAccepted, and its pace switches between the
+  // heartbeat interval and the backoff. So it is no Retry; it asks the same classification.
   Backoff backoff(absl::Milliseconds(200), options_.max_backoff);
   bool connected = true;
   absl::Status failure;
@@ -275,10 +287,6 @@ absl::Status WorkerDaemon::Run(absl::Notification& stop) {
       backoff.Reset();
       continue;
     }
-    if (IsPermanent(s)) {
-      failure = s;
-      break;
-    }
     if (MustRegisterAgain(s)) {
       log->info("coordinator asked us to register again: {}", s.message());
       if (absl::Status r = RegisterUntilAccepted(stop); !r.ok()) {
@@ -287,6 +295,10 @@ absl::Status WorkerDaemon::Run(absl::Notification& stop) {
       }
       connected = true;
       continue;
+    }
+    if (!RetryMayFix(s, Patience::kDaemon)) {
+      failure = s;
+      break;
     }
     if (connected) {
       log->warn("lost the coordinator at {} ({}); retrying with backoff", options_.coordinator,

@@ -88,6 +88,65 @@ TEST(WorkerDaemonTest, RejectedTokenStopsWithUnauthenticated) {
   EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated);
 }
 
+// What the coordinator answers when its disk is full (FAILED_PRECONDITION from Register) or
+// its store fails (INTERNAL, DATA_LOSS): a daemon waits for the operator to fix it.
+TEST(WorkerDaemonTest, OutwaitsTheCoordinatorsFaultsAndItsFullDisk) {
+  auto stub = std::make_unique<farm::v1::MockWorkerServiceStub>();
+  absl::Notification stop;
+  std::atomic<int> heartbeats{0};
+  EXPECT_CALL(*stub, Register(_, _, _))
+      .WillOnce(Return(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "disk full")))
+      .WillOnce(Return(grpc::Status(grpc::StatusCode::INTERNAL, "RocksDB error")))
+      .WillOnce(DoAll(SetArgPointee<2>(Session("s1")), Return(grpc::Status::OK)));
+  EXPECT_CALL(*stub, Heartbeat(_, _, _))
+      .WillRepeatedly(Invoke([&](grpc::ClientContext*, const farm::v1::HeartbeatRequest& req,
+                                 farm::v1::HeartbeatResponse*) {
+        if (req.draining()) return grpc::Status::OK;
+        switch (++heartbeats) {
+          case 1:
+            return grpc::Status(grpc::StatusCode::INTERNAL, "RocksDB error");
+          case 2:
+            return grpc::Status(grpc::StatusCode::DATA_LOSS, "corrupt");
+          case 3:
+            return grpc::Status(grpc::StatusCode::UNKNOWN, "stream removed");
+          default:
+            if (!stop.HasBeenNotified()) stop.Notify();
+            return grpc::Status::OK;
+        }
+      }));
+  EXPECT_CALL(*stub, Leave(_, _, _)).WillOnce(Return(grpc::Status::OK));
+  WorkerDaemon daemon(std::move(stub), Options(), {});
+  EXPECT_TRUE(daemon.Run(stop).ok());
+  EXPECT_GE(heartbeats.load(), 4);
+}
+
+TEST(WorkerDaemonTest, ANameHeldByAnotherLiveWorkerIsAConfigurationError) {
+  auto stub = std::make_unique<farm::v1::MockWorkerServiceStub>();
+  absl::Notification stop;
+  EXPECT_CALL(*stub, Register(_, _, _))
+      .WillOnce(Return(grpc::Status(grpc::StatusCode::ALREADY_EXISTS, "name taken")));
+  EXPECT_CALL(*stub, Heartbeat(_, _, _)).Times(0);
+  WorkerDaemon daemon(std::move(stub), Options(), {});
+  absl::Status s = daemon.Run(stop);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(), "name taken");
+}
+
+TEST(WorkerDaemonTest, StoppedWhileTheCoordinatorIsAwayEndsCleanly) {
+  auto stub = std::make_unique<farm::v1::MockWorkerServiceStub>();
+  absl::Notification stop;
+  // No attempt follows the stop signal.
+  EXPECT_CALL(*stub, Register(_, _, _))
+      .WillOnce(Invoke(
+          [&](grpc::ClientContext*, const farm::v1::RegisterRequest&, farm::v1::RegisterResponse*) {
+            stop.Notify();
+            return grpc::Status(grpc::StatusCode::UNAVAILABLE, "down");
+          }));
+  EXPECT_CALL(*stub, Heartbeat(_, _, _)).Times(0);
+  WorkerDaemon daemon(std::move(stub), Options(), {});
+  EXPECT_TRUE(daemon.Run(stop).ok());
+}
+
 }  // namespace
 }  // namespace farm::worker
 
@@ -166,6 +225,85 @@ TEST(WorkerDaemonTest, DrainFinishesAndReportsTheRunningActionBeforeLeaving) {
   stopper.join();
   EXPECT_TRUE(renewed_while_draining.load());
   EXPECT_TRUE(reported.load());
+}
+
+// Finishes each action at once.
+class InstantExecutor : public ActionExecutor {
+ public:
+  farm::v1::Completion Execute(const farm::v1::Lease& lease, const std::atomic<bool>&) override {
+    farm::v1::Completion c;
+    c.set_lease_id(lease.lease_id());
+    c.set_action_id(lease.action_id());
+    return c;
+  }
+};
+
+// The result outlasts a replaced session (the heartbeat loop registers again meanwhile) and
+// the coordinator's own faults; the lease's report is tried until the coordinator takes it.
+TEST(WorkerDaemonTest, AReportOutlastsAReplacedSessionAndTheCoordinatorsFaults) {
+  auto stub = std::make_unique<farm::v1::MockWorkerServiceStub>();
+  absl::Notification stop;
+  InstantExecutor executor;
+  std::atomic<bool> leased{false};
+  std::atomic<int> reports{0};
+  EXPECT_CALL(*stub, Register(_, _, _))
+      .WillOnce(DoAll(SetArgPointee<2>(Session("s1")), Return(grpc::Status::OK)));
+  EXPECT_CALL(*stub, LeaseActions(_, _, _))
+      .WillRepeatedly(Invoke([&](grpc::ClientContext*, const farm::v1::LeaseActionsRequest&,
+                                 farm::v1::LeaseActionsResponse* resp) {
+        if (!leased.exchange(true)) resp->add_leases()->set_lease_id("L1");
+        return grpc::Status::OK;
+      }));
+  EXPECT_CALL(*stub, Heartbeat(_, _, _)).WillRepeatedly(Return(grpc::Status::OK));
+  EXPECT_CALL(*stub, CompleteActions(_, _, _))
+      .Times(3)
+      .WillRepeatedly(Invoke([&](grpc::ClientContext*, const farm::v1::CompleteActionsRequest&,
+                                 farm::v1::CompleteActionsResponse*) {
+        switch (++reports) {
+          case 1:
+            return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "session replaced");
+          case 2:
+            return grpc::Status(grpc::StatusCode::INTERNAL, "RocksDB error");
+          default:
+            stop.Notify();
+            return grpc::Status::OK;
+        }
+      }));
+  EXPECT_CALL(*stub, Leave(_, _, _)).WillOnce(Return(grpc::Status::OK));
+  DaemonOptions options = Options();
+  options.lease_poll = absl::Milliseconds(20);
+  farm::v1::WorkerCapabilities caps;
+  caps.set_slots(1);
+  WorkerDaemon daemon(std::move(stub), options, caps, &executor);
+  EXPECT_TRUE(daemon.Run(stop).ok());
+  EXPECT_EQ(reports.load(), 3);
+}
+
+TEST(WorkerDaemonTest, AReportTheCoordinatorRefusesIsNotRetried) {
+  auto stub = std::make_unique<farm::v1::MockWorkerServiceStub>();
+  absl::Notification stop;
+  InstantExecutor executor;
+  std::atomic<bool> leased{false};
+  EXPECT_CALL(*stub, Register(_, _, _))
+      .WillOnce(DoAll(SetArgPointee<2>(Session("s1")), Return(grpc::Status::OK)));
+  EXPECT_CALL(*stub, LeaseActions(_, _, _))
+      .WillRepeatedly(Invoke([&](grpc::ClientContext*, const farm::v1::LeaseActionsRequest&,
+                                 farm::v1::LeaseActionsResponse* resp) {
+        if (!leased.exchange(true)) resp->add_leases()->set_lease_id("L1");
+        return grpc::Status::OK;
+      }));
+  EXPECT_CALL(*stub, Heartbeat(_, _, _)).WillRepeatedly(Return(grpc::Status::OK));
+  EXPECT_CALL(*stub, CompleteActions(_, _, _)).WillOnce(Invoke([&](auto, auto, auto) {
+    stop.Notify();
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "role may not");
+  }));
+  EXPECT_CALL(*stub, Leave(_, _, _)).WillOnce(Return(grpc::Status::OK));
+  DaemonOptions options = Options();
+  options.lease_poll = absl::Milliseconds(20);
+  farm::v1::WorkerCapabilities caps;
+  caps.set_slots(1);
+  WorkerDaemon daemon(std::move(stub), options, caps, &executor);
+  EXPECT_TRUE(daemon.Run(stop).ok());
 }
 
 // Runs each action until it is cancelled, then takes a while to wind down (a compiler that
