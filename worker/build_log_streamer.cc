@@ -3,7 +3,9 @@
 #include <fstream>
 
 #include "libfarm/logging/logger.h"
+#include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
+#include "libfarm/status/grpc_status.h"
 
 namespace farm::worker {
 namespace {
@@ -29,32 +31,38 @@ void BuildLogStreamer::Stop() {
   thread_.join();
 }
 
-void BuildLogStreamer::Note(const std::string& text) { Send(text); }
+// Best effort, like the live log: Send logs a failure.
+void BuildLogStreamer::Note(const std::string& text) { Send(text).IgnoreError(); }
 
 void BuildLogStreamer::Loop() {
-  while (!stop_.WaitForNotificationWithTimeout(interval_)) SendNew();
+  // Each tick sends what is new; a failed one is simply tried again at the next tick.
+  while (!stop_.WaitForNotificationWithTimeout(interval_)) SendNew().IgnoreError();
   // The command has exited: its file is complete. A few tries for a coordinator blip.
-  for (int attempt = 0; attempt < 3 && !SendNew(); ++attempt) {
-    absl::SleepFor(absl::Seconds(1));
-  }
+  // Each failure was logged by Send; the unsent tail reaches the coordinator as stdout anyway.
+  Retry({.max_attempts = 3,
+         .initial_backoff = absl::Seconds(1),
+         .max_backoff = absl::Seconds(1),
+         .patience = Patience::kDaemon},
+        [this] { return SendNew(); })
+      .IgnoreError();
 }
 
-bool BuildLogStreamer::SendNew() {
+absl::Status BuildLogStreamer::SendNew() {
   std::ifstream in(path_, std::ios::binary);
-  if (!in) return true;  // not created yet
+  if (!in) return absl::OkStatus();  // not created yet
   in.seekg(static_cast<std::streamoff>(offset_));
   std::string chunk(kMaxChunk, '\0');
   while (true) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     const auto got = static_cast<size_t>(in.gcount());
-    if (got == 0) return true;
-    if (!Send(chunk.substr(0, got))) return false;
+    if (got == 0) return absl::OkStatus();
+    if (absl::Status s = Send(chunk.substr(0, got)); !s.ok()) return s;
     offset_ += got;
-    if (got < chunk.size()) return true;
+    if (got < chunk.size()) return absl::OkStatus();
   }
 }
 
-bool BuildLogStreamer::Send(const std::string& data) {
+absl::Status BuildLogStreamer::Send(const std::string& data) {
   farm::v1::AppendBuildLogRequest request;
   request.set_build_id(build_id_);
   request.set_data(data);
@@ -62,13 +70,12 @@ bool BuildLogStreamer::Send(const std::string& data) {
   grpc::ClientContext ctx;
   AttachToken(ctx, token_);
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  grpc::Status status = stub_->AppendBuildLog(&ctx, request, &response);
+  absl::Status status = FromGrpcStatus(stub_->AppendBuildLog(&ctx, request, &response));
   if (!status.ok()) {
     ComponentLogger("worker")->warn("build {}: log upload failed ({}); will retry", build_id_,
-                                    status.error_message());
-    return false;
+                                    status.message());
   }
-  return true;
+  return status;
 }
 
 }  // namespace farm::worker

@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "farm/v1/builds.grpc.pb.h"
@@ -30,9 +31,9 @@ class BuildLogStreamer final : public OutputFollower {
 
  private:
   void Loop();
-  // Sends the file's bytes from offset_ on; false when the coordinator refused or is away.
-  bool SendNew();
-  bool Send(const std::string& data);
+  // Sends the file's bytes from offset_ on; the failure when the coordinator refused or is away.
+  absl::Status SendNew();
+  absl::Status Send(const std::string& data);
 
   farm::v1::BuildService::StubInterface* const stub_;
   const std::string token_;
