@@ -82,7 +82,7 @@ absl::Status Scheduler::Load() {
           Enqueue(key, build, e.expected.seconds);
         } else if (status.state() == farm::v1::ACTION_STATE_RUNNING) {
           // Its worker may still be running it: give the lease a full TTL to be renewed.
-          SetLeaseDeadline(e, now + options_.lease_ttl);
+          SetLeaseDeadline(e, now + std::max(options_.lease_ttl, options_.restart_lease_grace));
           action_by_lease_[e.record.lease_id()] = key;
           e.expected = history_.Expect(e.record.action());
           WorkerLoad& load = load_by_worker_[e.record.lease_worker()];

@@ -38,6 +38,10 @@ enum class QueueOrder {
 
 struct SchedulerOptions {
   absl::Duration lease_ttl = absl::Seconds(30);
+  // A lease found running at start lasts at least this long: the coordinator was away, not
+  // the worker, which reconnects with a backoff of up to 10 s (worker_daemon.h) and must not
+  // lose its work to a short --worker-timeout meanwhile (the action would run twice).
+  absl::Duration restart_lease_grace = absl::Seconds(30);
   absl::Duration default_timeout = absl::Hours(1);
   // An action whose workers die this often while running it is failed, not retried.
   uint32_t max_worker_deaths = 3;

@@ -363,6 +363,27 @@ TEST_F(SchedulerTest, RestartKeepsQueueLeasesAndResults) {
   EXPECT_TRUE(LeaseFor("w1", "s2").empty());
 }
 
+TEST_F(SchedulerTest, LeasesFoundAtStartOutlastAShortTtlWhileTheirWorkersReconnect) {
+  auto status = Submit(Compile("sm_90"));
+  auto leases = LeaseFor("w1", "s1");
+  ASSERT_EQ(leases.size(), 1u);
+  Reopen();
+  // Past the 10 s TTL but within the restart grace: the worker is still reconnecting.
+  now_ += absl::Seconds(20);
+  scheduler_->Sweep();
+  EXPECT_EQ(scheduler_->Get(status.action_id())->state(), farm::v1::ACTION_STATE_RUNNING);
+  EXPECT_TRUE(scheduler_->Complete("w1", {Done(leases[0])})->empty());
+  EXPECT_EQ(scheduler_->Get(status.action_id())->attempts(), 1u);
+
+  // A worker that never comes back loses the lease once the grace is over.
+  auto other = Submit(Compile("sm_75"));
+  ASSERT_EQ(LeaseFor("w2", "s2").size(), 1u);
+  Reopen();
+  now_ += options_.restart_lease_grace + absl::Seconds(1);
+  scheduler_->Sweep();
+  EXPECT_EQ(scheduler_->Get(other.action_id())->state(), farm::v1::ACTION_STATE_QUEUED);
+}
+
 TEST_F(SchedulerTest, WaitReturnsWhenDoneOrAtTimeout) {
   auto status = Submit(Compile("sm_90"));
   auto pending = scheduler_->Wait({status.action_id()}, absl::ZeroDuration());
