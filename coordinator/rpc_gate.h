@@ -1,0 +1,44 @@
+// The one way a coordinator gRPC handler runs. RpcGate::Serve checks the call's token against
+// the method's row in libfarm/auth/method_access.cc before the handler's body runs, counts the
+// outcome in farm_rpc_requests_total{method, code}, and turns the body's absl::Status into the
+// call's grpc::Status. Services hold an RpcGate instead of the TokenVerifier, so the Caller is
+// reachable only through Serve; rpc_gate_test calls every RPC of every proto without a token
+// and fails for a handler that does not go through it.
+#pragma once
+
+#include <grpcpp/server_context.h>
+#include <grpcpp/support/status.h>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "libfarm/metrics/registry.h"
+#include "libfarm/rpc/token_auth.h"
+
+namespace farm::coordinator {
+
+class RpcGate {
+ public:
+  // Neither is owned; both outlive the gate.
+  RpcGate(const TokenVerifier* auth, MetricsRegistry* metrics) : auth_(auth), metrics_(metrics) {}
+
+  // Serves one call of `method`, named "Service.Method" as method_access.cc lists it (and
+  // counted under "Method"): runs `body` only when the call carries a known token whose role
+  // may call `method`, with the Caller it stands for (build tokens: CheckBuildScope).
+  // Returns the refusal or the body's status, for gRPC. Streaming handlers read and write
+  // their streams inside `body`.
+  grpc::Status Serve(const grpc::ServerContext& context, absl::string_view method,
+                     absl::FunctionRef<absl::Status(const Caller&)> body) const;
+  // Serve, for a body that does not need the Caller.
+  grpc::Status Serve(const grpc::ServerContext& context, absl::string_view method,
+                     absl::FunctionRef<absl::Status()> body) const;
+
+ private:
+  // Counts the call's outcome and converts it for gRPC.
+  grpc::Status Finish(absl::string_view method, const absl::Status& status) const;
+
+  const TokenVerifier* auth_;
+  MetricsRegistry* metrics_;
+};
+
+}  // namespace farm::coordinator
