@@ -1,7 +1,7 @@
 #include "coordinator/action_service.h"
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/rpc_outcome.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -11,102 +11,82 @@ constexpr absl::Duration kMaxWait = absl::Minutes(5);
 
 }  // namespace
 
-ActionServiceImpl::ActionServiceImpl(const TokenVerifier* auth, Scheduler* scheduler,
-                                     MetricsRegistry* metrics, CompileResultTable* compile_results)
-    : auth_(auth), scheduler_(scheduler), metrics_(metrics), compile_results_(compile_results) {}
+ActionServiceImpl::ActionServiceImpl(const RpcGate* gate, Scheduler* scheduler,
+                                     CompileResultTable* compile_results)
+    : gate_(gate), scheduler_(scheduler), compile_results_(compile_results) {}
 
 grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
                                         const farm::v1::ExecuteRequest* request,
                                         farm::v1::ExecuteResponse* response) {
-  absl::StatusOr<Caller> caller = auth_->Authorize(*context, "ActionService.Execute");
-  if (!caller.ok()) return FinishRpc(*metrics_, "Execute", caller.status());
-  if (request->actions_size() > kMaxActionsPerCall) {
-    return FinishRpc(
-        *metrics_, "Execute",
-        absl::InvalidArgumentError(absl::StrCat(
-            request->actions_size(), " actions in one call; send at most ", kMaxActionsPerCall)));
-  }
-  for (int i = 0; i < request->actions_size(); ++i) {
-    if (request->actions(i).has_wheel_build()) {
-      return FinishRpc(*metrics_, "Execute",
-                       absl::InvalidArgumentError(
-                           absl::StrCat("action ", i,
-                                        ": wheel builds are queued by the coordinator. Fix: "
-                                        "use 'farmctl submit'")));
+  return gate_->Serve(*context, "ActionService.Execute", [&](const Caller& caller) {
+    if (request->actions_size() > kMaxActionsPerCall) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          request->actions_size(), " actions in one call; send at most ", kMaxActionsPerCall));
     }
-    if (absl::Status s = CheckBuildScope(*caller, request->actions(i).build_id()); !s.ok()) {
-      return FinishRpc(*metrics_, "Execute", s);
+    for (int i = 0; i < request->actions_size(); ++i) {
+      if (request->actions(i).has_wheel_build()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("action ", i,
+                         ": wheel builds are queued by the coordinator. Fix: "
+                         "use 'farmctl submit'"));
+      }
+      FARM_RETURN_IF_ERROR(CheckBuildScope(caller, request->actions(i).build_id()));
     }
-  }
-  std::vector<farm::v1::Action> actions(request->actions().begin(), request->actions().end());
-  auto statuses = scheduler_->Execute(actions);
-  if (!statuses.ok()) return FinishRpc(*metrics_, "Execute", statuses.status());
-  for (auto& s : *statuses) *response->add_statuses() = std::move(s);
-  return FinishRpc(*metrics_, "Execute", absl::OkStatus());
+    std::vector<farm::v1::Action> actions(request->actions().begin(), request->actions().end());
+    FARM_ASSIGN_OR_RETURN(auto statuses, scheduler_->Execute(actions));
+    for (auto& s : statuses) *response->add_statuses() = std::move(s);
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status ActionServiceImpl::Wait(grpc::ServerContext* context,
                                      const farm::v1::WaitRequest* request,
                                      farm::v1::WaitResponse* response) {
-  if (absl::Status s = auth_->Check(*context, "ActionService.Wait"); !s.ok())
-    return FinishRpc(*metrics_, "Wait", s);
-  const absl::Duration wait = std::min(kMaxWait, absl::Milliseconds(request->timeout_ms()));
-  std::vector<std::string> ids(request->action_ids().begin(), request->action_ids().end());
-  auto statuses = scheduler_->Wait(ids, wait);
-  if (!statuses.ok()) return FinishRpc(*metrics_, "Wait", statuses.status());
-  for (auto& s : *statuses) *response->add_statuses() = std::move(s);
-  return FinishRpc(*metrics_, "Wait", absl::OkStatus());
+  return gate_->Serve(*context, "ActionService.Wait", [&] {
+    const absl::Duration wait = std::min(kMaxWait, absl::Milliseconds(request->timeout_ms()));
+    std::vector<std::string> ids(request->action_ids().begin(), request->action_ids().end());
+    FARM_ASSIGN_OR_RETURN(auto statuses, scheduler_->Wait(ids, wait));
+    for (auto& s : statuses) *response->add_statuses() = std::move(s);
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status ActionServiceImpl::Get(grpc::ServerContext* context,
                                     const farm::v1::GetActionRequest* request,
                                     farm::v1::ActionStatus* response) {
-  if (absl::Status s = auth_->Check(*context, "ActionService.Get"); !s.ok())
-    return FinishRpc(*metrics_, "Get", s);
-  auto status = scheduler_->Get(request->action_id());
-  if (!status.ok()) return FinishRpc(*metrics_, "Get", status.status());
-  *response = std::move(*status);
-  return FinishRpc(*metrics_, "Get", absl::OkStatus());
+  return gate_->Serve(*context, "ActionService.Get", [&] {
+    FARM_ASSIGN_OR_RETURN(*response, scheduler_->Get(request->action_id()));
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status ActionServiceImpl::Cancel(grpc::ServerContext* context,
                                        const farm::v1::CancelActionRequest* request,
                                        farm::v1::ActionStatus* response) {
-  absl::StatusOr<Caller> caller = auth_->Authorize(*context, "ActionService.Cancel");
-  if (!caller.ok()) return FinishRpc(*metrics_, "Cancel", caller.status());
-  if (caller->role == Role::kBuild) {
-    auto action = scheduler_->Get(request->action_id());
-    if (!action.ok()) return FinishRpc(*metrics_, "Cancel", action.status());
-    if (absl::Status s = CheckBuildScope(*caller, action->build_id()); !s.ok()) {
-      return FinishRpc(*metrics_, "Cancel", s);
+  return gate_->Serve(*context, "ActionService.Cancel", [&](const Caller& caller) {
+    if (caller.role == Role::kBuild) {
+      FARM_ASSIGN_OR_RETURN(auto action, scheduler_->Get(request->action_id()));
+      FARM_RETURN_IF_ERROR(CheckBuildScope(caller, action.build_id()));
     }
-  }
-  auto status = scheduler_->Cancel(request->action_id());
-  if (!status.ok()) return FinishRpc(*metrics_, "Cancel", status.status());
-  *response = std::move(*status);
-  return FinishRpc(*metrics_, "Cancel", absl::OkStatus());
+    FARM_ASSIGN_OR_RETURN(*response, scheduler_->Cancel(request->action_id()));
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status ActionServiceImpl::GetCompileResult(grpc::ServerContext* context,
                                                  const farm::v1::GetCompileResultRequest* request,
                                                  farm::v1::CompileResult* response) {
-  if (absl::Status s = auth_->Check(*context, "ActionService.GetCompileResult"); !s.ok()) {
-    return FinishRpc(*metrics_, "GetCompileResult", s);
-  }
-  auto result = compile_results_->Get(request->key());
-  if (!result.ok()) return FinishRpc(*metrics_, "GetCompileResult", result.status());
-  *response = std::move(*result);
-  return FinishRpc(*metrics_, "GetCompileResult", absl::OkStatus());
+  return gate_->Serve(*context, "ActionService.GetCompileResult", [&] {
+    FARM_ASSIGN_OR_RETURN(*response, compile_results_->Get(request->key()));
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status ActionServiceImpl::PutCompileResult(grpc::ServerContext* context,
                                                  const farm::v1::PutCompileResultRequest* request,
                                                  farm::v1::PutCompileResultResponse*) {
-  if (absl::Status s = auth_->Check(*context, "ActionService.PutCompileResult"); !s.ok()) {
-    return FinishRpc(*metrics_, "PutCompileResult", s);
-  }
-  return FinishRpc(*metrics_, "PutCompileResult",
-                   compile_results_->Put(request->key(), request->result()));
+  return gate_->Serve(*context, "ActionService.PutCompileResult",
+                      [&] { return compile_results_->Put(request->key(), request->result()); });
 }
 
 }  // namespace farm::coordinator

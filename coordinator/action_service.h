@@ -2,17 +2,15 @@
 #pragma once
 
 #include "coordinator/compile_cache/compile_result_table.h"
+#include "coordinator/rpc_gate.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "farm/v1/actions.grpc.pb.h"
-#include "libfarm/metrics/registry.h"
-#include "libfarm/rpc/token_auth.h"
 
 namespace farm::coordinator {
 
 class ActionServiceImpl final : public farm::v1::ActionService::Service {
  public:
-  ActionServiceImpl(const TokenVerifier* auth, Scheduler* scheduler, MetricsRegistry* metrics,
-                    CompileResultTable* compile_results);
+  ActionServiceImpl(const RpcGate* gate, Scheduler* scheduler, CompileResultTable* compile_results);
 
   grpc::Status Execute(grpc::ServerContext* context, const farm::v1::ExecuteRequest* request,
                        farm::v1::ExecuteResponse* response) override;
@@ -30,9 +28,8 @@ class ActionServiceImpl final : public farm::v1::ActionService::Service {
                                 farm::v1::PutCompileResultResponse* response) override;
 
  private:
-  const TokenVerifier* auth_;
+  const RpcGate* gate_;
   Scheduler* scheduler_;
-  MetricsRegistry* metrics_;
   CompileResultTable* compile_results_;
 };
 

@@ -131,6 +131,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   if (!tokens.ok()) return tokens.status();
   c->tokens_ = std::move(*tokens);
   c->auth_ = std::make_unique<TokenVerifier>(*token, c->tokens_.get());
+  c->rpc_gate_ = std::make_unique<RpcGate>(c->auth_.get(), &c->metrics_);
   TokenStore* tokens_ptr = c->tokens_.get();
   c->registry_->SetTokenIsValid(
       [tokens_ptr](const std::string& id) { return tokens_ptr->IsValid(id); });
@@ -139,13 +140,13 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
         scheduler_ptr->OnSessionEnded(name, session, died);
       });
 
-  c->worker_service_ = std::make_unique<WorkerServiceImpl>(
-      c->auth_.get(), c->registry_.get(), c->scheduler_.get(), &c->metrics_, c->tokens_.get());
+  c->worker_service_ = std::make_unique<WorkerServiceImpl>(c->rpc_gate_.get(), c->registry_.get(),
+                                                           c->scheduler_.get(), c->tokens_.get());
   c->compile_results_ = std::make_unique<CompileResultTable>(c->store_.get(), c->blob_store_.get());
-  c->action_service_ = std::make_unique<ActionServiceImpl>(c->auth_.get(), c->scheduler_.get(),
-                                                           &c->metrics_, c->compile_results_.get());
-  c->farm_service_ = std::make_unique<FarmServiceImpl>(c->auth_.get(), c->registry_.get(),
-                                                       &c->metrics_, &c->identity_);
+  c->action_service_ = std::make_unique<ActionServiceImpl>(c->rpc_gate_.get(), c->scheduler_.get(),
+                                                           c->compile_results_.get());
+  c->farm_service_ =
+      std::make_unique<FarmServiceImpl>(c->rpc_gate_.get(), c->registry_.get(), &c->identity_);
   c->cas_service_ =
       std::make_unique<CasServiceImpl>(c->auth_.get(), c->blob_store_.get(), &c->metrics_);
   c->backup_service_ = std::make_unique<BackupServiceImpl>(

@@ -25,6 +25,7 @@
 #include "coordinator/index/index_routes.h"
 #include "coordinator/index/package_index.h"
 #include "coordinator/recipes/recipe_service.h"
+#include "coordinator/rpc_gate.h"
 #include "coordinator/scheduler/blob_store_index.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/state_store.h"
@@ -103,6 +104,8 @@ class Coordinator {
   std::unique_ptr<BackupServiceImpl> backup_service_;
   std::unique_ptr<TokenStore> tokens_;
   std::unique_ptr<TokenVerifier> auth_;
+  // Every gRPC handler runs through it (auth, metrics); the services never see auth_.
+  std::unique_ptr<RpcGate> rpc_gate_;
   std::unique_ptr<WorkerRegistry> registry_;
   std::unique_ptr<BlobStoreIndex> blob_index_;
   std::unique_ptr<Scheduler> scheduler_;

@@ -1,34 +1,29 @@
 #include "coordinator/farm_service.h"
 
-#include "coordinator/rpc_outcome.h"
 #include "libfarm/time/proto_time.h"
 
 namespace farm::coordinator {
 
-FarmServiceImpl::FarmServiceImpl(const TokenVerifier* auth, const WorkerRegistry* registry,
-                                 MetricsRegistry* metrics, const CoordinatorIdentity* identity)
-    : auth_(auth), registry_(registry), metrics_(metrics), identity_(identity) {}
-
-grpc::Status FarmServiceImpl::Finish(const char* method, const absl::Status& status) {
-  return FinishRpc(*metrics_, method, status);
-}
+FarmServiceImpl::FarmServiceImpl(const RpcGate* gate, const WorkerRegistry* registry,
+                                 const CoordinatorIdentity* identity)
+    : gate_(gate), registry_(registry), identity_(identity) {}
 
 grpc::Status FarmServiceImpl::GetStatus(grpc::ServerContext* context,
                                         const farm::v1::GetStatusRequest*,
                                         farm::v1::GetStatusResponse* response) {
-  if (absl::Status s = auth_->Check(*context, "FarmService.GetStatus"); !s.ok())
-    return Finish("GetStatus", s);
-  *response = Status();
-  return Finish("GetStatus", absl::OkStatus());
+  return gate_->Serve(*context, "FarmService.GetStatus", [&] {
+    *response = Status();
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status FarmServiceImpl::ListWorkers(grpc::ServerContext* context,
                                           const farm::v1::ListWorkersRequest*,
                                           farm::v1::ListWorkersResponse* response) {
-  if (absl::Status s = auth_->Check(*context, "FarmService.ListWorkers"); !s.ok())
-    return Finish("ListWorkers", s);
-  *response = Workers();
-  return Finish("ListWorkers", absl::OkStatus());
+  return gate_->Serve(*context, "FarmService.ListWorkers", [&] {
+    *response = Workers();
+    return absl::OkStatus();
+  });
 }
 
 farm::v1::GetStatusResponse FarmServiceImpl::Status() const {

@@ -5,10 +5,9 @@
 
 #include "absl/time/time.h"
 #include "coordinator/farm_status_source.h"
+#include "coordinator/rpc_gate.h"
 #include "coordinator/worker_registry.h"
 #include "farm/v1/farm_service.grpc.pb.h"
-#include "libfarm/metrics/registry.h"
-#include "libfarm/rpc/token_auth.h"
 
 namespace farm::coordinator {
 
@@ -22,8 +21,8 @@ struct CoordinatorIdentity {
 
 class FarmServiceImpl final : public farm::v1::FarmService::Service, public FarmStatusSource {
  public:
-  FarmServiceImpl(const TokenVerifier* auth, const WorkerRegistry* registry,
-                  MetricsRegistry* metrics, const CoordinatorIdentity* identity);
+  FarmServiceImpl(const RpcGate* gate, const WorkerRegistry* registry,
+                  const CoordinatorIdentity* identity);
 
   grpc::Status GetStatus(grpc::ServerContext* context, const farm::v1::GetStatusRequest* request,
                          farm::v1::GetStatusResponse* response) override;
@@ -36,11 +35,8 @@ class FarmServiceImpl final : public farm::v1::FarmService::Service, public Farm
   farm::v1::ListWorkersResponse Workers() const override;
 
  private:
-  grpc::Status Finish(const char* method, const absl::Status& status);
-
-  const TokenVerifier* auth_;
+  const RpcGate* gate_;
   const WorkerRegistry* registry_;
-  MetricsRegistry* metrics_;
   const CoordinatorIdentity* identity_;
 };
 

@@ -1,12 +1,11 @@
 // farm.v1.WorkerService: how worker daemons register and stay alive.
 #pragma once
 
+#include "coordinator/rpc_gate.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/tokens/token_store.h"
 #include "coordinator/worker_registry.h"
 #include "farm/v1/worker_service.grpc.pb.h"
-#include "libfarm/metrics/registry.h"
-#include "libfarm/rpc/token_auth.h"
 
 namespace farm::coordinator {
 
@@ -15,8 +14,8 @@ class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
   // `scheduler` may be null in tests that only exercise registration. `build_tokens` (may
   // be null: wheel-build leases then carry no token) issues each leased wheel build the token
   // its build host and farm-nvcc use.
-  WorkerServiceImpl(const TokenVerifier* auth, WorkerRegistry* registry, Scheduler* scheduler,
-                    MetricsRegistry* metrics, TokenStore* build_tokens = nullptr);
+  WorkerServiceImpl(const RpcGate* gate, WorkerRegistry* registry, Scheduler* scheduler,
+                    TokenStore* build_tokens = nullptr);
 
   grpc::Status Register(grpc::ServerContext* context, const farm::v1::RegisterRequest* request,
                         farm::v1::RegisterResponse* response) override;
@@ -32,13 +31,11 @@ class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
                                farm::v1::CompleteActionsResponse* response) override;
 
  private:
-  grpc::Status Finish(const char* method, const absl::Status& status);
   uint32_t HeartbeatIntervalMs() const;
 
-  const TokenVerifier* auth_;
+  const RpcGate* gate_;
   WorkerRegistry* registry_;
   Scheduler* scheduler_;
-  MetricsRegistry* metrics_;
   TokenStore* build_tokens_;
 };
 

@@ -23,7 +23,7 @@ class WorkerServiceTest : public ::testing::Test {
     store_ = std::move(*store);
     registry_ = std::make_unique<WorkerRegistry>(store_.get(), absl::Seconds(30),
                                                  [] { return absl::Now(); });
-    service_ = std::make_unique<WorkerServiceImpl>(&auth_, registry_.get(), nullptr, &metrics_);
+    service_ = std::make_unique<WorkerServiceImpl>(&gate_, registry_.get(), nullptr);
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
     server_ = builder.BuildAndStart();
@@ -50,6 +50,7 @@ class WorkerServiceTest : public ::testing::Test {
   fs::path dir_;
   TokenVerifier auth_{kToken};
   MetricsRegistry metrics_;
+  RpcGate gate_{&auth_, &metrics_};
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<WorkerRegistry> registry_;
   std::unique_ptr<WorkerServiceImpl> service_;
