@@ -148,10 +148,10 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   c->farm_service_ =
       std::make_unique<FarmServiceImpl>(c->rpc_gate_.get(), c->registry_.get(), &c->identity_);
   c->cas_service_ =
-      std::make_unique<CasServiceImpl>(c->auth_.get(), c->blob_store_.get(), &c->metrics_);
-  c->backup_service_ = std::make_unique<BackupServiceImpl>(
-      c->auth_.get(), c->store_.get(), c->blob_store_.get(), &c->metrics_,
-      (fs::path(options.data_dir) / "backup-scratch").string());
+      std::make_unique<CasServiceImpl>(c->rpc_gate_.get(), c->blob_store_.get(), &c->metrics_);
+  c->backup_service_ =
+      std::make_unique<BackupServiceImpl>(c->rpc_gate_.get(), c->store_.get(), c->blob_store_.get(),
+                                          (fs::path(options.data_dir) / "backup-scratch").string());
   // A bad recipe is logged and skipped; the coordinator serves the others.
   const std::string recipes_dir = ResolveRecipesDir(options.recipes_dir, options.data_dir);
   c->recipe_service_ = std::make_unique<RecipeServiceImpl>(

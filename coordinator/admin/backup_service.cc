@@ -7,10 +7,10 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "coordinator/rpc_outcome.h"
 #include "libfarm/backup/backup_layout.h"
 #include "libfarm/cas/cas_limits.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -19,14 +19,9 @@ namespace fs = std::filesystem;
 
 }  // namespace
 
-BackupServiceImpl::BackupServiceImpl(const TokenVerifier* auth, const StateStore* state,
-                                     BlobStore* blobs, MetricsRegistry* metrics,
+BackupServiceImpl::BackupServiceImpl(const RpcGate* gate, const StateStore* state, BlobStore* blobs,
                                      std::string scratch_dir)
-    : auth_(auth),
-      state_(state),
-      blobs_(blobs),
-      metrics_(metrics),
-      scratch_dir_(std::move(scratch_dir)) {
+    : gate_(gate), state_(state), blobs_(blobs), scratch_dir_(std::move(scratch_dir)) {
   // Checkpoints a crash left behind: no stream is reading them any more.
   std::error_code ec;
   fs::remove_all(scratch_dir_, ec);
@@ -35,9 +30,7 @@ BackupServiceImpl::BackupServiceImpl(const TokenVerifier* auth, const StateStore
 grpc::Status BackupServiceImpl::Backup(grpc::ServerContext* context,
                                        const farm::v1::BackupRequest* /*request*/,
                                        grpc::ServerWriter<farm::v1::BackupChunk>* writer) {
-  if (absl::Status s = auth_->Check(*context, "AdminService.Backup"); !s.ok())
-    return FinishRpc(*metrics_, "Backup", s);
-  return FinishRpc(*metrics_, "Backup", Stream(context, writer));
+  return gate_->Serve(*context, "AdminService.Backup", [&] { return Stream(context, writer); });
 }
 
 absl::Status BackupServiceImpl::Stream(grpc::ServerContext* context,
@@ -56,13 +49,13 @@ absl::Status BackupServiceImpl::Stream(grpc::ServerContext* context,
     fs::remove_all(checkpoint, ignored);
     blobs_->Unpin(id);
   };
-  auto blobs = blobs_->PinAllWhile(id, [&] { return state_->Checkpoint(checkpoint.string()); });
-  if (!blobs.ok()) return blobs.status();
+  FARM_ASSIGN_OR_RETURN(
+      auto blobs, blobs_->PinAllWhile(id, [&] { return state_->Checkpoint(checkpoint.string()); }));
 
   BackupManifest manifest{
       .version = FARM_VERSION,
       .created_at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", started, absl::UTCTimeZone()),
-      .blobs = blobs->size()};
+      .blobs = blobs.size()};
   std::string buffer(kCasChunkBytes, '\0');
   auto send = [&](const std::string& file, const std::string& path) -> absl::Status {
     std::ifstream in(file, std::ios::binary);
@@ -94,10 +87,10 @@ absl::Status BackupServiceImpl::Stream(grpc::ServerContext* context,
   }
   std::sort(state_files.begin(), state_files.end());
   for (const fs::path& f : state_files) {
-    if (absl::Status s = send(f.string(), "state/" + f.filename().string()); !s.ok()) return s;
+    FARM_RETURN_IF_ERROR(send(f.string(), "state/" + f.filename().string()));
   }
-  for (const auto& [digest, file] : *blobs) {
-    if (absl::Status s = send(file, BackupBlobPath(digest.hash())); !s.ok()) return s;
+  for (const auto& [digest, file] : blobs) {
+    FARM_RETURN_IF_ERROR(send(file, BackupBlobPath(digest.hash())));
   }
   farm::v1::BackupChunk last;
   last.set_path(kBackupManifest);

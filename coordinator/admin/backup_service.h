@@ -4,10 +4,9 @@
 #pragma once
 
 #include "coordinator/cas/blob_store.h"
+#include "coordinator/rpc_gate.h"
 #include "coordinator/state_store.h"
 #include "farm/v1/admin_service.grpc.pb.h"
-#include "libfarm/metrics/registry.h"
-#include "libfarm/rpc/token_auth.h"
 
 namespace farm::coordinator {
 
@@ -15,8 +14,8 @@ class BackupServiceImpl final : public farm::v1::AdminService::Service {
  public:
   // `scratch_dir`: where checkpoints are made (on the state store's filesystem, so table
   // files are hard links rather than copies); each is removed once sent.
-  BackupServiceImpl(const TokenVerifier* auth, const StateStore* state, BlobStore* blobs,
-                    MetricsRegistry* metrics, std::string scratch_dir);
+  BackupServiceImpl(const RpcGate* gate, const StateStore* state, BlobStore* blobs,
+                    std::string scratch_dir);
 
   grpc::Status Backup(grpc::ServerContext* context, const farm::v1::BackupRequest* request,
                       grpc::ServerWriter<farm::v1::BackupChunk>* writer) override;
@@ -25,10 +24,9 @@ class BackupServiceImpl final : public farm::v1::AdminService::Service {
   absl::Status Stream(grpc::ServerContext* context,
                       grpc::ServerWriter<farm::v1::BackupChunk>* writer);
 
-  const TokenVerifier* auth_;
+  const RpcGate* gate_;
   const StateStore* state_;
   BlobStore* blobs_;
-  MetricsRegistry* metrics_;
   const std::string scratch_dir_;
 };
 

@@ -8,19 +8,17 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "coordinator/rpc_outcome.h"
 #include "libfarm/cas/cas_limits.h"
 #include "libfarm/cas/chunk_codec.h"
 #include "libfarm/cas/digest.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 
-CasServiceImpl::CasServiceImpl(const TokenVerifier* auth, BlobStore* store,
-                               MetricsRegistry* metrics)
-    : auth_(auth),
+CasServiceImpl::CasServiceImpl(const RpcGate* gate, BlobStore* store, MetricsRegistry* metrics)
+    : gate_(gate),
       store_(store),
-      metrics_(metrics),
       bytes_in_(metrics->GetCounter("farm_cas_bytes_in_total",
                                     "Blob bytes received by CAS uploads (as sent on the wire).")),
       bytes_out_(metrics->GetCounter("farm_cas_bytes_out_total",
@@ -37,39 +35,33 @@ CasServiceImpl::CasServiceImpl(const TokenVerifier* auth, BlobStore* store,
   });
 }
 
-grpc::Status CasServiceImpl::Finish(const char* method, const absl::Status& status) {
-  return FinishRpc(*metrics_, method, status);
-}
-
 grpc::Status CasServiceImpl::FindMissing(grpc::ServerContext* context,
                                          const farm::v1::FindMissingRequest* request,
                                          farm::v1::FindMissingResponse* response) {
-  if (absl::Status s = auth_->Check(*context, "CasService.FindMissing"); !s.ok())
-    return Finish("FindMissing", s);
-  for (const auto& d : request->digests()) {
-    if (absl::Status s = ValidateDigest(d); !s.ok()) return Finish("FindMissing", s);
-  }
-  for (const auto& d : request->digests()) {
-    if (!store_->Contains(d)) *response->add_missing() = d;
-  }
-  return Finish("FindMissing", absl::OkStatus());
+  return gate_->Serve(*context, "CasService.FindMissing", [&] {
+    for (const auto& d : request->digests()) FARM_RETURN_IF_ERROR(ValidateDigest(d));
+    for (const auto& d : request->digests()) {
+      if (!store_->Contains(d)) *response->add_missing() = d;
+    }
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status CasServiceImpl::Stat(grpc::ServerContext* context,
                                   const farm::v1::StatRequest* request,
                                   farm::v1::StatResponse* response) {
-  if (absl::Status s = auth_->Check(*context, "CasService.Stat"); !s.ok()) return Finish("Stat", s);
-  if (absl::Status s = ValidateHash(request->digest().hash()); !s.ok()) return Finish("Stat", s);
-  *response = store_->Stat(request->digest());
-  return Finish("Stat", absl::OkStatus());
+  return gate_->Serve(*context, "CasService.Stat", [&] {
+    FARM_RETURN_IF_ERROR(ValidateHash(request->digest().hash()));
+    *response = store_->Stat(request->digest());
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status CasServiceImpl::Upload(grpc::ServerContext* context,
                                     grpc::ServerReader<farm::v1::UploadRequest>* reader,
                                     farm::v1::UploadResponse* response) {
-  if (absl::Status s = auth_->Check(*context, "CasService.Upload"); !s.ok())
-    return Finish("Upload", s);
-  return Finish("Upload", ReceiveUpload(context, reader, response));
+  return gate_->Serve(*context, "CasService.Upload",
+                      [&] { return ReceiveUpload(context, reader, response); });
 }
 
 absl::Status CasServiceImpl::ReceiveUpload(grpc::ServerContext* context,
@@ -80,7 +72,7 @@ absl::Status CasServiceImpl::ReceiveUpload(grpc::ServerContext* context,
     return absl::InvalidArgumentError("empty upload: the first message must carry the digest");
   }
   const farm::v1::Digest claimed = req.digest();
-  if (absl::Status s = ValidateDigest(claimed); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(ValidateDigest(claimed));
   *response->mutable_digest() = claimed;
   if (store_->Contains(claimed)) {
     // Returning now ends the stream; the client stops sending and sees OK.
@@ -88,29 +80,26 @@ absl::Status CasServiceImpl::ReceiveUpload(grpc::ServerContext* context,
     response->set_already_present(true);
     return absl::OkStatus();
   }
-  auto writer = store_->BeginWrite(claimed.size_bytes());
-  if (!writer.ok()) return writer.status();
+  FARM_ASSIGN_OR_RETURN(VerifiedFileWriter writer, store_->BeginWrite(claimed.size_bytes()));
   ChunkCodec codec;
   std::string plain;
   do {
     bytes_in_->Increment(static_cast<double>(req.data().size()));
     absl::string_view data = req.data();
     if (req.compression() == farm::v1::COMPRESSION_ZSTD) {
-      if (absl::Status s = codec.Decompress(req.data(), kCasMaxMessageBytes, &plain); !s.ok()) {
-        return s;
-      }
+      FARM_RETURN_IF_ERROR(codec.Decompress(req.data(), kCasMaxMessageBytes, &plain));
       data = plain;
     }
     // Refuse as soon as the stream outgrows its claim, so a lying client cannot fill the disk.
-    if (writer->bytes_written() + static_cast<int64_t>(data.size()) > claimed.size_bytes()) {
+    if (writer.bytes_written() + static_cast<int64_t>(data.size()) > claimed.size_bytes()) {
       return absl::InvalidArgumentError(absl::StrCat("upload rejected: more bytes than its digest ",
                                                      DigestToString(claimed),
                                                      " claims; nothing was stored"));
     }
-    if (absl::Status s = writer->Append(data); !s.ok()) return s;
+    FARM_RETURN_IF_ERROR(writer.Append(data));
   } while (reader->Read(&req));
   if (context->IsCancelled()) return absl::CancelledError("the client cancelled the upload");
-  auto stored = store_->Commit(std::move(*writer), claimed);
+  auto stored = store_->Commit(std::move(writer), claimed);
   if (!stored.ok()) {
     if (stored.status().code() == absl::StatusCode::kInvalidArgument) {
       ComponentLogger("coordinator")
@@ -126,27 +115,23 @@ absl::Status CasServiceImpl::ReceiveUpload(grpc::ServerContext* context,
 grpc::Status CasServiceImpl::Download(grpc::ServerContext* context,
                                       const farm::v1::DownloadRequest* request,
                                       grpc::ServerWriter<farm::v1::DownloadResponse>* writer) {
-  if (absl::Status s = auth_->Check(*context, "CasService.Download"); !s.ok())
-    return Finish("Download", s);
-  return Finish("Download", SendBlob(context, *request, writer));
+  return gate_->Serve(*context, "CasService.Download",
+                      [&] { return SendBlob(context, *request, writer); });
 }
 
 absl::Status CasServiceImpl::SendBlob(grpc::ServerContext* context,
                                       const farm::v1::DownloadRequest& request,
                                       grpc::ServerWriter<farm::v1::DownloadResponse>* writer) {
-  auto digest = store_->Lookup(request.digest());
-  if (!digest.ok()) return digest.status();
-  if (request.offset() < 0 || request.offset() > digest->size_bytes()) {
+  FARM_ASSIGN_OR_RETURN(const farm::v1::Digest digest, store_->Lookup(request.digest()));
+  if (request.offset() < 0 || request.offset() > digest.size_bytes()) {
     return absl::OutOfRangeError(
-        absl::StrCat("offset ", request.offset(), " is outside blob ", DigestToString(*digest)));
+        absl::StrCat("offset ", request.offset(), " is outside blob ", DigestToString(digest)));
   }
-  auto path = store_->PathOf(*digest);
-  if (!path.ok()) return path.status();
-  const int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+  FARM_ASSIGN_OR_RETURN(const std::string path, store_->PathOf(digest));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     // Evicted between the lookup and here.
-    return absl::NotFoundError(
-        absl::StrCat("blob ", DigestToString(*digest), " is not in the CAS"));
+    return absl::NotFoundError(absl::StrCat("blob ", DigestToString(digest), " is not in the CAS"));
   }
   absl::Cleanup close_fd = [fd] { ::close(fd); };
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -158,7 +143,7 @@ absl::Status CasServiceImpl::SendBlob(grpc::ServerContext* context,
   do {
     std::string* data = resp.mutable_data();
     const size_t want =
-        static_cast<size_t>(std::min<int64_t>(kCasChunkBytes, digest->size_bytes() - offset));
+        static_cast<size_t>(std::min<int64_t>(kCasChunkBytes, digest.size_bytes() - offset));
     data->resize(want);
     size_t got = 0;
     while (got < want) {
@@ -167,7 +152,7 @@ absl::Status CasServiceImpl::SendBlob(grpc::ServerContext* context,
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         return absl::DataLossError(absl::StrCat(
-            "blob ", DigestToString(*digest),
+            "blob ", DigestToString(digest),
             " is shorter on disk than recorded: ", n < 0 ? std::strerror(errno) : "end of file"));
       }
       got += static_cast<size_t>(n);
@@ -183,7 +168,7 @@ absl::Status CasServiceImpl::SendBlob(grpc::ServerContext* context,
       return absl::CancelledError(context->IsCancelled() ? "the client cancelled the download"
                                                          : "the client went away");
     }
-  } while (offset < digest->size_bytes());
+  } while (offset < digest.size_bytes());
   return absl::OkStatus();
 }
 

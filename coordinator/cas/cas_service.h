@@ -5,15 +5,15 @@
 #pragma once
 
 #include "coordinator/cas/blob_store.h"
+#include "coordinator/rpc_gate.h"
 #include "farm/v1/cas.grpc.pb.h"
 #include "libfarm/metrics/registry.h"
-#include "libfarm/rpc/token_auth.h"
 
 namespace farm::coordinator {
 
 class CasServiceImpl final : public farm::v1::CasService::Service {
  public:
-  CasServiceImpl(const TokenVerifier* auth, BlobStore* store, MetricsRegistry* metrics);
+  CasServiceImpl(const RpcGate* gate, BlobStore* store, MetricsRegistry* metrics);
 
   grpc::Status FindMissing(grpc::ServerContext* context,
                            const farm::v1::FindMissingRequest* request,
@@ -27,16 +27,14 @@ class CasServiceImpl final : public farm::v1::CasService::Service {
                     farm::v1::StatResponse* response) override;
 
  private:
-  grpc::Status Finish(const char* method, const absl::Status& status);
   absl::Status ReceiveUpload(grpc::ServerContext* context,
                              grpc::ServerReader<farm::v1::UploadRequest>* reader,
                              farm::v1::UploadResponse* response);
   absl::Status SendBlob(grpc::ServerContext* context, const farm::v1::DownloadRequest& request,
                         grpc::ServerWriter<farm::v1::DownloadResponse>* writer);
 
-  const TokenVerifier* auth_;
+  const RpcGate* gate_;
   BlobStore* store_;
-  MetricsRegistry* metrics_;
   Counter* bytes_in_;
   Counter* bytes_out_;
 };

@@ -28,7 +28,7 @@ class CasServiceTest : public ::testing::Test {
     auto blobs = BlobStore::Open((dir_ / "cas").string(), state_.get(), 64 << 20);
     ASSERT_TRUE(blobs.ok());
     blobs_ = std::move(*blobs);
-    service_ = std::make_unique<CasServiceImpl>(&auth_, blobs_.get(), &metrics_);
+    service_ = std::make_unique<CasServiceImpl>(&gate_, blobs_.get(), &metrics_);
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
     server_ = builder.BuildAndStart();
@@ -69,6 +69,7 @@ class CasServiceTest : public ::testing::Test {
   fs::path dir_;
   TokenVerifier auth_{kToken};
   MetricsRegistry metrics_;
+  RpcGate gate_{&auth_, &metrics_};
   std::unique_ptr<StateStore> state_;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<CasServiceImpl> service_;
