@@ -154,17 +154,16 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
                                           (fs::path(options.data_dir) / "backup-scratch").string());
   // A bad recipe is logged and skipped; the coordinator serves the others.
   const std::string recipes_dir = ResolveRecipesDir(options.recipes_dir, options.data_dir);
-  c->recipe_service_ = std::make_unique<RecipeServiceImpl>(
-      c->auth_.get(), &c->metrics_, recipes_dir, LoadRecipesLogged(recipes_dir));
+  c->recipe_service_ = std::make_unique<RecipeServiceImpl>(c->rpc_gate_.get(), recipes_dir,
+                                                           LoadRecipesLogged(recipes_dir));
   c->wheel_finisher_ = std::make_unique<WheelFinisher>(
       c->builds_.get(), c->package_index_.get(), (fs::path(options.data_dir) / "wheels").string());
   c->wheel_pipeline_ = std::make_unique<WheelPipeline>(
       c->builds_.get(), c->scheduler_.get(), c->registry_.get(), c->blob_store_.get(),
       &c->recipe_service_->recipes(), c->wheel_finisher_.get());
-  c->token_service_ =
-      std::make_unique<TokenServiceImpl>(c->auth_.get(), c->tokens_.get(), &c->metrics_);
-  c->build_service_ = std::make_unique<BuildServiceImpl>(c->auth_.get(), c->builds_.get(),
-                                                         &c->metrics_, c->wheel_pipeline_.get());
+  c->token_service_ = std::make_unique<TokenServiceImpl>(c->rpc_gate_.get(), c->tokens_.get());
+  c->build_service_ = std::make_unique<BuildServiceImpl>(c->rpc_gate_.get(), c->builds_.get(),
+                                                         c->wheel_pipeline_.get());
   grpc::ServerBuilder builder;
   // CAS blobs stream in 1 MiB chunks; this bounds what one message may cost us.
   builder.SetMaxReceiveMessageSize(kCasMaxMessageBytes);

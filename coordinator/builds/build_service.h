@@ -3,9 +3,8 @@
 #pragma once
 
 #include "coordinator/builds/build_registry.h"
+#include "coordinator/rpc_gate.h"
 #include "farm/v1/builds.grpc.pb.h"
-#include "libfarm/metrics/registry.h"
-#include "libfarm/rpc/token_auth.h"
 
 namespace farm::coordinator {
 
@@ -21,8 +20,7 @@ class WheelSubmitter {
 
 class BuildServiceImpl final : public farm::v1::BuildService::Service {
  public:
-  BuildServiceImpl(const TokenVerifier* auth, BuildRegistry* builds, MetricsRegistry* metrics,
-                   WheelSubmitter* submitter);
+  BuildServiceImpl(const RpcGate* gate, BuildRegistry* builds, WheelSubmitter* submitter);
 
   grpc::Status ListBuilds(grpc::ServerContext* context, const farm::v1::ListBuildsRequest* request,
                           farm::v1::ListBuildsResponse* response) override;
@@ -48,9 +46,8 @@ class BuildServiceImpl final : public farm::v1::BuildService::Service {
                               farm::v1::ReportNvccCallResponse* response) override;
 
  private:
-  const TokenVerifier* auth_;
+  const RpcGate* gate_;
   BuildRegistry* builds_;
-  MetricsRegistry* metrics_;
   WheelSubmitter* submitter_;
 };
 

@@ -4,10 +4,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "coordinator/rpc_outcome.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/recipes/recipe_proto.h"
 #include "libfarm/rpc/request_limits.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 
@@ -37,9 +37,8 @@ RecipeDirectory LoadRecipesLogged(const std::string& dir) {
   return std::move(*loaded);
 }
 
-RecipeServiceImpl::RecipeServiceImpl(const TokenVerifier* auth, MetricsRegistry* metrics,
-                                     std::string dir, RecipeDirectory recipes)
-    : auth_(auth), metrics_(metrics), dir_(std::move(dir)), recipes_(std::move(recipes)) {}
+RecipeServiceImpl::RecipeServiceImpl(const RpcGate* gate, std::string dir, RecipeDirectory recipes)
+    : gate_(gate), dir_(std::move(dir)), recipes_(std::move(recipes)) {}
 
 const Recipe* RecipeServiceImpl::Find(const std::string& name) const {
   for (const Recipe& r : recipes_.recipes) {
@@ -51,37 +50,32 @@ const Recipe* RecipeServiceImpl::Find(const std::string& name) const {
 grpc::Status RecipeServiceImpl::ListRecipes(grpc::ServerContext* context,
                                             const farm::v1::ListRecipesRequest*,
                                             farm::v1::ListRecipesResponse* response) {
-  if (absl::Status s = auth_->Check(*context, "RecipeService.ListRecipes"); !s.ok()) {
-    return FinishRpc(*metrics_, "ListRecipes", s);
-  }
-  for (const Recipe& r : recipes_.recipes) *response->add_recipes() = RecipeToProto(r);
-  for (const absl::Status& e : recipes_.errors) response->add_load_errors(std::string(e.message()));
-  response->set_recipes_dir(dir_);
-  return FinishRpc(*metrics_, "ListRecipes", absl::OkStatus());
+  return gate_->Serve(*context, "RecipeService.ListRecipes", [&] {
+    for (const Recipe& r : recipes_.recipes) *response->add_recipes() = RecipeToProto(r);
+    for (const absl::Status& e : recipes_.errors) {
+      response->add_load_errors(std::string(e.message()));
+    }
+    response->set_recipes_dir(dir_);
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status RecipeServiceImpl::GetRecipe(grpc::ServerContext* context,
                                           const farm::v1::GetRecipeRequest* request,
                                           farm::v1::GetRecipeResponse* response) {
-  if (absl::Status s = auth_->Check(*context, "RecipeService.GetRecipe"); !s.ok()) {
-    return FinishRpc(*metrics_, "GetRecipe", s);
-  }
-  if (absl::Status s = CheckFieldLength("the recipe name", request->name(), kMaxNameBytes);
-      !s.ok()) {
-    return FinishRpc(*metrics_, "GetRecipe", s);
-  }
-  const Recipe* recipe = Find(request->name());
-  if (recipe == nullptr) {
-    std::vector<std::string> names;
-    for (const Recipe& r : recipes_.recipes) names.push_back(r.name);
-    return FinishRpc(
-        *metrics_, "GetRecipe",
-        absl::NotFoundError(absl::StrCat(
-            "no recipe named \"", request->name(), "\" in ", dir_, ": known are ",
-            names.empty() ? "none" : absl::StrJoin(names, ", "), " (farmctl recipes lists them)")));
-  }
-  *response->mutable_recipe() = RecipeToProto(*recipe);
-  return FinishRpc(*metrics_, "GetRecipe", absl::OkStatus());
+  return gate_->Serve(*context, "RecipeService.GetRecipe", [&] {
+    FARM_RETURN_IF_ERROR(CheckFieldLength("the recipe name", request->name(), kMaxNameBytes));
+    const Recipe* recipe = Find(request->name());
+    if (recipe == nullptr) {
+      std::vector<std::string> names;
+      for (const Recipe& r : recipes_.recipes) names.push_back(r.name);
+      return absl::NotFoundError(absl::StrCat(
+          "no recipe named \"", request->name(), "\" in ", dir_, ": known are ",
+          names.empty() ? "none" : absl::StrJoin(names, ", "), " (farmctl recipes lists them)"));
+    }
+    *response->mutable_recipe() = RecipeToProto(*recipe);
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace farm::coordinator

@@ -3,10 +3,9 @@
 
 #include <string>
 
+#include "coordinator/rpc_gate.h"
 #include "farm/v1/recipes.grpc.pb.h"
-#include "libfarm/metrics/registry.h"
 #include "libfarm/recipes/recipe_loader.h"
-#include "libfarm/rpc/token_auth.h"
 
 namespace farm::coordinator {
 
@@ -22,8 +21,7 @@ RecipeDirectory LoadRecipesLogged(const std::string& dir);
 
 class RecipeServiceImpl final : public farm::v1::RecipeService::Service {
  public:
-  RecipeServiceImpl(const TokenVerifier* auth, MetricsRegistry* metrics, std::string dir,
-                    RecipeDirectory recipes);
+  RecipeServiceImpl(const RpcGate* gate, std::string dir, RecipeDirectory recipes);
 
   grpc::Status ListRecipes(grpc::ServerContext* context,
                            const farm::v1::ListRecipesRequest* request,
@@ -37,8 +35,7 @@ class RecipeServiceImpl final : public farm::v1::RecipeService::Service {
   const Recipe* Find(const std::string& name) const;
 
  private:
-  const TokenVerifier* auth_;
-  MetricsRegistry* metrics_;
+  const RpcGate* gate_;
   const std::string dir_;
   const RecipeDirectory recipes_;  // immutable after construction: no lock needed
 };

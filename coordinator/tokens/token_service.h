@@ -1,17 +1,15 @@
 // farmctl token create|list|revoke: the TokenService over the coordinator's TokenStore.
 #pragma once
 
+#include "coordinator/rpc_gate.h"
 #include "coordinator/tokens/token_store.h"
 #include "farm/v1/tokens.grpc.pb.h"
-#include "libfarm/metrics/registry.h"
-#include "libfarm/rpc/token_auth.h"
 
 namespace farm::coordinator {
 
 class TokenServiceImpl final : public farm::v1::TokenService::Service {
  public:
-  TokenServiceImpl(const TokenVerifier* auth, TokenStore* tokens, MetricsRegistry* metrics)
-      : auth_(auth), tokens_(tokens), metrics_(metrics) {}
+  TokenServiceImpl(const RpcGate* gate, TokenStore* tokens) : gate_(gate), tokens_(tokens) {}
 
   grpc::Status CreateToken(grpc::ServerContext* context,
                            const farm::v1::CreateTokenRequest* request,
@@ -23,9 +21,8 @@ class TokenServiceImpl final : public farm::v1::TokenService::Service {
                            farm::v1::RevokeTokenResponse* response) override;
 
  private:
-  const TokenVerifier* auth_;
+  const RpcGate* gate_;
   TokenStore* tokens_;
-  MetricsRegistry* metrics_;
 };
 
 }  // namespace farm::coordinator
