@@ -14,6 +14,7 @@
 #include "libfarm/disk/disk_space.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -67,39 +68,33 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   if (options.worker_timeout < absl::Milliseconds(300)) {
     return absl::InvalidArgumentError("--worker-timeout must be at least 300ms");
   }
-  auto grpc_hp = ParseHostPort(options.listen);
-  if (!grpc_hp.ok()) return grpc_hp.status();
+  FARM_ASSIGN_OR_RETURN(const HostPort grpc_hp, ParseHostPort(options.listen));
   if (!options.http_listen.empty()) {
-    if (auto http_hp = ParseHostPort(options.http_listen); !http_hp.ok()) return http_hp.status();
+    FARM_RETURN_IF_ERROR(ParseHostPort(options.http_listen).status());
   }
 
   // Before touching the data dir: a bad certificate or an exposed key is the operator's to fix.
-  auto tls = LoadServerTls(options.tls);
-  if (!tls.ok()) return tls.status();
+  FARM_ASSIGN_OR_RETURN(const std::optional<ServerTls> tls, LoadServerTls(options.tls));
 
   std::unique_ptr<Coordinator> c(new Coordinator());
   c->identity_.version = FARM_VERSION;
-  c->identity_.tls = tls->has_value();
+  c->identity_.tls = tls.has_value();
   c->identity_.started_at = absl::Now();
-  if (absl::Status s = PrepareDataDir(options.data_dir); !s.ok()) return s;
-  auto token = LoadOrCreateToken(options.token_file, options.data_dir, &c->token_file_);
-  if (!token.ok()) return token.status();
+  FARM_RETURN_IF_ERROR(PrepareDataDir(options.data_dir));
+  FARM_ASSIGN_OR_RETURN(const std::string token,
+                        LoadOrCreateToken(options.token_file, options.data_dir, &c->token_file_));
 
-  auto store = StateStore::Open(StateDir(options.data_dir));
-  if (!store.ok()) return store.status();
-  c->store_ = std::move(*store);
-  auto blob_store = BlobStore::Open((fs::path(options.data_dir) / "cas").string(), c->store_.get(),
-                                    options.cas_quota_bytes);
-  if (!blob_store.ok()) return blob_store.status();
-  c->blob_store_ = std::move(*blob_store);
+  FARM_ASSIGN_OR_RETURN(c->store_, StateStore::Open(StateDir(options.data_dir)));
+  FARM_ASSIGN_OR_RETURN(c->blob_store_,
+                        BlobStore::Open((fs::path(options.data_dir) / "cas").string(),
+                                        c->store_.get(), options.cas_quota_bytes));
   // Right after the CAS opens: the index pins every published wheel before anything that
   // could evict runs.
-  auto package_index = PackageIndex::Open(c->store_.get(), c->blob_store_.get());
-  if (!package_index.ok()) return package_index.status();
-  c->package_index_ = std::move(*package_index);
+  FARM_ASSIGN_OR_RETURN(c->package_index_,
+                        PackageIndex::Open(c->store_.get(), c->blob_store_.get()));
   c->registry_ = std::make_unique<WorkerRegistry>(c->store_.get(), options.worker_timeout,
                                                   [] { return absl::Now(); });
-  if (absl::Status s = c->registry_->Load(); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(c->registry_->Load());
   c->blob_index_ = std::make_unique<BlobStoreIndex>(c->blob_store_.get());
   WorkerRegistry* registry_ptr = c->registry_.get();
   c->scheduler_ = std::make_unique<Scheduler>(
@@ -113,24 +108,23 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
                        .max_finished = options.max_finished_actions,
                        .prune_interval = options.retention_check_interval},
       [] { return absl::Now(); });
-  if (absl::Status s = c->scheduler_->Load(); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(c->scheduler_->Load());
   Scheduler* scheduler_ptr = c->scheduler_.get();
   // Build progress and queue metrics follow the scheduler's transitions; adding them replays
   // the actions already known, which rebuilds shard progress after a restart.
   c->builds_ =
       std::make_unique<BuildRegistry>(c->store_.get(), &c->metrics_, [] { return absl::Now(); });
-  if (absl::Status s = c->builds_->Load(); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(c->builds_->Load());
   c->queue_metrics_ = std::make_unique<QueueMetrics>(&c->metrics_);
   c->scheduler_->AddObservers({c->builds_.get(), c->queue_metrics_.get()});
   // Build tokens live while their build runs; the rest until revoked.
   BuildRegistry* builds_ptr = c->builds_.get();
-  auto tokens = TokenStore::Load(c->store_.get(), [builds_ptr](const std::string& id) {
-    auto build = builds_ptr->Get(id);
-    return build.ok() && !IsTerminalBuildState(build->state());
-  });
-  if (!tokens.ok()) return tokens.status();
-  c->tokens_ = std::move(*tokens);
-  c->auth_ = std::make_unique<TokenVerifier>(*token, c->tokens_.get());
+  FARM_ASSIGN_OR_RETURN(c->tokens_,
+                        TokenStore::Load(c->store_.get(), [builds_ptr](const std::string& id) {
+                          auto build = builds_ptr->Get(id);
+                          return build.ok() && !IsTerminalBuildState(build->state());
+                        }));
+  c->auth_ = std::make_unique<TokenVerifier>(token, c->tokens_.get());
   c->rpc_gate_ = std::make_unique<RpcGate>(c->auth_.get(), &c->metrics_);
   TokenStore* tokens_ptr = c->tokens_.get();
   c->registry_->SetTokenIsValid(
@@ -168,7 +162,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   // CAS blobs stream in 1 MiB chunks; this bounds what one message may cost us.
   builder.SetMaxReceiveMessageSize(kCasMaxMessageBytes);
   int bound_port = 0;
-  builder.AddListeningPort(options.listen, GrpcCredentials(*tls), &bound_port);
+  builder.AddListeningPort(options.listen, GrpcCredentials(tls), &bound_port);
   // gRPC sets SO_REUSEPORT by default, which would let two coordinators share a port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(c->worker_service_.get());
@@ -185,15 +179,14 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
         "cannot listen for gRPC on ", options.listen,
         ": the port is in use or the address is not local. Fix: choose another --listen"));
   }
-  c->identity_.grpc_address = FormatHostPort({grpc_hp->host, bound_port});
+  c->identity_.grpc_address = FormatHostPort({grpc_hp.host, bound_port});
   WarnIfPlainBeyondLoopback(c->identity_.grpc_address, "gRPC", c->identity_.tls);
-  if (*tls) {
-    log->info(
-        "TLS with certificate {} ({}, valid until {}){}", options.tls.cert_file, (*tls)->subject,
-        absl::FormatTime("%Y-%m-%d", (*tls)->not_after, absl::UTCTimeZone()),
-        (*tls)->client_ca_pem.empty()
-            ? std::string("")
-            : absl::StrCat("; gRPC clients need a certificate from ", options.tls.client_ca_file));
+  if (tls) {
+    log->info("TLS with certificate {} ({}, valid until {}){}", options.tls.cert_file, tls->subject,
+              absl::FormatTime("%Y-%m-%d", tls->not_after, absl::UTCTimeZone()),
+              tls->client_ca_pem.empty() ? std::string("")
+                                         : absl::StrCat("; gRPC clients need a certificate from ",
+                                                        options.tls.client_ca_file));
   }
 
   if (!options.http_listen.empty()) {

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "libfarm/cas/byte_size.h"
 #include "libfarm/disk/disk_space.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -156,7 +157,7 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(const std::string& 
         "changed. Fix: restore it from a backup, or move it aside to start an empty farm"));
   }
 
-  if (absl::Status s = CheckRoomToOpen(dir); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(CheckRoomToOpen(dir));
 
   rocksdb::Options options = StoreOptions();
   if (env != nullptr) options.env = env;
@@ -226,9 +227,7 @@ absl::Status StateStore::Write(const StateBatch& batch) {
 
 absl::Status StateStore::Checkpoint(const std::string& dir) const {
   rocksdb::Checkpoint* raw = nullptr;
-  if (absl::Status s = FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw), dir_); !s.ok()) {
-    return s;
-  }
+  FARM_RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw), dir_));
   std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
   return FromRocks(checkpoint->CreateCheckpoint(dir), dir_);
 }

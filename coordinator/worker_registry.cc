@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "libfarm/fleet/worker_state.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/status/status_macros.h"
 #include "libfarm/time/proto_time.h"
 
 namespace farm::coordinator {
@@ -168,7 +169,7 @@ absl::Status WorkerRegistry::Leave(const std::string& name, const std::string& s
     (*entry)->last_heard = clock_();
     (*entry)->heard_since_load = true;
     (*entry)->record.set_slots_in_use(0);
-    if (absl::Status s = SetState(**entry, farm::v1::WORKER_STATE_OFFLINE); !s.ok()) return s;
+    FARM_RETURN_IF_ERROR(SetState(**entry, farm::v1::WORKER_STATE_OFFLINE));
   }
   if (session_ended_) session_ended_(name, session_id, /*died=*/false);
   return absl::OkStatus();

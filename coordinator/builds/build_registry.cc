@@ -13,6 +13,7 @@
 #include "farm/v1/state.pb.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/status/status_macros.h"
 #include "libfarm/time/proto_time.h"
 
 namespace farm::coordinator {
@@ -321,9 +322,9 @@ absl::Status BuildRegistry::Mutate(const std::string& id,
     copy = it->second.record;
   }
   StateBatch batch;
-  if (absl::Status s = change(copy, batch); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(change(copy, batch));
   batch.Put(Table::kBuilds, id, copy);
-  if (absl::Status s = store_->Write(batch); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(store_->Write(batch));
   absl::MutexLock lock(&mu_);
   Build& current = builds_.at(id).record;
   if (copy.kind() == farm::v1::BUILD_KIND_COMPILE) {
@@ -344,7 +345,7 @@ absl::StatusOr<Build> BuildRegistry::CreateWheelBuild(const WheelBuildSpec& spec
   const std::string id = spec.id.empty()
                              ? absl::StrCat(spec.package, "-", spec.version, "-", RandomSuffix())
                              : spec.id;
-  if (absl::Status s = CheckBuildId(id); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(CheckBuildId(id));
   Build b;
   b.set_id(id);
   b.set_kind(farm::v1::BUILD_KIND_WHEEL);
@@ -362,7 +363,7 @@ absl::StatusOr<Build> BuildRegistry::CreateWheelBuild(const WheelBuildSpec& spec
           absl::StrCat("build '", id, "' exists already. Fix: choose another id"));
     }
   }
-  if (absl::Status s = store_->Put(Table::kBuilds, id, b); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(store_->Put(Table::kBuilds, id, b));
   absl::MutexLock lock(&mu_);
   builds_[id].record = b;
   return b;
@@ -460,7 +461,7 @@ absl::StatusOr<uint64_t> BuildRegistry::AppendLog(const std::string& id, absl::s
 
 absl::Status BuildRegistry::CountNvccCall(const std::string& id,
                                           const farm::v1::ReportNvccCallRequest& report) {
-  if (absl::Status s = CheckNvccCallReport(report); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(CheckNvccCallReport(report));
   const std::string reason_class = report.outcome() == farm::v1::NVCC_CALL_OUTCOME_FALLBACK
                                        ? NvccReasonClass(report.reason())
                                        : std::string();

@@ -15,6 +15,7 @@
 #include "libfarm/cas/cas_limits.h"
 #include "libfarm/cas/digest.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -52,7 +53,7 @@ absl::StatusOr<std::unique_ptr<BlobStore>> BlobStore::Open(const std::string& di
                        ". Fix: make the data dir writable, or choose another --data-dir"));
     }
   }
-  if (absl::Status s = store->Load(); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(store->Load());
   ComponentLogger("coordinator")
       ->info("CAS in {}: {} blobs, {} of the {} quota", dir, store->blob_count(),
              FormatByteSize(store->bytes_stored()), FormatByteSize(quota_bytes));
@@ -187,10 +188,9 @@ absl::StatusOr<VerifiedFileWriter> BlobStore::BeginWrite(int64_t size_bytes) {
 absl::StatusOr<farm::v1::Digest> BlobStore::Commit(VerifiedFileWriter writer,
                                                    const farm::v1::Digest& expected) {
   // Hash check and fsync happen outside the locks: they take as long as the blob is big.
-  auto actual = writer.FinishExpecting(expected);
-  if (!actual.ok()) return actual.status();
+  FARM_ASSIGN_OR_RETURN(const farm::v1::Digest actual, writer.FinishExpecting(expected));
   absl::MutexLock write_lock(&write_mu_);
-  return Adopt(writer, *actual);
+  return Adopt(writer, actual);
 }
 
 absl::StatusOr<farm::v1::Digest> BlobStore::Adopt(VerifiedFileWriter& writer,
@@ -203,11 +203,11 @@ absl::StatusOr<farm::v1::Digest> BlobStore::Adopt(VerifiedFileWriter& writer,
       return digest;
     }
   }
-  if (absl::Status s = MakeRoom(digest.size_bytes()); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(MakeRoom(digest.size_bytes()));
   const std::string path = BlobPath(digest.hash());
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  if (absl::Status s = writer.MoveTo(path); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(writer.MoveTo(path));
   Entry e;
   e.size = digest.size_bytes();
   e.stored_at = e.last_access = e.persisted_access = now_();
@@ -283,10 +283,9 @@ absl::Status BlobStore::MakeRoom(int64_t incoming) {
 }
 
 absl::StatusOr<farm::v1::Digest> BlobStore::PutBytes(absl::string_view bytes) {
-  auto writer = BeginWrite(static_cast<int64_t>(bytes.size()));
-  if (!writer.ok()) return writer.status();
-  if (absl::Status s = writer->Append(bytes); !s.ok()) return s;
-  return Commit(std::move(*writer), DigestOfBytes(bytes));
+  FARM_ASSIGN_OR_RETURN(VerifiedFileWriter writer, BeginWrite(static_cast<int64_t>(bytes.size())));
+  FARM_RETURN_IF_ERROR(writer.Append(bytes));
+  return Commit(std::move(writer), DigestOfBytes(bytes));
 }
 
 absl::StatusOr<farm::v1::Digest> BlobStore::PutFile(const std::string& temp_path) {
@@ -299,8 +298,7 @@ absl::StatusOr<farm::v1::Digest> BlobStore::PutFile(const std::string& temp_path
   absl::Cleanup close_fd = [fd] { ::close(fd); };
   struct stat st {};
   ::fstat(fd, &st);
-  auto writer = BeginWrite(st.st_size);
-  if (!writer.ok()) return writer.status();
+  FARM_ASSIGN_OR_RETURN(VerifiedFileWriter writer, BeginWrite(st.st_size));
   std::string buf(kCasChunkBytes, '\0');
   while (true) {
     const ssize_t n = ::read(fd, buf.data(), buf.size());
@@ -308,17 +306,13 @@ absl::StatusOr<farm::v1::Digest> BlobStore::PutFile(const std::string& temp_path
     if (n < 0)
       return absl::InternalError(absl::StrCat("reading ", temp_path, ": ", std::strerror(errno)));
     if (n == 0) break;
-    if (absl::Status s = writer->Append(absl::string_view(buf.data(), static_cast<size_t>(n)));
-        !s.ok()) {
-      return s;
-    }
+    FARM_RETURN_IF_ERROR(writer.Append(absl::string_view(buf.data(), static_cast<size_t>(n))));
   }
-  auto digest = writer->Finish();
-  if (!digest.ok()) return digest.status();
+  FARM_ASSIGN_OR_RETURN(const farm::v1::Digest digest, writer.Finish());
   absl::StatusOr<farm::v1::Digest> stored;
   {
     absl::MutexLock write_lock(&write_mu_);
-    stored = Adopt(*writer, *digest);
+    stored = Adopt(writer, digest);
   }
   if (stored.ok()) ::unlink(temp_path.c_str());
   return stored;
@@ -330,7 +324,7 @@ bool BlobStore::Contains(const farm::v1::Digest& digest) {
 }
 
 absl::StatusOr<farm::v1::Digest> BlobStore::Lookup(const farm::v1::Digest& digest) {
-  if (absl::Status s = ValidateHash(digest.hash()); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(ValidateHash(digest.hash()));
   absl::MutexLock lock(&mu_);
   Entry* e = Find(digest);
   if (e == nullptr) {
@@ -343,10 +337,9 @@ absl::StatusOr<farm::v1::Digest> BlobStore::Lookup(const farm::v1::Digest& diges
 }
 
 absl::StatusOr<std::string> BlobStore::PathOf(const farm::v1::Digest& digest) {
-  auto found = Lookup(digest);
-  if (!found.ok()) return found.status();
-  Touch(found->hash());
-  return BlobPath(found->hash());
+  FARM_ASSIGN_OR_RETURN(const farm::v1::Digest found, Lookup(digest));
+  Touch(found.hash());
+  return BlobPath(found.hash());
 }
 
 void BlobStore::Touch(const std::string& hash) {

@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/cas/digest.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -26,7 +27,7 @@ absl::StatusOr<farm::v1::CompileResult> CompileResultTable::Get(const std::strin
     return absl::InvalidArgumentError("a compile cache key is 64 lowercase hex digits");
   }
   farm::v1::CompileResult result;
-  if (absl::Status s = store_->Get(Table::kCompileCache, key, &result); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(store_->Get(Table::kCompileCache, key, &result));
   for (const auto& out : result.outputs()) {
     if (!blobs_->Contains(out.digest())) {
       return absl::NotFoundError(absl::StrCat("compile cache entry ", key, ": output '", out.path(),

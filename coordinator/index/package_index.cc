@@ -11,6 +11,7 @@
 #include "libfarm/cas/digest.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/publish/core_metadata.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -70,7 +71,7 @@ std::string PercentEncode(const std::string& text) {
 absl::StatusOr<std::unique_ptr<PackageIndex>> PackageIndex::Open(StateStore* state,
                                                                  BlobStore* blobs) {
   std::unique_ptr<PackageIndex> index(new PackageIndex(state, blobs));
-  if (absl::Status s = index->Load(); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(index->Load());
   return index;
 }
 
@@ -141,7 +142,7 @@ absl::StatusOr<PublishedFile> PackageIndex::Publish(const std::string& wheel_pat
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
     const absl::string_view chunk(buf.data(), static_cast<size_t>(in.gcount()));
     hasher.Update(chunk);
-    if (absl::Status s = writer->Append(chunk); !s.ok()) return s;
+    FARM_RETURN_IF_ERROR(writer->Append(chunk));
   }
   if (in.bad()) return absl::DataLossError(absl::StrCat("error while reading ", wheel_path));
   return AddUpload(*std::move(writer), *wheel, hasher.Finish());

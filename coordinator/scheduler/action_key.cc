@@ -11,6 +11,7 @@
 #include "coordinator/scheduler/requirements.h"
 #include "libfarm/cas/digest.h"
 #include "libfarm/files/relative_path.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -124,7 +125,7 @@ absl::Status ValidateAction(const farm::v1::Action& action) {
       return absl::InvalidArgumentError(absl::StrCat("output path '", out, "' appears twice"));
     }
   }
-  if (absl::Status s = ValidateSourceStamps(action); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(ValidateSourceStamps(action));
   if (action.timeout_seconds() > kMaxTimeoutSeconds) {
     return absl::InvalidArgumentError(absl::StrCat("timeout_seconds ", action.timeout_seconds(),
                                                    " is over the limit of ", kMaxTimeoutSeconds));

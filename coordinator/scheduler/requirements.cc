@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "libfarm/host/shared_libraries.h"
+#include "libfarm/status/status_macros.h"
 #include "libfarm/versions/dotted_version.h"
 
 namespace farm::coordinator {
@@ -88,7 +89,7 @@ absl::Status ValidateRequirements(const farm::v1::Requirements& req) {
 absl::Status CheckPlacement(const farm::v1::Requirements& req,
                             const farm::v1::WorkerCapabilities& worker,
                             const PlacementPolicy& policy) {
-  if (absl::Status s = CheckRequirements(req, worker); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(CheckRequirements(req, worker));
   const auto& archs = policy.portable_cpu_archs;
   if (req.cpu_arch().empty() && !archs.empty() &&
       std::find(archs.begin(), archs.end(), worker.cpu_arch()) == archs.end()) {

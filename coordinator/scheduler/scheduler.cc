@@ -12,6 +12,7 @@
 #include "coordinator/scheduler/requirements.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/status/status_macros.h"
 #include "libfarm/time/proto_time.h"
 
 namespace farm::coordinator {
@@ -56,7 +57,7 @@ Scheduler::Scheduler(StateStore* store, BlobIndex* blobs, OnlineWorkers online_w
 absl::Status Scheduler::Load() {
   absl::MutexLock lock(&mu_);
   const absl::Time now = clock_();
-  if (absl::Status s = history_.Load(*store_); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(history_.Load(*store_));
   // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
   return store_->ForEach(
       Table::kActions,

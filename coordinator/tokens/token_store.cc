@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -66,22 +67,20 @@ absl::StatusOr<std::unique_ptr<TokenStore>> TokenStore::Load(StateStore* store,
 
 absl::StatusOr<farm::v1::CreateTokenResponse> TokenStore::Create(Role role, const std::string& name,
                                                                  const std::string& build_id) {
-  if (absl::Status s = CheckTokenName(name); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(CheckTokenName(name));
   if ((role == Role::kBuild) != !build_id.empty()) {
     return absl::InvalidArgumentError("a build token, and only a build token, names a build");
   }
-  absl::StatusOr<std::string> token = GenerateToken();
-  if (!token.ok()) return token.status();
-  absl::StatusOr<std::string> id = GenerateToken();
-  if (!id.ok()) return id.status();
+  FARM_ASSIGN_OR_RETURN(const std::string token, GenerateToken());
+  FARM_ASSIGN_OR_RETURN(const std::string id, GenerateToken());
   farm::v1::TokenRecord record;
-  record.set_id(id->substr(0, kIdHexChars));
+  record.set_id(id.substr(0, kIdHexChars));
   record.set_name(name);
   record.set_role(RoleName(role));
-  record.set_sha256(TokenDigest(*token));
+  record.set_sha256(TokenDigest(token));
   record.set_created_unix(absl::ToUnixSeconds(absl::Now()));
   record.set_build_id(build_id);
-  if (absl::Status s = store_->Put(Table::kTokens, record.id(), record); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(store_->Put(Table::kTokens, record.id(), record));
   {
     absl::MutexLock lock(&mu_);
     by_digest_[record.sha256()] = record;
@@ -91,7 +90,7 @@ absl::StatusOr<farm::v1::CreateTokenResponse> TokenStore::Create(Role role, cons
   }
   farm::v1::CreateTokenResponse response;
   *response.mutable_record() = WithoutDigest(std::move(record));
-  response.set_token(*token);
+  response.set_token(token);
   return response;
 }
 
@@ -108,7 +107,7 @@ absl::Status TokenStore::Revoke(const std::string& id) {
   absl::MutexLock lock(&mu_);
   for (auto it = by_digest_.begin(); it != by_digest_.end(); ++it) {
     if (it->second.id() != id) continue;
-    if (absl::Status s = store_->Delete(Table::kTokens, id); !s.ok()) return s;
+    FARM_RETURN_IF_ERROR(store_->Delete(Table::kTokens, id));
     ComponentLogger("tokens")->info("token {} '{}' ({}) revoked", id, it->second.name(),
                                     it->second.role());
     by_digest_.erase(it);
@@ -138,7 +137,7 @@ absl::Status TokenStore::DropEndedBuildTokens() {
       ++it;
       continue;
     }
-    if (absl::Status s = store_->Delete(Table::kTokens, it->second.id()); !s.ok()) return s;
+    FARM_RETURN_IF_ERROR(store_->Delete(Table::kTokens, it->second.id()));
     it = by_digest_.erase(it);
   }
   return absl::OkStatus();

@@ -8,6 +8,7 @@
 #include "libfarm/recipes/python_environment.h"
 #include "libfarm/recipes/recipe_proto.h"
 #include "libfarm/recipes/toolkit_choice.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -138,20 +139,19 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
                                             const RecipeDirectory& recipes,
                                             const std::vector<farm::v1::Worker>& online,
                                             const PlanOptions& options) {
-  auto ref = ParseRecipeRef(recipe_ref);
-  if (!ref.ok()) return ref.status();
+  FARM_ASSIGN_OR_RETURN(const RecipeRef ref, ParseRecipeRef(recipe_ref));
   PlannedBuild out;
-  out.recipe = FindRecipe(recipes, ref->name);
+  out.recipe = FindRecipe(recipes, ref.name);
   if (out.recipe == nullptr) {
-    return absl::NotFoundError(absl::StrCat("no recipe named '", ref->name,
+    return absl::NotFoundError(absl::StrCat("no recipe named '", ref.name,
                                             "'; the coordinator has: ", RecipeNames(recipes),
                                             ". Fix: see 'farmctl recipes'"));
   }
   const Recipe& recipe = *out.recipe;
-  out.version = recipe.FindVersion(ref->version);
+  out.version = recipe.FindVersion(ref.version);
   if (out.version == nullptr) {
     return absl::NotFoundError(absl::StrCat(
-        "recipe '", recipe.name, "' has no version '", ref->version, "'; it builds ",
+        "recipe '", recipe.name, "' has no version '", ref.version, "'; it builds ",
         absl::StrJoin(recipe.VersionNames(), ", "), ". Fix: add the version to ", recipe.file));
   }
   std::vector<std::string> cpu_archs = recipe.platform.cpu_archs;
@@ -180,9 +180,7 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
     return absl::InvalidArgumentError(
         "no archs given. Fix: pass --archs, e.g. --archs \"7.5;9.0;12.1\"");
   }
-  auto archs = ParseArchList(archs_text);
-  if (!archs.ok()) return archs.status();
-  out.archs = *archs;
+  FARM_ASSIGN_OR_RETURN(out.archs, ParseArchList(archs_text));
 
   if (auto feasible = FeasibleToolkits(out.archs, recipe.platform.cuda); !feasible.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("recipe '", recipe.name, "' cannot build ",
@@ -193,9 +191,9 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
     return absl::FailedPreconditionError(
         "no worker is online. Fix: start workers ('farmctl up' for a local farm)");
   }
-  auto choice = ChooseToolkit(out.archs, recipe.platform.cuda, online);
-  if (!choice.ok()) return choice.status();
-  out.cuda = choice->version;
+  FARM_ASSIGN_OR_RETURN(const ToolkitChoice choice,
+                        ChooseToolkit(out.archs, recipe.platform.cuda, online));
+  out.cuda = choice.version;
 
   farm::v1::BuildPlan& plan = out.plan;
   plan.set_recipe(recipe.name);
@@ -261,17 +259,15 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
   }
   plan.set_python_version(out.python);
   for (const std::string& r : recipe.python_requirements) plan.add_python_requirements(r);
-  auto contents = EnvironmentContentsFor(recipe, out.cuda);
-  if (!contents.ok()) return contents.status();
-  plan.set_requirements_hash(EnvironmentContentsHash(*contents));
+  FARM_ASSIGN_OR_RETURN(const EnvironmentContents contents,
+                        EnvironmentContentsFor(recipe, out.cuda));
+  plan.set_requirements_hash(EnvironmentContentsHash(contents));
   for (const Prerequisite& p : recipe.prerequisites) {
     farm::v1::PrerequisitePlan* pp = plan.add_prerequisites();
     pp->set_name(p.name);
     pp->set_version(p.version);
     if (p.FromWheel()) {
-      auto wheel = PrerequisiteWheelFor(p, out.cuda);
-      if (!wheel.ok()) return wheel.status();
-      pp->set_wheel(*wheel);
+      FARM_ASSIGN_OR_RETURN(*pp->mutable_wheel(), PrerequisiteWheelFor(p, out.cuda));
     } else {
       pp->set_host_library(p.host_library);
       *pp->mutable_hosts() = plan.build_hosts();  // each build host has it: it was required

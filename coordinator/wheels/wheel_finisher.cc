@@ -12,6 +12,7 @@
 #include "libfarm/logging/logger.h"
 #include "libfarm/publish/command_hook_publisher.h"
 #include "libfarm/publish/legacy_upload_client.h"
+#include "libfarm/status/status_macros.h"
 #include "libfarm/versions/dotted_version.h"
 #include "libfarm/wheel/wheel_retag.h"
 
@@ -63,9 +64,7 @@ WheelFinisher::WheelFinisher(BuildRegistry* builds, PackageIndex* index, std::st
 
 absl::Status WheelFinisher::Fail(const std::string& id, const std::string& reason) {
   builds_->AppendLog(id, absl::StrCat("wheelfarm: ", reason, "\n")).IgnoreError();
-  if (absl::Status s = builds_->SetState(id, farm::v1::BUILD_STATE_FAILED, reason); !s.ok()) {
-    return s;
-  }
+  FARM_RETURN_IF_ERROR(builds_->SetState(id, farm::v1::BUILD_STATE_FAILED, reason));
   return absl::FailedPreconditionError(reason);
 }
 
@@ -105,11 +104,8 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
   auto current = builds_->Get(id);
   if (!current.ok()) return current.status();
   if (current->state() != farm::v1::BUILD_STATE_PUBLISHING) {
-    if (absl::Status s = builds_->SetState(id, farm::v1::BUILD_STATE_VERIFYING,
-                                           "checking the wheel's archs, tags and glibc");
-        !s.ok()) {
-      return s;
-    }
+    FARM_RETURN_IF_ERROR(builds_->SetState(id, farm::v1::BUILD_STATE_VERIFYING,
+                                           "checking the wheel's archs, tags and glibc"));
   }
   auto archs = ParseArchList(plan.archs());
   auto cuda = ParseToolkitVersion(plan.cuda_version());
@@ -162,8 +158,8 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
     (*wheel.mutable_device_code_bytes())[arch] = bytes;
   }
   const farm::v1::Verification verification = VerificationOf(*report, *archs);
-  if (absl::Status s = builds_->SetWheel(id, wheel); !s.ok()) return s;
-  if (absl::Status s = builds_->SetVerification(id, verification); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(builds_->SetWheel(id, wheel));
+  FARM_RETURN_IF_ERROR(builds_->SetVerification(id, verification));
   builds_
       ->AppendLog(
           id, absl::StrCat("wheelfarm: ", retagged->filename, ": ", verification.message(), "\n"))
@@ -188,7 +184,7 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
       return Fail(id, absl::StrCat("publishing to ", (*publisher)->Describe(), ": ",
                                    published.status().message()));
     }
-    if (absl::Status s = builds_->AddPublished(id, published->location); !s.ok()) return s;
+    FARM_RETURN_IF_ERROR(builds_->AddPublished(id, published->location));
     builds_->AppendLog(id, absl::StrCat("wheelfarm: published to ", published->location, "\n"))
         .IgnoreError();
     places.push_back(published->location);

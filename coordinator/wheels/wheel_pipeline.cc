@@ -13,6 +13,7 @@
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/output_tail.h"
 #include "libfarm/recipes/recipe_proto.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
 namespace {
@@ -82,7 +83,7 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
   farm::v1::SubmitBuildResponse response;
   farm::v1::BuildPlan& plan = *response.mutable_plan();
   plan = planned->plan;
-  if (absl::Status s = CheckArchSetIsNew(plan, builds_->List(0)); !s.ok()) return s;
+  FARM_RETURN_IF_ERROR(CheckArchSetIsNew(plan, builds_->List(0)));
 
   const RecipeSource& source = planned->version->source;
   std::vector<farm::v1::InputFile> inputs;
@@ -92,9 +93,8 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
           absl::StrCat("recipe '", planned->recipe->name, "' builds from git (", source.git_url,
                        "); --source is for recipes whose source kind is \"upload\""));
     }
-    auto checked = CheckUploadedSource({request.source().begin(), request.source().end()}, blobs_);
-    if (!checked.ok()) return checked.status();
-    inputs = std::move(*checked);
+    FARM_ASSIGN_OR_RETURN(
+        inputs, CheckUploadedSource({request.source().begin(), request.source().end()}, blobs_));
     plan.set_source(absl::StrCat("upload of ", inputs.size(), " files"));
   } else if (source.kind == RecipeSource::Kind::kUpload) {
     if (source.default_dir.empty()) {
@@ -103,9 +103,7 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
                        "' builds an uploaded tree and names no default. Fix: pass --source DIR"));
     }
     if (!request.dry_run()) {
-      auto ingested = IngestSourceTree(source.default_dir, blobs_);
-      if (!ingested.ok()) return ingested.status();
-      inputs = std::move(*ingested);
+      FARM_ASSIGN_OR_RETURN(inputs, IngestSourceTree(source.default_dir, blobs_));
     }
   }
   plan.set_source_files(static_cast<uint32_t>(inputs.size()));
@@ -144,10 +142,7 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
         .IgnoreError();
     return statuses.status();
   }
-  if (absl::Status s = builds_->SetBuildAction(build->id(), statuses->front().action_id());
-      !s.ok()) {
-    return s;
-  }
+  FARM_RETURN_IF_ERROR(builds_->SetBuildAction(build->id(), statuses->front().action_id()));
   builds_
       ->AppendLog(build->id(),
                   absl::StrCat("wheelfarm: queued ", plan.package(), " ", plan.version(), " for ",
@@ -158,9 +153,7 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
     absl::MutexLock lock(&mu_);
     active_.insert(build->id());
   }
-  auto created = builds_->Get(build->id());
-  if (!created.ok()) return created.status();
-  *response.mutable_build() = *created;
+  FARM_ASSIGN_OR_RETURN(*response.mutable_build(), builds_->Get(build->id()));
   return response;
 }
 
@@ -171,11 +164,8 @@ absl::StatusOr<farm::v1::Build> WheelPipeline::Cancel(const std::string& build_i
     return absl::FailedPreconditionError(
         absl::StrCat("build ", build_id, " has already ", BuildStateName(build->state())));
   }
-  if (absl::Status s = builds_->SetState(build_id, farm::v1::BUILD_STATE_CANCELLED,
-                                         "cancelled by farmctl cancel");
-      !s.ok()) {
-    return s;
-  }
+  FARM_RETURN_IF_ERROR(
+      builds_->SetState(build_id, farm::v1::BUILD_STATE_CANCELLED, "cancelled by farmctl cancel"));
   // The host action first (its worker kills the build), then any device compile left.
   if (!build->build_action_id().empty()) scheduler_->Cancel(build->build_action_id()).IgnoreError();
   for (auto state : {farm::v1::ACTION_STATE_QUEUED, farm::v1::ACTION_STATE_RUNNING}) {
