@@ -103,7 +103,9 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Start(WorkerOptions options) {
             w->sandbox_.has_value() ? absl::StrCat("actions sandboxed by ", w->sandbox_->bwrap())
                                     : "actions NOT sandboxed");
 
-  w->cas_ = CasClient::Connect(options.coordinator, *token, {}, *channel_options);
+  // Results of finished actions wait out a coordinator restart as long as their report does.
+  w->cas_ = CasClient::Connect(options.coordinator, *token,
+                               {.patience = DaemonOptions{}.report_patience}, *channel_options);
   w->cache_ = std::make_unique<BlobCache>(caps_options.work_dir + "/cache", options.cache_bytes,
                                           w->cas_.get());
   std::map<std::string, std::string> cuda_roots;

@@ -121,8 +121,10 @@ absl::Status CasClient::Explain(const grpc::Status& status) const {
 }
 
 absl::Status CasClient::WithRetries(const std::function<absl::Status()>& attempt) const {
+  const bool patient = options_.patience > absl::ZeroDuration();
   // At least the one attempt: Retry reads 0 as no limit.
-  return Retry({.max_attempts = std::max(1, options_.max_attempts),
+  return Retry({.max_attempts = patient ? 0 : std::max(1, options_.max_attempts),
+                .deadline = patient ? absl::Now() + options_.patience : absl::InfiniteFuture(),
                 .initial_backoff = options_.initial_backoff,
                 .max_backoff = options_.max_backoff},
                attempt);

@@ -30,6 +30,10 @@ struct CasClientOptions {
   // Attempts per call, the first included, for what a retry may fix (libfarm/rpc/retry.h):
   // the coordinator away or restarting, a cut stream, a deadline hit, a conflict.
   int max_attempts = 5;
+  // When set, replaces max_attempts: a call retries those failures until this long has
+  // passed. A worker holds finished results that only the CAS can take; a coordinator
+  // restarting must cost it a wait, not the work (it would run again elsewhere).
+  absl::Duration patience = absl::ZeroDuration();
   absl::Duration initial_backoff = absl::Milliseconds(200);
   absl::Duration max_backoff = absl::Seconds(5);
   // Deadline of unary calls; streams get this plus one second per MiB (>= 1 MB/s).

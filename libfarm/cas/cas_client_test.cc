@@ -269,6 +269,26 @@ TEST_F(CasClientTest, RetriesTransientErrors) {
   EXPECT_EQ(client_->Stat(*d).status().code(), absl::StatusCode::kUnavailable);
 }
 
+TEST_F(CasClientTest, APatientClientOutlastsMoreFailuresThanItsAttemptsUntilItsPatienceEnds) {
+  auto patient = MakeClient(
+      kToken,
+      {.max_attempts = 2, .patience = absl::Seconds(30), .max_backoff = absl::Milliseconds(2)});
+  {
+    absl::MutexLock lock(&fake_.mu_);
+    fake_.fail_next_ = 20;  // a coordinator away for a while
+  }
+  auto d = patient->UploadBytes("held by a worker");
+  ASSERT_TRUE(d.ok()) << d.status();
+  auto brief = MakeClient(kToken, {.max_attempts = 1000,
+                                   .patience = absl::Milliseconds(50),
+                                   .max_backoff = absl::Milliseconds(2)});
+  {
+    absl::MutexLock lock(&fake_.mu_);
+    fake_.fail_next_ = 1'000'000;
+  }
+  EXPECT_EQ(brief->Stat(*d).status().code(), absl::StatusCode::kUnavailable);
+}
+
 TEST_F(CasClientTest, RetriesADeadlineHitAndAConflict) {
   auto d = client_->UploadBytes("retry me");
   ASSERT_TRUE(d.ok()) << d.status();

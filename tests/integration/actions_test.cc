@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "libfarm/actions/action_client.h"
@@ -73,6 +74,18 @@ class ActionsTest : public ::testing::Test {
 
   TempDir dir_{"actions"};
   std::optional<CoordinatorProcess> coordinator_;
+  // What the coordinator's and the workers' logs say of one action: why it ran where it did.
+  std::string LinesMentioning(const std::string& id) {
+    std::string out;
+    auto add = [&](const std::string& who, const std::string& log) {
+      for (absl::string_view line : absl::StrSplit(log, '\n')) {
+        if (absl::StrContains(line, id)) absl::StrAppend(&out, who, ": ", line, "\n");
+      }
+    };
+    add("coordinator", ReadFile(coordinator_->log_path()));
+    for (const auto& [name, w] : workers_) add(name, ReadFile(w.log_path()));
+    return out;
+  }
   std::map<std::string, WorkerProcess> workers_;
   std::string token_;
   std::unique_ptr<ActionClient> actions_;
@@ -217,7 +230,7 @@ TEST_F(ActionsTest, Kill9CoordinatorWithQueuedAndRunningActionsEachRunsExactlyOn
     const auto& s = (*done)[i];
     ASSERT_EQ(s.state(), farm::v1::ACTION_STATE_COMPLETED) << s.DebugString();
     EXPECT_EQ(s.result().stdout_tail(), absl::StrCat(i, "\n"));
-    EXPECT_EQ(runs_of(ids[i]), 1) << "action " << i;
+    EXPECT_EQ(runs_of(ids[i]), 1) << "action " << i << "\n" << LinesMentioning(ids[i]);
   }
 }
 
