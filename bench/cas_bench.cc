@@ -17,7 +17,7 @@
 #include "absl/time/clock.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/cas/cas_client.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/process/subprocess.h"
 

@@ -6,11 +6,11 @@
 #include "cli/backup_receiver.h"
 #include "cli/command_support.h"
 #include "farm/v1/admin_service.grpc.pb.h"
-#include "libfarm/cas/byte_size.h"
 #include "libfarm/cas/cas_limits.h"
 #include "libfarm/client/coordinator_call.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/rpc/channel.h"
+#include "libfarm/units/byte_size.h"
 
 namespace farm::cli {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "absl/time/time.h"
 #include "farm/v1/builds.pb.h"
-#include "libfarm/fleet/build_state.h"
+#include "libfarm/builds/build_state.h"
 
 namespace farm::cli {
 

@@ -5,11 +5,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "cli/command_support.h"
-#include "libfarm/cas/byte_size.h"
 #include "libfarm/cas/cas_client.h"
-#include "libfarm/cas/digest.h"
 #include "libfarm/client/coordinator_call.h"
 #include "libfarm/client/coordinator_target.h"
+#include "libfarm/digest/digest.h"
+#include "libfarm/units/byte_size.h"
 
 namespace farm::cli {
 namespace {

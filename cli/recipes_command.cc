@@ -10,8 +10,8 @@
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/token_auth.h"
-#include "libfarm/status/grpc_status.h"
 
 namespace farm::cli {
 namespace {

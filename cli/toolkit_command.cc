@@ -5,10 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/command_support.h"
-#include "libfarm/cuda/toolkit_check.h"
-#include "libfarm/cuda/toolkit_installer.h"
-#include "libfarm/cuda/toolkit_pins.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/toolkit/toolkit_check.h"
+#include "libfarm/toolkit/toolkit_installer.h"
+#include "libfarm/toolkit/toolkit_pins.h"
 
 namespace farm::cli {
 namespace {

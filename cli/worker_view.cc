@@ -7,8 +7,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "cli/text_table.h"
-#include "libfarm/fleet/worker_state.h"
 #include "libfarm/time/proto_time.h"
+#include "libfarm/workers/worker_state.h"
 
 namespace farm::cli {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "libfarm/cas/byte_size.h"
+#include "libfarm/units/byte_size.h"
 
 namespace farm::coordinator {
 namespace {

@@ -14,11 +14,11 @@
 #include "coordinator/data_dir.h"
 #include "coordinator/http_request_guard.h"
 #include "coordinator/state_store.h"
-#include "libfarm/cas/byte_size.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/termination_signal.h"
 #include "libfarm/status/exit_code.h"
+#include "libfarm/units/byte_size.h"
 
 namespace {
 

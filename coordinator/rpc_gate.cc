@@ -4,7 +4,7 @@
 
 #include "libfarm/disk/disk_space.h"
 #include "libfarm/logging/logger.h"
-#include "libfarm/status/grpc_status.h"
+#include "libfarm/rpc/grpc_status.h"
 
 namespace farm::coordinator {
 

@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "libfarm/cas/byte_size.h"
 #include "libfarm/disk/disk_space.h"
 #include "libfarm/status/status_macros.h"
+#include "libfarm/units/byte_size.h"
 
 namespace farm::coordinator {
 namespace {

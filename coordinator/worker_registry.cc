@@ -4,10 +4,10 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "libfarm/fleet/worker_state.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/status/status_macros.h"
 #include "libfarm/time/proto_time.h"
+#include "libfarm/workers/worker_state.h"
 
 namespace farm::coordinator {
 namespace {

@@ -13,7 +13,7 @@
 #include "libfarm/coverage/wheel_verifier.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/process/subprocess.h"
-#include "libfarm/wheel/wheel_retag.h"
+#include "libfarm/retag/wheel_retag.h"
 
 namespace farm {
 namespace {

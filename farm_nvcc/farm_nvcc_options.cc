@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 
 namespace farm {
 namespace {

@@ -12,8 +12,8 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "libfarm/cas/digest.h"
-#include "libfarm/cas/sha256.h"
+#include "libfarm/digest/digest.h"
+#include "libfarm/digest/sha256.h"
 #include "libfarm/logging/logger.h"
 
 namespace farm::worker {

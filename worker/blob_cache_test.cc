@@ -11,7 +11,7 @@
 #include <grpcpp/server_builder.h>
 #include <gtest/gtest.h>
 
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 
 namespace farm::worker {
 namespace {

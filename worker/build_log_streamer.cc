@@ -3,9 +3,9 @@
 #include <fstream>
 
 #include "libfarm/logging/logger.h"
+#include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
-#include "libfarm/status/grpc_status.h"
 
 namespace farm::worker {
 namespace {

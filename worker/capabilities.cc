@@ -4,11 +4,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "libfarm/cuda/toolkit_check.h"
-#include "libfarm/cuda/toolkit_probe.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/host/shared_libraries.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/toolkit/toolkit_check.h"
+#include "libfarm/toolkit/toolkit_probe.h"
 #include "worker/python_interpreters.h"
 
 namespace farm::worker {

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "libfarm/cuda/toolkit_check.h"
+#include "libfarm/toolkit/toolkit_check.h"
 
 namespace farm::worker {
 namespace {

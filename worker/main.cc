@@ -7,12 +7,12 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/synchronization/notification.h"
-#include "libfarm/cas/byte_size.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
 #include "libfarm/process/termination_signal.h"
 #include "libfarm/status/exit_code.h"
+#include "libfarm/units/byte_size.h"
 #include "worker/worker.h"
 
 namespace {

@@ -6,9 +6,9 @@
 #include "libfarm/disk/disk_space.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/backoff.h"
+#include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
-#include "libfarm/status/grpc_status.h"
 
 namespace farm::worker {
 namespace {

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/data_dir.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/files/file_contents.h"
 
 namespace farm::coordinator {

@@ -42,7 +42,7 @@
 #include "coordinator/scheduler/action_observer.h"
 #include "coordinator/state_store.h"
 #include "farm/v1/builds.pb.h"
-#include "libfarm/fleet/build_state.h"
+#include "libfarm/builds/build_state.h"
 #include "libfarm/metrics/registry.h"
 
 namespace farm::coordinator {

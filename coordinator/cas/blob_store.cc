@@ -11,11 +11,11 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "libfarm/cas/byte_size.h"
 #include "libfarm/cas/cas_limits.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/status/status_macros.h"
+#include "libfarm/units/byte_size.h"
 
 namespace farm::coordinator {
 namespace {

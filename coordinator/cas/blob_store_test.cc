@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 
 namespace farm::coordinator {
 namespace {

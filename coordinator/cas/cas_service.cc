@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "libfarm/cas/cas_limits.h"
 #include "libfarm/cas/chunk_codec.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/status/status_macros.h"
 

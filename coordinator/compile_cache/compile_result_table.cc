@@ -2,7 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "coordinator/index/release_file_key.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/publish/core_metadata.h"
 #include "libfarm/status/status_macros.h"

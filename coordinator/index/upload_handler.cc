@@ -12,11 +12,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "libfarm/cas/byte_size.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/publish/core_metadata.h"
 #include "libfarm/publish/upload_digests.h"
 #include "libfarm/publish/wheel_package.h"
+#include "libfarm/units/byte_size.h"
 
 namespace farm::coordinator {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/scheduler/requirements.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/files/relative_path.h"
 #include "libfarm/status/status_macros.h"
 

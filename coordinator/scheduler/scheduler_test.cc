@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 
 namespace farm::coordinator {
 namespace {

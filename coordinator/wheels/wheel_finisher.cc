@@ -7,14 +7,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/index/index_publisher.h"
-#include "libfarm/cas/digest.h"
 #include "libfarm/coverage/wheel_verifier.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/publish/command_hook_publisher.h"
 #include "libfarm/publish/legacy_upload_client.h"
+#include "libfarm/retag/wheel_retag.h"
 #include "libfarm/status/status_macros.h"
 #include "libfarm/versions/dotted_version.h"
-#include "libfarm/wheel/wheel_retag.h"
 
 namespace farm::coordinator {
 namespace {

@@ -4,9 +4,9 @@
 #include <chrono>
 
 #include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
-#include "libfarm/status/grpc_status.h"
 
 namespace farm {
 

@@ -13,7 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "libfarm/cas/sha256.h"
+#include "libfarm/digest/sha256.h"
 
 namespace farm {
 namespace {

@@ -13,12 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "libfarm/cas/cas_limits.h"
 #include "libfarm/cas/chunk_codec.h"
-#include "libfarm/cas/digest.h"
 #include "libfarm/cas/verified_file_writer.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
-#include "libfarm/status/grpc_status.h"
 
 namespace farm {
 

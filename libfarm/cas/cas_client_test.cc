@@ -10,9 +10,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "libfarm/cas/chunk_codec.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
+#include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/token_auth.h"
-#include "libfarm/status/grpc_status.h"
 
 namespace farm {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "libfarm/cas/byte_size.h"
+#include "libfarm/units/byte_size.h"
 
 namespace farm {
 

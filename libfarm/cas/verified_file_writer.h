@@ -14,8 +14,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/v1/cas.pb.h"
-#include "libfarm/cas/sha256.h"
 #include "libfarm/cas/space_budget.h"
+#include "libfarm/digest/sha256.h"
 
 namespace farm {
 

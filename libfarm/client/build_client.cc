@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/request_limits.h"
-#include "libfarm/status/grpc_status.h"
 
 namespace farm {
 

@@ -6,8 +6,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/token_auth.h"
-#include "libfarm/status/grpc_status.h"
 
 namespace farm {
 

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "libfarm/rpc/channel.h"
-#include "libfarm/status/grpc_status.h"
+#include "libfarm/rpc/grpc_status.h"
 
 namespace farm {
 

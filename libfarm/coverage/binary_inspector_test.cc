@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_join.h"
 #include "libfarm/coverage/report_format.h"
-#include "libfarm/fatbin/nvcc_fixtures.h"
+#include "libfarm/testing/nvcc_fixtures.h"
 
 namespace farm {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "libfarm/coverage/report_format.h"
-#include "libfarm/fatbin/nvcc_fixtures.h"
+#include "libfarm/testing/nvcc_fixtures.h"
 
 namespace farm {
 namespace {

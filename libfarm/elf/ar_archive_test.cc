@@ -5,7 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "libfarm/elf/elf_file.h"
 #include "libfarm/elf/mapped_file.h"
-#include "libfarm/fatbin/nvcc_fixtures.h"
+#include "libfarm/testing/nvcc_fixtures.h"
 
 namespace farm {
 namespace {

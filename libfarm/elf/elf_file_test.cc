@@ -7,7 +7,7 @@
 
 #include "libfarm/elf/mapped_file.h"
 #include "libfarm/elf/version_needs.h"
-#include "libfarm/fatbin/nvcc_fixtures.h"
+#include "libfarm/testing/nvcc_fixtures.h"
 
 namespace farm {
 namespace {

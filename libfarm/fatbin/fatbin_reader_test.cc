@@ -12,7 +12,7 @@
 #include "libfarm/fatbin/cubin_info.h"
 #include "libfarm/fatbin/device_code.h"
 #include "libfarm/fatbin/entry_payload.h"
-#include "libfarm/fatbin/nvcc_fixtures.h"
+#include "libfarm/testing/nvcc_fixtures.h"
 
 namespace farm {
 namespace {

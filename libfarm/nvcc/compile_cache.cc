@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "libfarm/cas/digest.h"
-#include "libfarm/cas/sha256.h"
+#include "libfarm/digest/digest.h"
+#include "libfarm/digest/sha256.h"
 #include "libfarm/nvcc/shell_words.h"
 #include "libfarm/process/path_search.h"
 

@@ -1,7 +1,7 @@
 #include "libfarm/recipes/python_environment.h"
 
 #include "absl/strings/str_cat.h"
-#include "libfarm/cas/sha256.h"
+#include "libfarm/digest/sha256.h"
 
 namespace farm {
 namespace {

@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "libfarm/status/grpc_status.h"
+#include "libfarm/rpc/grpc_status.h"
 
 namespace farm {
 namespace {

@@ -16,7 +16,7 @@
 #include "farm/v1/recipes.grpc.pb.h"
 #include "farm/v1/worker_service.grpc.pb.h"
 #include "libfarm/auth/token.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
 #include "libfarm/status/exit_code.h"

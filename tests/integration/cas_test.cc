@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "farm/v1/cas.grpc.pb.h"
 #include "libfarm/auth/token.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
 #include "libfarm/status/exit_code.h"

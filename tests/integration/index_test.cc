@@ -21,7 +21,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/net/address.h"
 #include "libfarm/process/subprocess.h"
 #include "tests/support/farm_processes.h"

@@ -17,8 +17,8 @@
 #include "libfarm/actions/action_client.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/cas/cas_client.h"
-#include "libfarm/cuda/toolkit_check.h"
-#include "libfarm/cuda/toolkit_probe.h"
+#include "libfarm/toolkit/toolkit_check.h"
+#include "libfarm/toolkit/toolkit_probe.h"
 #include "tests/support/device_payloads.h"
 #include "tests/support/farm_processes.h"
 

@@ -1,4 +1,4 @@
-#include "libfarm/cuda/pip_wheel_source.h"
+#include "libfarm/toolkit/pip_wheel_source.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The installer offline: wheels laid out as NVIDIA's (nvidia/cu13/...) are made from the
 // installed toolkit's nvcc, so the whole path runs (unpack, modes, check with the real
 // `nvcc --version`, marker, rename) without PyPI. The integration test installs from PyPI.
-#include "libfarm/cuda/toolkit_installer.h"
+#include "libfarm/toolkit/toolkit_installer.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "libfarm/cuda/toolkit_pins.h"
+#include "libfarm/toolkit/toolkit_pins.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

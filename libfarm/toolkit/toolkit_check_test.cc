@@ -1,4 +1,4 @@
-#include "libfarm/cuda/toolkit_check.h"
+#include "libfarm/toolkit/toolkit_check.h"
 
 #include <sys/stat.h>
 #include <sys/utsname.h>

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "libfarm/cuda/toolkit_pins.h"
+#include "libfarm/toolkit/toolkit_pins.h"
 
 namespace farm {
 

@@ -1,6 +1,6 @@
 // Retags a real wheel built by the venv's pip, then has pip, `wheel unpack`, Python's
 // hashlib and libfarm's verifier check the result.
-#include "libfarm/wheel/wheel_retag.h"
+#include "libfarm/retag/wheel_retag.h"
 
 #include <unistd.h>
 

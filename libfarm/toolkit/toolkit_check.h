@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "libfarm/cuda/toolkit_probe.h"
+#include "libfarm/toolkit/toolkit_probe.h"
 
 namespace farm {
 

@@ -1,4 +1,4 @@
-#include "libfarm/fatbin/nvcc_fixtures.h"
+#include "libfarm/testing/nvcc_fixtures.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

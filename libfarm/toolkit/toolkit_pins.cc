@@ -1,4 +1,4 @@
-#include "libfarm/cuda/toolkit_pins.h"
+#include "libfarm/toolkit/toolkit_pins.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

@@ -1,4 +1,4 @@
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,8 +10,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "libfarm/cas/cas_limits.h"
-#include "libfarm/cas/sha256.h"
+#include "libfarm/digest/sha256.h"
 
 namespace farm {
 namespace {
@@ -19,6 +18,9 @@ namespace {
 constexpr absl::string_view kForm =
     "expected HASH/SIZE or HASH, where HASH is 64 lowercase hex characters (SHA-256) and "
     "SIZE a byte count";
+
+// Files are hashed in reads of this size: few syscalls, constant memory.
+constexpr size_t kReadBytes = 1 << 20;
 
 }  // namespace
 
@@ -41,7 +43,7 @@ absl::StatusOr<farm::v1::Digest> DigestOfFile(const std::string& path) {
   absl::Cleanup close_fd = [fd] { ::close(fd); };
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   Sha256 sha;
-  std::vector<char> buf(kCasChunkBytes);
+  std::vector<char> buf(kReadBytes);
   int64_t total = 0;
   while (true) {
     const ssize_t n = ::read(fd, buf.data(), buf.size());

@@ -1,4 +1,4 @@
-#include "libfarm/cas/sha256.h"
+#include "libfarm/digest/sha256.h"
 
 #include <openssl/evp.h>
 

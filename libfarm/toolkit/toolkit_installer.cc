@@ -1,4 +1,4 @@
-#include "libfarm/cuda/toolkit_installer.h"
+#include "libfarm/toolkit/toolkit_installer.h"
 
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "libfarm/cas/digest.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/files/file_lock.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/wheel/wheel_filename.h"
@@ -51,7 +51,7 @@ absl::Status NoPin(const std::string& release, const std::string& platform_tag,
                                   offered.status().message(), ")"),
       ". Fix: ",
       on_pypi ? absl::StrCat("pin ", release,
-                             " in libfarm/cuda/toolkit_pins.cc from the cuda-toolkit "
+                             " in libfarm/toolkit/toolkit_pins.cc from the cuda-toolkit "
                              "metapackage that requires nvidia-cuda-nvcc==",
                              release, ", or install a pinned release")
               : "install one of the pinned releases"));

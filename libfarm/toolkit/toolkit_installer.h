@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "libfarm/cuda/pip_wheel_source.h"
-#include "libfarm/cuda/toolkit_check.h"
+#include "libfarm/toolkit/pip_wheel_source.h"
+#include "libfarm/toolkit/toolkit_check.h"
 
 namespace farm {
 

@@ -1,4 +1,4 @@
-#include "libfarm/wheel/wheel_retag.h"
+#include "libfarm/retag/wheel_retag.h"
 
 #include <filesystem>
 #include <map>

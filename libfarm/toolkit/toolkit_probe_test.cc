@@ -1,4 +1,4 @@
-#include "libfarm/cuda/toolkit_probe.h"
+#include "libfarm/toolkit/toolkit_probe.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

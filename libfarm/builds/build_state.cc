@@ -1,4 +1,4 @@
-#include "libfarm/fleet/build_state.h"
+#include "libfarm/builds/build_state.h"
 
 namespace farm {
 

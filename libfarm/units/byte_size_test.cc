@@ -1,4 +1,4 @@
-#include "libfarm/cas/byte_size.h"
+#include "libfarm/units/byte_size.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "libfarm/fleet/worker_state.h"
+#include "libfarm/workers/worker_state.h"
 
 namespace farm {
 

@@ -1,4 +1,4 @@
-#include "libfarm/status/grpc_status.h"
+#include "libfarm/rpc/grpc_status.h"
 
 #include <string>
 
