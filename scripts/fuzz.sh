@@ -17,11 +17,11 @@ ninja -C "$build" -j"${FUZZ_JOBS:-2}" "${targets[@]}"
 # Seeds: small real inputs so the fuzzers start from valid structure.
 corpus_root="$build/fuzz-corpus"
 mkdir -p "$corpus_root"/{elf_fuzzer,fatbin_fuzzer,zip_fuzzer,arch_list_fuzzer}
-for f in "$build"/libfarm/CMakeFiles/farm_binary*.dir/elf/*.o; do
+for f in "$build"/fuzz/CMakeFiles/farm_parsers_fuzz.dir/__/libfarm/elf/*.o; do
   [ -f "$f" ] && cp -n "$f" "$corpus_root/elf_fuzzer/" 2>/dev/null || true
 done
-fixtures="$root/build/libfarm/binary_test_fixtures"
-[ -d "$fixtures" ] || fixtures="$root/build-inspect/libfarm/binary_test_fixtures"
+fixtures="$root/build/libfarm/testing/nvcc_fixtures"
+[ -d "$fixtures" ] || fixtures="$root/build-inspect/libfarm/testing/nvcc_fixtures"
 if [ -d "$fixtures" ]; then
   cp -n "$fixtures"/tu_a.o "$fixtures"/k.cubin "$fixtures"/libtu.a "$corpus_root/elf_fuzzer/" 2>/dev/null || true
   cp -n "$fixtures"/k.fatbin "$corpus_root/fatbin_fuzzer/" 2>/dev/null || true
