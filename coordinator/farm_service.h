@@ -6,7 +6,7 @@
 #include "absl/time/time.h"
 #include "coordinator/farm_status_source.h"
 #include "coordinator/rpc_gate.h"
-#include "coordinator/worker_registry.h"
+#include "coordinator/workers/worker_registry.h"
 #include "farm/v1/farm_service.grpc.pb.h"
 
 namespace farm::coordinator {

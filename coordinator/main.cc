@@ -12,7 +12,7 @@
 #include "coordinator/admin/backup_restore.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/data_dir.h"
-#include "coordinator/http_request_guard.h"
+#include "coordinator/http/http_request_guard.h"
 #include "coordinator/state_store.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/logging/logger.h"

@@ -18,7 +18,7 @@
 
 #include "coordinator/builds/build_registry.h"
 #include "coordinator/farm_status_source.h"
-#include "coordinator/http_server.h"
+#include "coordinator/http/http_server.h"
 #include "libfarm/rpc/token_auth.h"
 
 namespace farm::coordinator {

@@ -4,7 +4,7 @@
 // the dashboard works with no network beyond the coordinator.
 #pragma once
 
-#include "coordinator/http_server.h"
+#include "coordinator/http/http_server.h"
 
 namespace farm::coordinator {
 

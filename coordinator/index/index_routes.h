@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "coordinator/http_server.h"
+#include "coordinator/http/http_server.h"
 #include "coordinator/index/package_index.h"
 #include "coordinator/index/upload_handler.h"
 

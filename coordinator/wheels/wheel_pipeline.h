@@ -20,7 +20,7 @@
 #include "coordinator/cas/blob_store.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/wheels/wheel_finisher.h"
-#include "coordinator/worker_registry.h"
+#include "coordinator/workers/worker_registry.h"
 #include "farm/v1/builds.pb.h"
 #include "libfarm/recipes/recipe_loader.h"
 

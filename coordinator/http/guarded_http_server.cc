@@ -1,4 +1,4 @@
-#include "coordinator/guarded_http_server.h"
+#include "coordinator/http/guarded_http_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,11 +1,11 @@
-#include "coordinator/http_server.h"
+#include "coordinator/http/http_server.h"
 
 #include <sys/socket.h>
 
 #include <httplib.h>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/guarded_http_server.h"
+#include "coordinator/http/guarded_http_server.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
 

@@ -1,4 +1,4 @@
-#include "coordinator/worker_service.h"
+#include "coordinator/workers/worker_service.h"
 
 #include <filesystem>
 

@@ -4,7 +4,7 @@
 #include "coordinator/rpc_gate.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/tokens/token_store.h"
-#include "coordinator/worker_registry.h"
+#include "coordinator/workers/worker_registry.h"
 #include "farm/v1/worker_service.grpc.pb.h"
 
 namespace farm::coordinator {

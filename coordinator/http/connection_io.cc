@@ -1,4 +1,4 @@
-#include "coordinator/connection_io.h"
+#include "coordinator/http/connection_io.h"
 
 #include <fcntl.h>
 #include <poll.h>

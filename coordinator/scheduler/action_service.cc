@@ -1,4 +1,4 @@
-#include "coordinator/action_service.h"
+#include "coordinator/scheduler/action_service.h"
 
 #include "absl/strings/str_cat.h"
 #include "libfarm/status/status_macros.h"

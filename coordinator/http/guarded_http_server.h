@@ -15,9 +15,9 @@
 #include <httplib.h>
 
 #include "absl/synchronization/mutex.h"
-#include "coordinator/connection_io.h"
-#include "coordinator/http_limits.h"
-#include "coordinator/http_request_guard.h"
+#include "coordinator/http/connection_io.h"
+#include "coordinator/http/http_limits.h"
+#include "coordinator/http/http_request_guard.h"
 
 namespace farm::coordinator {
 

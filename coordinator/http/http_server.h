@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "coordinator/http_limits.h"
+#include "coordinator/http/http_limits.h"
 #include "libfarm/metrics/registry.h"
 
 namespace httplib {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/http_limits.h"
+#include "coordinator/http/http_limits.h"
 
 namespace httplib {
 struct Request;

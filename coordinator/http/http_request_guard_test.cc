@@ -1,4 +1,4 @@
-#include "coordinator/http_request_guard.h"
+#include "coordinator/http/http_request_guard.h"
 
 #include <httplib.h>
 

@@ -1,4 +1,4 @@
-#include "coordinator/worker_registry.h"
+#include "coordinator/workers/worker_registry.h"
 
 #include <filesystem>
 
