@@ -293,6 +293,7 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
                                          "Action-cache lookups by outcome.", {{"outcome", "miss"}});
 
   absl::MutexLock lock(&mu_);
+  EvictFinished(clock_());
   StateBatch batch;
   std::vector<std::string> touched;
   std::vector<std::string> ids;
@@ -326,6 +327,7 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
       blobs_->Pin(id, InputDigests(action));
     }
     auto [it, inserted] = actions_.emplace(id, std::move(entry));
+    if (IsTerminalActionState(it->second.record.status().state())) HoldFinished(it->second);
     Stage(batch, touched, it->second);
     ids.push_back(id);
   }
@@ -456,6 +458,7 @@ void Scheduler::Finish(Entry& e, ActionState state, const std::string& error) {
     inflight_by_key_.erase(key);
   }
   blobs_->Unpin(status.action_id());
+  HoldFinished(e);
   metrics_
       ->GetCounter("farm_actions_finished_total", "Actions that reached a final state.",
                    {{"state", state == farm::v1::ACTION_STATE_COMPLETED ? "completed"
@@ -581,6 +584,7 @@ absl::StatusOr<std::vector<farm::v1::Lease>> Scheduler::Lease(
 absl::StatusOr<std::vector<std::string>> Scheduler::Complete(
     const std::string& worker, const std::vector<farm::v1::Completion>& completions) {
   absl::MutexLock lock(&mu_);
+  EvictFinished(clock_());
   StateBatch batch;
   std::vector<std::string> touched;
   std::vector<std::string> rejected;
@@ -707,16 +711,24 @@ void Scheduler::Sweep() {
   if (prune) PruneStoredFinished(now);
 }
 
+void Scheduler::HoldFinished(const Entry& entry) {
+  const farm::v1::ActionStatus& status = entry.record.status();
+  finished_in_memory_.insert({FromProtoTime(status.finished_at()), status.action_id()});
+}
+
 void Scheduler::EvictFinished(absl::Time now) {
-  for (auto it = actions_.begin(); it != actions_.end();) {
-    const farm::v1::ActionStatus& status = it->second.record.status();
-    if (it->second.unsynced == 0 && IsTerminalActionState(status.state()) &&
-        now - FromProtoTime(status.finished_at()) >= options_.finished_in_memory) {
-      CountStored(status.state(), +1);
-      it = actions_.erase(it);
-    } else {
-      ++it;
+  while (!finished_in_memory_.empty()) {
+    const auto oldest = finished_in_memory_.begin();
+    if (finished_in_memory_.size() <= options_.max_finished_in_memory &&
+        now - oldest->first < options_.finished_in_memory) {
+      return;
     }
+    if (auto it = actions_.find(oldest->second); it != actions_.end()) {
+      if (it->second.unsynced > 0) return;  // still being written: a later call takes it
+      CountStored(it->second.record.status().state(), +1);
+      actions_.erase(it);
+    }
+    finished_in_memory_.erase(oldest);
   }
 }
 
@@ -763,6 +775,7 @@ void Scheduler::PruneStoredFinished(absl::Time now) {
       auto it = actions_.find(f.id);
       if (it != actions_.end()) {
         if (it->second.unsynced > 0) continue;  // being written: next pass
+        finished_in_memory_.erase({FromProtoTime(it->second.record.status().finished_at()), f.id});
         actions_.erase(it);
       } else {
         CountStored(f.state, -1);

@@ -30,7 +30,7 @@ namespace farm::coordinator {
 
 // The order of a build's queue. Builds are served round-robin either way.
 enum class QueueOrder {
-  kFifo,          // oldest first
+  kFifo,  // oldest first
   // Longest expected first (ActionHistory), then oldest: the actions submitted together (one
   // translation unit's archs) are ranked by the longest of them and stay in their order.
   kLongestFirst,
@@ -53,11 +53,15 @@ struct SchedulerOptions {
   // for the action's (learnt per history key; a worker running nothing takes any action).
   bool memory_aware = true;
   // Finished actions (completed, failed, cancelled; cache answers included) leave memory
-  // `finished_in_memory` after they finish (Get and Wait then read them from the store), and
+  // `finished_in_memory` after they finish, or sooner, oldest first, while more than
+  // `max_finished_in_memory` are held (Get and Wait then read them from the store), and
   // the store after `finished_retention`, at most `max_finished` kept, newest first (checked
   // every `prune_interval`). Results stay in the action cache; a build keeps its own view of
   // its actions.
   absl::Duration finished_in_memory = absl::Seconds(30);
+  // Bounds memory whatever the rate: a burst of cache answers or fast actions would otherwise
+  // hold every record finished in the last `finished_in_memory`.
+  size_t max_finished_in_memory = 1'000;
   absl::Duration finished_retention = absl::Hours(24 * 7);
   size_t max_finished = 100'000;
   absl::Duration prune_interval = absl::Minutes(10);
@@ -112,7 +116,8 @@ class Scheduler {
     uint32_t queued = 0, running = 0, completed = 0, failed = 0, cancelled = 0;
   };
   Counts CountsByState() const;
-  // Actions held in memory: the live ones and those finished within finished_in_memory.
+  // Actions held in memory: the live ones and those finished within finished_in_memory (at
+  // most max_finished_in_memory of these).
   size_t ActionsInMemory() const;
 
  private:
@@ -158,7 +163,10 @@ class Scheduler {
                                         uint32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetLeaseDeadline(Entry& entry, absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AwaitSynced(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Drops finished, synced actions older than finished_in_memory from memory.
+  // Notes that `entry` just finished, so that EvictFinished lets it go in its turn.
+  void HoldFinished(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops finished, synced actions from memory, oldest first: those older than
+  // finished_in_memory, and any beyond max_finished_in_memory.
   void EvictFinished(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Deletes stored finished records past finished_retention or max_finished. Scans the
   // store without the lock.
@@ -180,6 +188,8 @@ class Scheduler {
   absl::CondVar changed_;
   // Live actions, and finished ones for finished_in_memory.
   std::map<std::string, Entry> actions_ ABSL_GUARDED_BY(mu_);
+  // The finished ones among them by (finished_at, id), oldest first.
+  std::set<std::pair<absl::Time, std::string>> finished_in_memory_ ABSL_GUARDED_BY(mu_);
   // Finished records in the store but not in memory, by state.
   Counts stored_finished_ ABSL_GUARDED_BY(mu_);
   absl::Time last_prune_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

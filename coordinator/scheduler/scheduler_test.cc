@@ -218,6 +218,35 @@ TEST_F(SchedulerTest, OnlyLiveActionsStayInMemoryFinishedOnesAreReadFromTheStore
   EXPECT_EQ(scheduler_->Get(done)->state(), farm::v1::ACTION_STATE_COMPLETED);
 }
 
+TEST_F(SchedulerTest, AtMostMaxFinishedInMemoryAreHeldOldestLeaveFirst) {
+  scheduler_ = std::make_unique<Scheduler>(
+      store_.get(), &blobs_, [this] { return workers_; }, &metrics_,
+      SchedulerOptions{.lease_ttl = absl::Seconds(10), .max_finished_in_memory = 2},
+      [this] { return now_; });
+  ASSERT_TRUE(scheduler_->Load().ok());
+  // Three finished well within finished_in_memory, one still queued.
+  std::vector<std::string> done;
+  for (const char* arch : {"sm_75", "sm_90", "sm_100"}) {
+    done.push_back(RunToCompletion(arch));
+    now_ += absl::Seconds(1);
+  }
+  const std::string queued = Submit(Compile("sm_120")).action_id();
+  EXPECT_EQ(scheduler_->ActionsInMemory(), 3u);  // the two newest finished and the queued one
+  scheduler_->Sweep();
+  EXPECT_EQ(scheduler_->ActionsInMemory(), 3u);
+  // The oldest is answered from the store, and counted once.
+  auto got = scheduler_->Get(done[0]);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->state(), farm::v1::ACTION_STATE_COMPLETED);
+  EXPECT_EQ(scheduler_->CountsByState().completed, 3u);
+  EXPECT_EQ(scheduler_->CountsByState().queued, 1u);
+  // Time still lets the rest go.
+  now_ += absl::Seconds(31);
+  scheduler_->Sweep();
+  EXPECT_EQ(scheduler_->ActionsInMemory(), 1u);
+  EXPECT_EQ(scheduler_->CountsByState().completed, 3u);
+}
+
 TEST_F(SchedulerTest, AtMostMaxFinishedRecordsAreKeptNewestFirst) {
   scheduler_ = std::make_unique<Scheduler>(
       store_.get(), &blobs_, [this] { return workers_; }, &metrics_,
