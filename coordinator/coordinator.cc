@@ -238,6 +238,16 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
     metrics->GetGauge("farm_actions", help, {{"state", "cancelled"}})->Set(n.cancelled);
   });
 
+  metrics->AddRefreshHook([metrics, store = c->store_.get()] {
+    const StateStore::MemoryUse m = store->Memory();
+    const char* help = "Memory RocksDB holds for the coordinator's state, by kind.";
+    for (const auto& [kind, bytes] : {std::pair<const char*, uint64_t>{"memtables", m.memtables},
+                                      {"block_cache", m.block_cache},
+                                      {"table_readers", m.table_readers}}) {
+      metrics->GetGauge("farm_state_store_memory_bytes", help, {{"kind", kind}})
+          ->Set(static_cast<double>(bytes));
+    }
+  });
   metrics->AddRefreshHook([metrics, dir = options.data_dir] {
     if (auto free = FreeBytes(dir); free.ok()) {
       metrics

@@ -1,7 +1,11 @@
 #include "coordinator/state_store.h"
 
 #include <filesystem>
+#include <set>
 
+#include <rocksdb/cache.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
@@ -78,8 +82,18 @@ rocksdb::Options StoreOptions() {
   // Memtables are the store's memory: 64 MiB per family by default, ten families. One budget
   // for all of them bounds the coordinator's RSS however many actions pass through it.
   options.write_buffer_size = 8 << 20;
-  options.db_write_buffer_size = 32 << 20;
+  options.db_write_buffer_size = StateStore::kMemtableBudgetBytes;
   options.max_manifest_file_size = 64 << 20;
+  // The rest of it: blocks read from table files. Every family shares one cache, and each
+  // table's index and filter blocks are kept in it too rather than beside it, so this
+  // memory stays within the cache however many records the store holds. Bloom filters let
+  // a lookup of an absent key (most action-cache and CAS lookups) skip reading blocks.
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(StateStore::kBlockCacheBytes);
+  table.cache_index_and_filter_blocks = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return options;
 }
 
@@ -249,12 +263,38 @@ absl::Status StateStore::ForEach(
     Table table,
     const std::function<absl::Status(const std::string& key, const std::string& value)>& visit)
     const {
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), Handle(table)));
+  // A scan of a whole table would push every useful block out of the cache.
+  rocksdb::ReadOptions scan;
+  scan.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(scan, Handle(table)));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     absl::Status s = visit(it->key().ToString(), it->value().ToString());
     if (!s.ok()) return s;
   }
   return FromRocks(it->status(), dir_);
+}
+
+StateStore::MemoryUse StateStore::Memory() const {
+  MemoryUse use;
+  uint64_t bytes = 0;
+  if (db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &bytes)) {
+    use.memtables = bytes;
+  }
+  if (db_->GetAggregatedIntProperty(rocksdb::DB::Properties::kEstimateTableReadersMem, &bytes)) {
+    use.table_readers = bytes;
+  }
+  // Every cache any family reads through, each counted once.
+  std::set<rocksdb::Cache*> caches;
+  for (auto* h : handles_) {
+    const auto* table =
+        db_->GetOptions(h).table_factory->GetOptions<rocksdb::BlockBasedTableOptions>();
+    if (table != nullptr && table->block_cache != nullptr) caches.insert(table->block_cache.get());
+  }
+  for (rocksdb::Cache* cache : caches) {
+    use.block_cache += cache->GetUsage();
+    use.block_cache_capacity += cache->GetCapacity();
+  }
+  return use;
 }
 
 }  // namespace farm::coordinator

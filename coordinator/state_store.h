@@ -49,6 +49,11 @@ class StateBatch {
 
 class StateStore {
  public:
+  // RocksDB's memory, both shared by every table: memtables (writes not yet in table files)
+  // and the cache of blocks read from table files, their index and filter blocks included.
+  static constexpr size_t kMemtableBudgetBytes = 32 << 20;
+  static constexpr size_t kBlockCacheBytes = 8 << 20;
+
   // Opens or creates the store in `dir`. Never repairs or resets: a corrupt store, a store
   // locked by another process, or an unwritable directory is an error naming the fix.
   // `env` (not owned; default: the process's) lets tests put RocksDB on a file system that
@@ -77,6 +82,15 @@ class StateStore {
   absl::Status Checkpoint(const std::string& dir) const;
 
   const std::string& dir() const { return dir_; }
+
+  // What RocksDB holds in memory now (README: Retention, under Benchmarks).
+  struct MemoryUse {
+    uint64_t memtables = 0;
+    uint64_t block_cache = 0;           // blocks read, index and filter blocks included
+    uint64_t block_cache_capacity = 0;  // of every cache the tables read through
+    uint64_t table_readers = 0;         // open table files, beside the cache
+  };
+  MemoryUse Memory() const;
 
  private:
   StateStore(std::string dir, std::unique_ptr<rocksdb::DB> db,

@@ -2,9 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 
+#include <google/protobuf/wrappers.pb.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "farm/v1/types.pb.h"
 
 namespace farm::coordinator {
@@ -57,6 +60,46 @@ TEST_F(StateStoreTest, RecordsSurviveReopen) {
                             })
                   .ok());
   EXPECT_EQ(keys, std::vector<std::string>{"a"});
+}
+
+TEST_F(StateStoreTest, EveryTableReadsThroughOneBoundedCacheHoldingItsIndexBlocks) {
+  // Three tables of 12 MiB each (incompressible), more than the cache holds together.
+  const std::vector<Table> tables = {Table::kActions, Table::kActionCache, Table::kCas};
+  constexpr int kRecords = 3000;
+  std::mt19937_64 random(7);
+  {
+    auto store = StateStore::Open(dir_.string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    for (Table table : tables) {
+      for (int done = 0; done < kRecords; done += 500) {
+        StateBatch batch;
+        for (int i = done; i < done + 500; ++i) {
+          google::protobuf::BytesValue value;
+          std::string bytes(4096, '\0');
+          for (char& c : bytes) c = static_cast<char>(random());
+          value.set_value(std::move(bytes));
+          batch.Put(table, absl::StrCat("key-", i), value);
+        }
+        ASSERT_TRUE((*store)->Write(batch).ok());
+      }
+    }
+  }
+  // Reopened, everything is in table files; read all of it back.
+  auto store = StateStore::Open(dir_.string());
+  ASSERT_TRUE(store.ok()) << store.status();
+  for (Table table : tables) {
+    for (int i = 0; i < kRecords; ++i) {
+      google::protobuf::BytesValue value;
+      ASSERT_TRUE((*store)->Get(table, absl::StrCat("key-", i), &value).ok());
+    }
+  }
+  const StateStore::MemoryUse use = (*store)->Memory();
+  // One cache for every table, not one per table.
+  EXPECT_EQ(use.block_cache_capacity, StateStore::kBlockCacheBytes);
+  EXPECT_GT(use.block_cache, 0u);
+  EXPECT_LE(use.block_cache, StateStore::kBlockCacheBytes);
+  // Index and filter blocks are in the cache, not beside it in the table readers.
+  EXPECT_LT(use.table_readers, 16u << 10) << use.table_readers;
 }
 
 TEST_F(StateStoreTest, SecondOpenOfSameDirIsRefusedAsLocked) {
