@@ -136,7 +136,7 @@ void BuildRegistry::OnActionsDeleted(const std::vector<DeletedAction>& deleted) 
       auto it = builds_.find(d.build_id);
       if (it == builds_.end()) continue;
       it->second.actions.erase(d.id);
-      it->second.finished.erase(d.id);
+      it->second.finished.Erase(d.id);
       touched.insert(d.build_id);
     }
     for (const std::string& id : touched) {
@@ -194,7 +194,7 @@ void BuildRegistry::Apply(const std::vector<ActionUpdate>& updates, bool live) {
         *b.record.mutable_submitted_at() = st.submitted_at();
         created.push_back(st.build_id());
       }
-      if (b.finished.count(st.action_id()) > 0) continue;  // a late update of a finished one
+      if (b.finished.Contains(st.action_id())) continue;  // a late update of a finished one
       auto tracked = b.actions.find(st.action_id());
       if (tracked != b.actions.end() && tracked->second.sequence >= u.sequence) continue;
       ShardProgress& shard = b.shards[st.shard()];
@@ -207,7 +207,7 @@ void BuildRegistry::Apply(const std::vector<ActionUpdate>& updates, bool live) {
       tracked->second = {u.sequence, ActionFacts::From(st), EntryFrom(st)};
       shard.Add(tracked->second.facts);
       if (IsTerminalActionState(st.state())) {
-        b.finished.insert(st.action_id());
+        b.finished.Insert(st.action_id());
         b.actions.erase(tracked);
       }
       if (live && !was_finished && shard.finished() && shard.started() != absl::InfiniteFuture()) {
@@ -529,7 +529,7 @@ absl::StatusOr<std::vector<farm::v1::ActionEntry>> BuildRegistry::Actions(
           if (wanted(a.entry.state())) items.emplace_back(id, a.entry);
         }
         if (state == farm::v1::ACTION_STATE_UNSPECIFIED || IsTerminalActionState(state)) {
-          for (const std::string& id : b.finished) items.emplace_back(id, std::nullopt);
+          b.finished.ForEach([&](const std::string& id) { items.emplace_back(id, std::nullopt); });
         }
       };
       if (!build_id.empty()) {
