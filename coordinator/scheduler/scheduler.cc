@@ -95,34 +95,46 @@ absl::Status Scheduler::Load() {
 }
 
 void Scheduler::AddObservers(const std::vector<ActionObserver*>& observers) {
+  // What is known goes to the observers in chunks, outside the lock: a store of a million
+  // finished records would otherwise be copied whole into memory first (600 MiB at start).
+  constexpr size_t kChunk = 10'000;
   std::vector<ActionUpdate> known;
-  {
-    absl::MutexLock lock(&mu_);
-    observers_.insert(observers_.end(), observers.begin(), observers.end());
-    known.reserve(actions_.size());
-    for (const auto& [id, e] : actions_) known.push_back(Snapshot(e.record));
-    // Finished actions are only in the store; an observer starts from every action known.
-    // One scan serves every observer added together.
-    // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
-    absl::Status s = store_->ForEach(
-        Table::kActions,
-        [&](const std::string& key, const std::string& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          if (actions_.count(key) > 0) return absl::OkStatus();
-          farm::v1::ActionRecord record;
-          if (record.ParseFromString(value) && IsTerminalActionState(record.status().state())) {
-            known.push_back(Snapshot(record));
-          }
-          return absl::OkStatus();
-        });
-    if (!s.ok()) {
-      ComponentLogger("coordinator")
-          ->error("reading finished actions for an observer: {}", s.ToString());
-    }
+  auto deliver = [&] {
+    if (known.empty()) return;
+    for (ActionObserver* observer : observers) observer->OnActionsLoaded(known);
+    known.clear();
+  };
+  mu_.Lock();
+  observers_.insert(observers_.end(), observers.begin(), observers.end());
+  known.reserve(actions_.size());
+  for (const auto& [id, e] : actions_) known.push_back(Snapshot(e.record));
+  // Finished actions are only in the store; an observer starts from every action known.
+  // One scan serves every observer added together. Finished records never change, so the
+  // scan may go on while a chunk is delivered; one finished meanwhile may come twice.
+  // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
+  absl::Status s = store_->ForEach(
+      Table::kActions,
+      [&](const std::string& key, const std::string& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        if (actions_.count(key) > 0) return absl::OkStatus();
+        farm::v1::ActionRecord record;
+        if (record.ParseFromString(value) && IsTerminalActionState(record.status().state())) {
+          known.push_back(Snapshot(record));
+        }
+        if (known.size() >= kChunk) {
+          mu_.Unlock();
+          deliver();
+          mu_.Lock();
+        }
+        return absl::OkStatus();
+      });
+  mu_.Unlock();
+  if (!s.ok()) {
+    ComponentLogger("coordinator")
+        ->error("reading finished actions for an observer: {}", s.ToString());
   }
-  // A transition racing this call may be delivered before `known`; its higher sequence
-  // tells the observer to keep it.
-  if (known.empty()) return;
-  for (ActionObserver* observer : observers) observer->OnActionsLoaded(known);
+  // A transition racing this call may be delivered before what was known; its higher
+  // sequence tells the observer to keep it.
+  deliver();
 }
 
 ActionUpdate Scheduler::Snapshot(const farm::v1::ActionRecord& record) {

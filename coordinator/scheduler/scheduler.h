@@ -79,8 +79,8 @@ class Scheduler {
   absl::Status Load();
 
   // Adds observers of action transitions and first hands each every action already known,
-  // as one batch, so they start from the scheduler's state (finished actions are read from
-  // the store once for all of them). Call after Load, before serving; the observers must
+  // in chunks of 10,000, so they start from the scheduler's state (finished actions are read
+  // from the store once for all of them). Call after Load, before serving; the observers must
   // outlive the scheduler's use.
   void AddObservers(const std::vector<ActionObserver*>& observers);
   void AddObserver(ActionObserver* observer) { AddObservers({observer}); }
