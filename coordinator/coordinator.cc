@@ -278,8 +278,10 @@ void Coordinator::SweepLoop() {
     }
     scheduler_->Sweep();
     // Pages freed after a burst (finished actions leaving memory, gRPC buffers) stay with
-    // glibc's arenas unless handed back: return them every ten sweeps so RSS follows use.
-    if (++sweeps % 10 == 0) malloc_trim(0);
+    // glibc's arenas unless handed back: return them every ten sweeps so RSS follows use. The
+    // first time right after the first sweep, which ends what starting up allocated for a
+    // while (loading the store, the first retention pass over every stored record).
+    if (++sweeps % 10 == 1) malloc_trim(0);
     if (absl::Status s = tokens_->DropEndedBuildTokens(); !s.ok()) {
       ComponentLogger("coordinator")
           ->error("dropping ended builds' tokens failed: {}", s.ToString());
