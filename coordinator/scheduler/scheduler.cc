@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -745,37 +746,62 @@ void Scheduler::EvictFinished(absl::Time now) {
 }
 
 void Scheduler::PruneStoredFinished(absl::Time now) {
-  // The scan runs without the lock: finished records never change, and whatever finishes
-  // meanwhile is younger than anything this pass could delete.
+  // The scans run without the lock: finished records never change, and whatever finishes
+  // meanwhile is younger than anything this pass could delete. Memory follows what is
+  // deleted, not what is kept: the first scan only counts the records kept.
   struct Finished {
     absl::Time at;
     std::string id;
     ActionState state;
     std::string build_id;
   };
-  std::vector<Finished> past, kept;
+  auto older = [](const Finished& a, const Finished& b) { return a.at < b.at; };
+  // Visits each stored finished record with its finish time.
+  auto scan = [&](const std::function<void(const std::string&, const farm::v1::ActionRecord&,
+                                           absl::Time)>& visit) {
+    return store_->ForEach(Table::kActions, [&](const std::string& key, const std::string& value) {
+      farm::v1::ActionRecord record;
+      if (record.ParseFromString(value) && IsTerminalActionState(record.status().state())) {
+        visit(key, record, FromProtoTime(record.status().finished_at()));
+      }
+      return absl::OkStatus();
+    });
+  };
+  auto finished = [](const std::string& key, const farm::v1::ActionRecord& record, absl::Time at) {
+    return Finished{at, key, record.status().state(), record.status().build_id()};
+  };
+  std::vector<Finished> past;
+  size_t kept = 0;
   absl::Status scanned =
-      store_->ForEach(Table::kActions, [&](const std::string& key, const std::string& value) {
-        farm::v1::ActionRecord record;
-        if (!record.ParseFromString(value) || !IsTerminalActionState(record.status().state())) {
-          return absl::OkStatus();
+      scan([&](const std::string& key, const farm::v1::ActionRecord& record, absl::Time at) {
+        if (now - at > options_.finished_retention) {
+          past.push_back(finished(key, record, at));
+        } else {
+          ++kept;
         }
-        const absl::Time at = FromProtoTime(record.status().finished_at());
-        (now - at > options_.finished_retention ? past : kept)
-            .push_back({at, key, record.status().state(), record.status().build_id()});
-        return absl::OkStatus();
       });
+  // Over the cap: a second scan finds the oldest `excess` of those kept, holding no more.
+  if (scanned.ok() && kept > options_.max_finished) {
+    const size_t excess = kept - options_.max_finished;
+    std::vector<Finished> oldest;  // a heap, the newest of them on top
+    scanned =
+        scan([&](const std::string& key, const farm::v1::ActionRecord& record, absl::Time at) {
+          if (now - at > options_.finished_retention) return;
+          if (oldest.size() == excess && !(at < oldest.front().at)) return;
+          oldest.push_back(finished(key, record, at));
+          std::push_heap(oldest.begin(), oldest.end(), older);
+          if (oldest.size() > excess) {
+            std::pop_heap(oldest.begin(), oldest.end(), older);
+            oldest.pop_back();
+          }
+        });
+    kept -= oldest.size();
+    std::move(oldest.begin(), oldest.end(), std::back_inserter(past));
+  }
   auto log = ComponentLogger("coordinator");
   if (!scanned.ok()) {
     log->error("pruning finished actions: cannot read the store: {}", scanned.ToString());
     return;
-  }
-  if (kept.size() > options_.max_finished) {
-    const size_t excess = kept.size() - options_.max_finished;
-    std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(excess), kept.end(),
-                     [](const Finished& a, const Finished& b) { return a.at < b.at; });
-    past.insert(past.end(), kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(excess));
-    kept.erase(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(excess));
   }
   if (past.empty()) return;
   std::vector<DeletedAction> deleted;
@@ -802,7 +828,7 @@ void Scheduler::PruneStoredFinished(absl::Time now) {
     observers = observers_;
   }
   log->info("deleted {} finished action record(s) past their retention ({} kept)", deleted.size(),
-            kept.size());
+            kept);
   for (ActionObserver* o : observers) o->OnActionsDeleted(deleted);
 }
 

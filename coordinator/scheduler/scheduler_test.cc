@@ -1,6 +1,7 @@
 #include "coordinator/scheduler/scheduler.h"
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <gmock/gmock.h>
@@ -261,6 +262,32 @@ TEST_F(SchedulerTest, AtMostMaxFinishedRecordsAreKeptNewestFirst) {
   EXPECT_EQ(scheduler_->Get(done[0]).status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(scheduler_->Get(done[1]).ok());
   EXPECT_TRUE(scheduler_->Get(done[2]).ok());
+}
+
+TEST_F(SchedulerTest, OverTheCapTheRecordsThatFinishedFirstGoWhateverTheirSubmitOrder) {
+  scheduler_ = std::make_unique<Scheduler>(
+      store_.get(), &blobs_, [this] { return workers_; }, &metrics_,
+      SchedulerOptions{.lease_ttl = absl::Minutes(10), .max_finished = 2}, [this] { return now_; });
+  ASSERT_TRUE(scheduler_->Load().ok());
+  std::vector<std::string> ids;
+  for (const char* arch : {"sm_70", "sm_75", "sm_80", "sm_86", "sm_90"}) {
+    ids.push_back(Submit(Compile(arch)).action_id());
+  }
+  auto leases = LeaseFor("w1", "s1", 5);
+  ASSERT_EQ(leases.size(), 5u);
+  std::map<std::string, farm::v1::Lease> lease_of;
+  for (const auto& l : leases) lease_of[l.action_id()] = l;
+  // Finished in another order than submitted: the 4th, 1st, 5th, then 2nd and 3rd last.
+  for (int i : {3, 0, 4, 1, 2}) {
+    ASSERT_TRUE(scheduler_->Complete("w1", {Done(lease_of.at(ids[i]))}).ok());
+    now_ += absl::Seconds(1);
+  }
+  scheduler_->Sweep();
+  for (int i : {3, 0, 4}) {
+    EXPECT_EQ(scheduler_->Get(ids[i]).status().code(), absl::StatusCode::kNotFound) << i;
+  }
+  for (int i : {1, 2}) EXPECT_TRUE(scheduler_->Get(ids[i]).ok()) << i;
+  EXPECT_EQ(scheduler_->CountsByState().completed, 2u);
 }
 
 TEST_F(SchedulerTest, IdenticalInFlightActionsRunOnce) {
