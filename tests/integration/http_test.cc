@@ -244,7 +244,9 @@ TEST(HttpLimitsTest, SlowHeadersDoNotStarveOtherClientsAndAreCutOff) {
   std::vector<std::unique_ptr<RawConnection>> drips;
   for (int i = 0; i < 12; ++i) {
     drips.push_back(std::make_unique<RawConnection>(port));
-    ASSERT_TRUE(drips.back()->Send("GET /simple/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "));
+    ASSERT_TRUE(drips.back()->Send("GET /simple/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "))
+        << "coordinator log:\n"
+        << ReadFile(c->log_path());
   }
   std::atomic<bool> stop{false};
   std::atomic<int> cut_off{0};
@@ -268,7 +270,7 @@ TEST(HttpLimitsTest, SlowHeadersDoNotStarveOtherClientsAndAreCutOff) {
     const absl::Time start = absl::Now();
     auto simple = http.Get("/simple/");
     ASSERT_TRUE(simple) << "the index did not answer while slow clients held connections";
-    EXPECT_EQ(simple->status, 200);
+    EXPECT_EQ(simple->status, 200) << "coordinator log:\n" << ReadFile(c->log_path());
     EXPECT_LT(absl::Now() - start, absl::Seconds(1));
   }
   // The drippers are cut off once their headers take longer than 10 s.
