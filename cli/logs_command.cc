@@ -5,6 +5,7 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/build_follower.h"
 #include "cli/build_view.h"
 #include "cli/command_support.h"
 #include "libfarm/client/build_client.h"
@@ -32,9 +33,15 @@ void AddLogsCommand(CLI::App& app, CliContext& ctx) {
     bool first = true;
     TerminalTextEscaper escaper;
     while (true) {
-      auto chunk = (*client)->GetBuildLogs(*id, offset);
-      if (!chunk.ok()) {
-        ctx.exit_code = Fail(chunk.status());
+      absl::StatusOr<farm::v1::GetBuildLogsResponse> chunk;
+      auto get = [&] {
+        chunk = (*client)->GetBuildLogs(*id, offset);
+        return chunk.status();
+      };
+      // Following, a coordinator restart is waited out once it has answered (see
+      // RideOutCoordinatorRestart).
+      if (absl::Status s = *follow && !first ? RideOutCoordinatorRestart(get) : get(); !s.ok()) {
+        ctx.exit_code = Fail(s);
         return;
       }
       if (first && chunk->offset() > offset) {

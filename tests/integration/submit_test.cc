@@ -4,7 +4,10 @@
 // coordinator restart mid-build, cancellation, and bad input of every kind. Nothing is
 // mocked; the Python tools (pypiserver) come from the repository's .venv
 // (scripts/install-deps.sh), never the workers': they start without any virtualenv on PATH.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -70,6 +73,11 @@ class SubmitTest : public ::testing::Test {
                          {{kBuildCommand,
                            "command = \"echo 'saxpy.cu(12): error: identifier \\\"blockDimx\\\" is "
                            "undefined' >&2; exit 3\""}}));
+    // Runs long enough for its coordinator to be killed and restarted while it builds.
+    WriteText(recipes + "/outlives.toml",
+              DemoRecipe("outlives", {{kBuildCommand,
+                                       "command = \"echo before-restart; sleep 20; echo "
+                                       "after-restart; exit 3\""}}));
     // Builds sm_75 whatever was asked: a wheel that must not pass verification.
     WriteText(recipes + "/unverified.toml",
               DemoRecipe("unverified",
@@ -249,6 +257,21 @@ class SubmitTest : public ::testing::Test {
     return r.stdout_text.substr(start, r.stdout_text.find_first_of(" \n", start) - start);
   }
 
+  // Whether some build holds a build tree under the workers' shared --builds-dir (a host's
+  // BuildDirectory keeps its `.lock` flocked until the build's command has stopped).
+  static bool SomeBuildTreeIsHeld() {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(*dir_ / "builds", ec)) {
+      if (e.path().extension() != ".lock") continue;
+      const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+      ::close(fd);
+      if (held) return true;
+    }
+    return false;
+  }
+
   static TempDir* dir_;
   static CoordinatorProcess* coordinator_;
   static std::vector<WorkerProcess*> workers_;
@@ -397,6 +420,68 @@ TEST_F(SubmitTest, AFailingBuildCommandShowsItsErrorText) {
   EXPECT_NE(logs.stdout_text.find("blockDimx"), std::string::npos) << Output(logs);
 }
 
+// The build goes on on its host while the coordinator restarts, so the commands following it
+// wait for the coordinator to come back (saying so) and end with the build, not with the
+// outage.
+TEST_F(SubmitTest, WatchAndLogsFollowRideOutACoordinatorRestart) {
+  CommandResult r = Farmctl({"submit", "outlives-0.1.0", "--archs", "9.0"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  const std::string id = SubmittedId(r);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(Farmctl({"logs", id}).stdout_text, "before-restart");
+      },
+      absl::Seconds(120)))
+      << Output(Farmctl({"build", id})) << Output(Farmctl({"logs", id}));
+  const std::string grpc = coordinator_->grpc_address();
+  const std::string http = coordinator_->http_address();
+  auto follower = [&](std::vector<std::string> args, const std::string& log) {
+    args.insert(args.begin(), {FarmBinary("farmctl"), "--coordinator", grpc, "--token-file",
+                               coordinator_->token_file()});
+    return Subprocess::Spawn(args, {.log_path = log});
+  };
+  const std::string watch_log = *dir_ / "watch-restart.log";
+  const std::string logs_log = *dir_ / "logs-restart.log";
+  auto watch = follower({"watch", id, "--interval", "0.2"}, watch_log);
+  auto logs = follower({"logs", id, "--follow"}, logs_log);
+  ASSERT_TRUE(watch.ok() && logs.ok());
+  // Both have had their first answer.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(ReadFile(logs_log), "before-restart") &&
+               absl::StrContains(ReadFile(watch_log), id);
+      },
+      absl::Seconds(30)))
+      << ReadFile(watch_log) << ReadFile(logs_log);
+
+  coordinator_->process().Signal(SIGKILL);
+  ASSERT_EQ(coordinator_->process().Wait(absl::Seconds(10)), 128 + SIGKILL);
+  absl::SleepFor(absl::Seconds(2));
+  EXPECT_FALSE(watch->Wait(absl::ZeroDuration()).has_value())
+      << "watch ended with the coordinator:\n"
+      << ReadFile(watch_log);
+  EXPECT_FALSE(logs->Wait(absl::ZeroDuration()).has_value())
+      << "logs --follow ended with the coordinator:\n"
+      << ReadFile(logs_log);
+  delete coordinator_;
+  coordinator_ = nullptr;
+  StartCoordinator(grpc, http);
+
+  // The build's command fails (exit 3) after the restart: watch says so with exit 1, and
+  // logs --follow printed what came after the restart.
+  EXPECT_EQ(watch->Wait(absl::Seconds(120)), 1) << ReadFile(watch_log);
+  EXPECT_EQ(logs->Wait(absl::Seconds(120)), 0) << ReadFile(logs_log);
+  const std::string watched = ReadFile(watch_log);
+  EXPECT_THAT(watched, HasSubstr("farmctl: lost the coordinator"));
+  EXPECT_THAT(watched, HasSubstr("farmctl: the coordinator is back"));
+  EXPECT_THAT(watched, HasSubstr("build " + id + " failed"));
+  const std::string followed = ReadFile(logs_log);
+  EXPECT_THAT(followed, HasSubstr("farmctl: lost the coordinator"));
+  // Each line of the command's output once (the echoed command line names both too).
+  EXPECT_EQ(CountOccurrences(followed, "\nbefore-restart\n"), 1) << followed;
+  EXPECT_EQ(CountOccurrences(followed, "\nafter-restart\n"), 1) << followed;
+}
+
 TEST_F(SubmitTest, ARequirementNoIndexHasFailsAtTheEnvironmentStepWithPipsMessage) {
   CommandResult r = Farmctl({"submit", "badreq-0.1.0", "--archs", "9.0", "--wait"});
   EXPECT_NE(r.exit_code, 0) << Output(r);
@@ -525,6 +610,12 @@ TEST_F(SubmitTest, AWheelBuildsTokenActsForThatBuildOnlyAndOnlyWhileItRuns) {
 }
 
 TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
+  // Step 3 rebuilds in the same build tree as step 1 (another tree is another module id, so
+  // another compile): builds cancelled by earlier tests must have let go of theirs, which
+  // takes until their hosts hear of the cancellation.
+  ASSERT_TRUE(WaitFor([] { return !SomeBuildTreeIsHeld(); }, absl::Seconds(60)))
+      << "a build tree under " << *dir_ / "builds"
+      << " is still held";
   // 1. The headline: three archs, through farm-nvcc on both workers.
   CommandResult r = Farmctl({"submit", "demo-0.1.0", "--archs", "7.5;9.0;12.1", "--wait"});
   ASSERT_EQ(r.exit_code, 0) << Output(r);
