@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/cas/cas_client.h"
+#include "libfarm/process/process_table.h"
 #include "tests/support/farm_processes.h"
 
 namespace farm::testing {
@@ -78,7 +80,18 @@ class SandboxedActionsTest : public ::testing::Test {
     auto submitted = actions_->Execute({a});
     EXPECT_TRUE(submitted.ok()) << submitted.status();
     if (!submitted.ok()) return "";
-    EXPECT_TRUE(WaitFor([&] { return AnyProcessCommandLineContains(marker); }, absl::Seconds(30)))
+    // The command itself, not bwrap, whose arguments name the marker from the moment it is
+    // spawned: a worker killed while bwrap still sets the sandbox up can leave it running
+    // (its init binds itself to its parent only then), which the restart's cleanup is for.
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          for (const ProcessEntry& p : ListProcesses()) {
+            if (fs::path(p.args[0]).filename() == "bwrap") continue;
+            if (absl::StrJoin(p.args, " ").find(marker) != std::string::npos) return true;
+          }
+          return false;
+        },
+        absl::Seconds(30)))
         << ReadFile(workers_.at("w1").log_path());
     return submitted->front().action_id();
   }
