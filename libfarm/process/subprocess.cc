@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "libfarm/logging/logger.h"
 #include "libfarm/process/output_tail.h"
 
 extern char** environ;
@@ -62,15 +64,33 @@ int DecodeWaitStatus(int status) {
   return -1;
 }
 
-absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
-                                         absl::Duration timeout,
-                                         const std::vector<std::string>& extra_env) {
-  if (argv.empty()) return absl::InvalidArgumentError("RunCommand: empty argv");
-  int out_pipe[2], err_pipe[2];
+namespace {
+
+// How long a spawned child may take to reach its exec before it is looked at, and how many
+// times a child found stuck short of it is replaced.
+constexpr absl::Duration kExecGrace = absl::Seconds(10);
+constexpr int kSpawnAttempts = 3;
+
+std::string CommandLineOf(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/cmdline", std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// One spawn and wait; `stuck` set (and the child killed and reaped) when the child never got
+// to exec within kExecGrace, for RunCommand to spawn again.
+absl::StatusOr<CommandResult> RunOnce(const std::vector<std::string>& argv, absl::Duration timeout,
+                                      const std::vector<std::string>& extra_env, bool& stuck) {
+  stuck = false;
+  int out_pipe[2], err_pipe[2], exec_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return absl::InternalError(std::strerror(errno));
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
     close(out_pipe[0]);
     close(out_pipe[1]);
+    return absl::InternalError(std::strerror(errno));
+  }
+  // Its write end closes in the child at exec (O_CLOEXEC, never dup'd): EOF says it got there.
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
     return absl::InternalError(std::strerror(errno));
   }
   posix_spawn_file_actions_t actions;
@@ -87,9 +107,11 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   posix_spawn_file_actions_destroy(&actions);
   close(out_pipe[1]);
   close(err_pipe[1]);
+  close(exec_pipe[1]);
   absl::Cleanup close_read = [&] {
     close(out_pipe[0]);
     close(err_pipe[0]);
+    close(exec_pipe[0]);
   };
   if (rc != 0) {
     return absl::NotFoundError(
@@ -97,19 +119,32 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   }
 
   CommandResult result;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {exec_pipe[0], POLLIN, 0}};
   std::string* sinks[2] = {&result.stdout_text, &result.stderr_text};
   int open_fds = 2;
   const absl::Time deadline = absl::Now() + timeout;
+  // Until the child is known to have exec'd, it is looked at once this passes.
+  absl::Time exec_check = absl::Now() + kExecGrace;
+  bool execed = false;
   bool timed_out = false;
   while (open_fds > 0) {
+    const absl::Time wake = execed ? deadline : std::min(deadline, exec_check);
     const int wait_ms =
-        static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
-    if (wait_ms == 0) {
+        static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(wake - absl::Now())));
+    if (absl::Now() >= deadline) {
       timed_out = true;
       break;
     }
-    if (poll(fds, 2, wait_ms) < 0 && errno != EINTR) break;
+    if (!execed && absl::Now() >= exec_check) {
+      if (StuckBeforeExec(pid)) {
+        stuck = true;
+        break;
+      }
+      execed = true;  // another command line: it did exec (a sibling may hold the pipe open)
+      continue;
+    }
+    if (poll(fds, execed ? 2 : 3, wait_ms) < 0 && errno != EINTR) break;
+    if (!execed && (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0) execed = true;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       char buf[65536];
@@ -122,11 +157,12 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
       }
     }
   }
-  if (timed_out) kill(pid, SIGKILL);
+  if (timed_out || stuck) kill(pid, SIGKILL);
   int status = 0;
   struct rusage usage {};
   while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
+  if (stuck) return result;
   if (timed_out) {
     // What it printed last says where it stood when it was stopped.
     const std::string said = TailLines(result.stderr_text + result.stdout_text, 30);
@@ -137,6 +173,41 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   result.exit_code = DecodeWaitStatus(status);
   result.peak_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // ru_maxrss is in KiB
   return result;
+}
+
+}  // namespace
+
+bool StuckBeforeExec(pid_t pid) {
+  const std::string child = CommandLineOf(std::to_string(pid));
+  const std::string self = CommandLineOf("self");
+  if (child.empty() || self.empty() || child.size() < self.size()) return false;
+  // Under qemu-user our own command line is the guest's argv, another process's the host's:
+  // "<qemu>\0<program>\0" and then that argv. So the child's ends with ours.
+  const size_t at = child.size() - self.size();
+  return child.compare(at, self.size(), self) == 0 && (at == 0 || child[at - 1] == '\0');
+}
+
+absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                         absl::Duration timeout,
+                                         const std::vector<std::string>& extra_env) {
+  if (argv.empty()) return absl::InvalidArgumentError("RunCommand: empty argv");
+  for (int attempt = 1;; ++attempt) {
+    bool stuck = false;
+    auto result = RunOnce(argv, timeout, extra_env, stuck);
+    if (!stuck) return result;
+    // Nothing of the command ran (it never got to exec), so spawning it again is safe.
+    ComponentLogger("process")->warn(
+        "'{}' was still a copy of this process {} after its spawn, short of exec (qemu-user "
+        "can hang a multithreaded program's fork so); killed it{}",
+        argv[0], absl::FormatDuration(kExecGrace),
+        attempt < kSpawnAttempts ? "; spawning it again" : "");
+    if (attempt >= kSpawnAttempts) {
+      return absl::UnavailableError(absl::StrCat(
+          "'", absl::StrJoin(argv, " "), "' never started: ", kSpawnAttempts,
+          " spawns stayed short of exec. Fix: under qemu-user emulation, use a newer qemu or "
+          "a native host"));
+    }
+  }
 }
 
 absl::StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv,

@@ -21,9 +21,16 @@ struct CommandResult {
   uint64_t peak_rss_bytes = 0;  // the child's peak resident set (ru_maxrss), 0 if unknown
 };
 
+// Whether `pid` is still the copy of this process that fork made: it has not reached exec.
+// Under qemu-user a multithreaded guest's fork child can hang there for good
+// (mamba-org/mamba#1611); a child that did exec has another command line (under qemu-user,
+// the host's view of a child's ends with the guest's view of ours until it execs).
+bool StuckBeforeExec(pid_t pid);
+
 // Runs argv[0] (looked up on PATH) to completion and captures its output. A command still
 // running after `timeout` is killed and reported as DEADLINE_EXCEEDED. `extra_env` entries
-// ("K=V") override the parent's environment.
+// ("K=V") override the parent's environment. A child still short of exec after 10 s
+// (StuckBeforeExec) is killed and spawned again, at most 3 times in all.
 absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                          absl::Duration timeout = absl::Seconds(60),
                                          const std::vector<std::string>& extra_env = {});

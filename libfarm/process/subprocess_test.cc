@@ -1,6 +1,8 @@
 #include "libfarm/process/subprocess.h"
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -18,6 +20,26 @@ TEST(SubprocessTest, RunCommandCapturesOutputAndExitCode) {
   EXPECT_EQ(r->exit_code, 3);
   EXPECT_EQ(r->stdout_text, "out\n");
   EXPECT_EQ(r->stderr_text, "err\n");
+}
+
+// A fork child that has not exec'd is the copy RunCommand replaces; one that exec'd is not.
+TEST(SubprocessTest, StuckBeforeExecTellsAForkCopyFromAnExecdChild) {
+  const pid_t copy = fork();
+  ASSERT_GE(copy, 0);
+  if (copy == 0) {
+    pause();  // a fork that never reaches exec
+    _exit(0);
+  }
+  EXPECT_TRUE(StuckBeforeExec(copy));
+  kill(copy, SIGKILL);
+  waitpid(copy, nullptr, 0);
+  EXPECT_FALSE(StuckBeforeExec(copy)) << "a reaped child is no copy of anything";
+
+  auto sleeper = Subprocess::Spawn({"sleep", "30"});
+  ASSERT_TRUE(sleeper.ok()) << sleeper.status();
+  EXPECT_FALSE(StuckBeforeExec(sleeper->pid()));
+  sleeper->Signal(SIGKILL);
+  sleeper->Wait(absl::Seconds(5));
 }
 
 TEST(SubprocessTest, RunCommandTimesOut) {
