@@ -22,21 +22,6 @@ std::string MemberPath(const std::string& wheel, const std::string& inspected) {
   return inspected.substr(std::min(inspected.size(), wheel.size() + 1));
 }
 
-std::string CpuForMachine(uint16_t machine) {
-  switch (machine) {
-    case kElfMachineX86_64:
-      return "x86_64";
-    case kElfMachineAarch64:
-      return "aarch64";
-    case 21:
-      return "ppc64le";
-    case 22:
-      return "s390x";
-    default:
-      return absl::StrCat("e_machine ", machine);
-  }
-}
-
 std::string DescribeSymbols(const VersionNeed& need) {
   if (need.symbols.empty()) return "";
   std::vector<std::string> shown(need.symbols.begin(),
@@ -286,9 +271,9 @@ void Verifier::CheckGlibc() {
              "compiled library in a wheel tagged \"any\"; tag it for its platform, e.g. "
              "manylinux_2_35_x86_64");
       } else if (!p.cpu.empty() && file.elf_type != kElfTypeRelocatable &&
-                 CpuForMachine(file.machine) != p.cpu) {
+                 ElfMachineName(file.machine) != p.cpu) {
         Fail("tags", member,
-             absl::StrCat("built for ", CpuForMachine(file.machine), " but the wheel is tagged ",
+             absl::StrCat("built for ", ElfMachineName(file.machine), " but the wheel is tagged ",
                           p.cpu));
       } else if (p.kind == PlatformTag::Kind::kMusllinux && file.glibc) {
         Fail("tags", member,

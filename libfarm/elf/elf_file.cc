@@ -17,6 +17,23 @@ absl::Status Malformed(absl::string_view what) {
 
 }  // namespace
 
+std::string ElfMachineName(uint16_t machine) {
+  switch (machine) {
+    case kElfMachineX86_64:
+      return "x86_64";
+    case kElfMachineAarch64:
+      return "aarch64";
+    case kElfMachinePpc64:
+      return "ppc64le";
+    case kElfMachineS390:
+      return "s390x";
+    case kElfMachineRiscv:
+      return "riscv64";
+    default:
+      return absl::StrCat("ELF machine ", machine);
+  }
+}
+
 bool ElfFile::HasMagic(ByteSpan data) {
   return data.size() >= 4 && data[0] == 0x7f && data[1] == 'E' && data[2] == 'L' && data[3] == 'F';
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,10 +18,17 @@ inline constexpr uint16_t kElfTypeShared = 3;
 inline constexpr uint16_t kElfMachineX86_64 = 62;
 inline constexpr uint16_t kElfMachineAarch64 = 183;
 inline constexpr uint16_t kElfMachineCuda = 190;
+inline constexpr uint16_t kElfMachinePpc64 = 21;
+inline constexpr uint16_t kElfMachineS390 = 22;
+inline constexpr uint16_t kElfMachineRiscv = 243;
 inline constexpr uint32_t kSectionNoBits = 8;
 inline constexpr uint32_t kSectionRela = 4;
 inline constexpr uint32_t kSectionSymtab = 2;
 inline constexpr uint32_t kSectionVersionNeed = 0x6ffffffe;
+
+// The CPU arch an ELF machine is, as wheels and `uname -m` name it ("x86_64", "aarch64"),
+// or "ELF machine N" for one we do not know.
+std::string ElfMachineName(uint16_t machine);
 
 struct ElfSection {
   uint32_t index = 0;

@@ -34,6 +34,15 @@ std::vector<VersionNeed> NeedsOf(const std::string& path) {
   return needs.ok() ? *needs : std::vector<VersionNeed>{};
 }
 
+TEST(ElfFileTest, MachinesAreNamedAsWheelsNameTheirArch) {
+  EXPECT_EQ(ElfMachineName(kElfMachineX86_64), "x86_64");
+  EXPECT_EQ(ElfMachineName(kElfMachineAarch64), "aarch64");
+  EXPECT_EQ(ElfMachineName(kElfMachinePpc64), "ppc64le");
+  EXPECT_EQ(ElfMachineName(kElfMachineS390), "s390x");
+  EXPECT_EQ(ElfMachineName(kElfMachineRiscv), "riscv64");
+  EXPECT_EQ(ElfMachineName(0x1234), "ELF machine 4660");
+}
+
 TEST(ElfFileTest, ReadsGlibcNeedsAndTheSymbolsBehindThem) {
   const auto needs = NeedsOf(Fixtures().pthread_library);
   auto it = std::find_if(needs.begin(), needs.end(),

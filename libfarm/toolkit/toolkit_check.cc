@@ -31,21 +31,6 @@ std::string HostCpuArch() {
   return ::uname(&u) == 0 ? std::string(u.machine) : std::string("unknown");
 }
 
-std::string MachineName(uint16_t machine) {
-  switch (machine) {
-    case kElfMachineX86_64:
-      return "x86_64";
-    case kElfMachineAarch64:
-      return "aarch64";
-    case 21:
-      return "ppc64le";
-    case 243:
-      return "riscv64";
-    default:
-      return absl::StrCat("ELF machine ", machine);
-  }
-}
-
 // Fixes for a toolkit built for another CPU than this host's.
 std::string NativeToolkitFix(const std::string& host) {
   return absl::StrCat("use a toolkit built for ", host, " (farmctl toolkit install RELEASE --arch ",
@@ -172,7 +157,7 @@ absl::StatusOr<std::string> ExecutableCpuArch(const std::string& path) {
     return absl::FailedPreconditionError(
         absl::StrCat(path, " is not a 64-bit ELF executable: ", elf.status().message()));
   }
-  return MachineName(elf->machine());
+  return ElfMachineName(elf->machine());
 }
 
 std::optional<BinfmtHandler> FindBinfmtHandler(const std::string& path,
@@ -213,7 +198,7 @@ absl::Status CheckHostCanRun(const std::string& path) {
     return absl::FailedPreconditionError(
         absl::StrCat(path, " is not a 64-bit ELF executable: ", elf.status().message()));
   }
-  const std::string arch = MachineName(elf->machine());
+  const std::string arch = ElfMachineName(elf->machine());
   const std::string host = HostCpuArch();
   if (arch == host) return absl::OkStatus();
   auto handler = FindBinfmtHandler(path);
