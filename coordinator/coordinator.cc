@@ -43,7 +43,7 @@ void WarnIfPlainBeyondLoopback(const std::string& address, const char* what, boo
     ComponentLogger("coordinator")
         ->warn(
             "{} listens on {}, beyond loopback, without TLS: the token and artifacts travel in "
-            "clear text. Fix: pass --tls-cert and --tls-key (README: Security, TLS)",
+            "clear text. Fix: pass --tls-cert and --tls-key (docs/security.md, TLS)",
             what, address);
   }
 }

@@ -37,7 +37,7 @@ std::string DefaultDataDir() {
 // glibc gives threads that contend for malloc an arena of their own, up to eight per core, and
 // each arena keeps its own free pages: after a burst of actions the gRPC threads' arenas held
 // more than what was in use. Two arenas (each thread's cache still serves its small blocks)
-// keep RSS near use (README: Retention, under Benchmarks). An operator's own setting wins.
+// keep RSS near use (docs/benchmarks.md: Retention). An operator's own setting wins.
 void LimitMallocArenas() {
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   if (std::getenv("MALLOC_ARENA_MAX") != nullptr ||

@@ -83,7 +83,7 @@ class StateStore {
 
   const std::string& dir() const { return dir_; }
 
-  // What RocksDB holds in memory now (README: Retention, under Benchmarks).
+  // What RocksDB holds in memory now (docs/benchmarks.md: Retention).
   struct MemoryUse {
     uint64_t memtables = 0;
     uint64_t block_cache = 0;           // blocks read, index and filter blocks included

@@ -2,7 +2,7 @@
 # Installs the Wheelfarm binaries and systemd units on this host (run as root).
 #   deploy/install.sh BUILD_BIN_DIR [coordinator|worker|both]
 # Creates the wheelfarm user, /etc/wheelfarm/{token,*.env} (never overwriting), the units,
-# and /etc/wheelfarm/tls for the certificates FARM_TLS_ARGS names (README: Security, TLS).
+# and /etc/wheelfarm/tls for the certificates FARM_TLS_ARGS names (docs/security.md, TLS).
 set -euo pipefail
 bin_dir=${1:?usage: deploy/install.sh BUILD_BIN_DIR [coordinator|worker|both]}
 role=${2:-both}

@@ -15,7 +15,7 @@ std::string CallSourceFile(const NvccInvocation& call) {
 std::string StrictModeMessage(const NvccInvocation& call, const std::string& reason) {
   return absl::StrCat(
       "farm-nvcc: strict mode: ", CallSourceFile(call), " would run plain nvcc: ", reason,
-      ". Fix: change what the reason names so the call splits (farm-nvcc's README lists what "
+      ". Fix: change what the reason names so the call splits (docs/farm-nvcc.md lists what "
       "splits), or let it run plain nvcc on the build host: unset FARM_NVCC_STRICT (in a "
       "recipe, [build] strict_nvcc = false)");
 }

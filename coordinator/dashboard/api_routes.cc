@@ -191,7 +191,7 @@ void ApiRoutes::RegisterRoutes(httplib::Server& server, bool loopback) {
   // Anything else under the API is a clear 404, not the dashboard page.
   server.Get(R"(/api/.*)", [](const httplib::Request& req, httplib::Response& res) {
     ReplyError(res, absl::NotFoundError(absl::StrCat("no API endpoint ", req.path,
-                                                     ". Fix: see /api/v1/ in the README")));
+                                                     ". Fix: see /api/v1/ in docs/using.md")));
   });
 }
 

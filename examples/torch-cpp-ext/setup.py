@@ -2,7 +2,7 @@
 # AT_DISPATCH, one plain) and a C++ binding, built the way the PyTorch extension ecosystem
 # builds (CUDAExtension + BuildExtension: one build.ninja, nvcc called per .cu file).
 #   TORCH_CUDA_ARCH_LIST="7.5;9.0" MAX_JOBS=2 python setup.py build_ext --inplace
-# Through the farm: PYTORCH_NVCC="farm-nvcc $CUDA_HOME/bin/nvcc" (see the README).
+# Through the farm: PYTORCH_NVCC="farm-nvcc $CUDA_HOME/bin/nvcc" (see docs/farm-nvcc.md).
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CUDAExtension
 

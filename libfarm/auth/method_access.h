@@ -18,7 +18,7 @@ struct MethodAccess {
   std::vector<Role> roles;
 };
 
-// Every row, in the order of the services' protos (README's role table is this table).
+// Every row, in the order of the services' protos (docs/security.md's role table is this table).
 const std::vector<MethodAccess>& MethodAccessTable();
 
 // OK when `role` may call `method`; PERMISSION_DENIED naming the roles that may, and the fix.
