@@ -23,7 +23,8 @@ absl::StatusOr<std::vector<std::string>> RenderCommand(
 std::string CmakeArchs(const ArchList& archs) {
   std::vector<std::string> items;
   for (const ArchRequest& r : archs.requests) {
-    items.push_back(absl::StrCat(r.target.sm, r.target.Suffix()));
+    // CMAKE_CUDA_ARCHITECTURES: a bare entry is SASS and PTX, "-real" SASS alone.
+    items.push_back(absl::StrCat(r.target.sm, r.target.Suffix(), r.ptx ? "" : "-real"));
   }
   return absl::StrJoin(items, ";");
 }

@@ -16,9 +16,9 @@
 
 namespace farm {
 
-// "75;90;121" (CMAKE_CUDA_ARCHITECTURES / CUDAARCHS form); variants keep their suffix
-// ("90a"). CMake's plain number means SASS plus PTX for that SM, a superset of a SASS-only
-// request, and it is what the seed's CMAKE_CUDA_ARCHITECTURES="75" used.
+// The request in CMAKE_CUDA_ARCHITECTURES / CUDAARCHS form, exactly: "75-real;80;90a-real"
+// for "7.5;8.0+PTX;9.0a". CMake's bare number means SASS plus PTX, so only a "+PTX" entry is
+// bare; the rest are "-real" (SASS alone), and variants keep their suffix.
 std::string CmakeArchs(const ArchList& archs);
 
 struct BuildValues {

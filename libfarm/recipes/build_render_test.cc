@@ -29,10 +29,10 @@ TEST(BuildJobsTest, FarmJobsKeepTheFarmBusyWithinTheHostsRam) {
   EXPECT_EQ(FarmBuildJobs(2, 1 * kGiB, 1, 100, 0), 1u);
 }
 
-TEST(BuildRenderTest, CmakeArchsKeepVariantsAndDropDots) {
+TEST(BuildRenderTest, CmakeArchsAreCmakesOwnFormWithPtxOnlyWhereAsked) {
   auto archs = ParseArchList("12.1;7.5;9.0a;8.0+PTX");
   ASSERT_TRUE(archs.ok());
-  EXPECT_EQ(CmakeArchs(*archs), "75;80;90a;121");
+  EXPECT_EQ(CmakeArchs(*archs), "75-real;80;90a-real;121-real");
   EXPECT_EQ(archs->ToString(), "7.5;8.0+PTX;9.0a;12.1");
 }
 
@@ -76,7 +76,7 @@ PATH = "{cuda_home}/bin:$PATH"
   EXPECT_EQ(rendered->prepare,
             (std::vector<std::vector<std::string>>{{"/bin/sh", "-c", "echo 1.0 > v.txt"}}));
   EXPECT_EQ(rendered->env, (std::vector<std::string>{
-                               "CMAKE_CUDA_ARCHITECTURES=75;90;121",
+                               "CMAKE_CUDA_ARCHITECTURES=75-real;90-real;121-real",
                                "MAX_JOBS=25",
                                "PATH=/usr/local/cuda-13.0/bin:/usr/bin",
                                "TORCH_CUDA_ARCH_LIST=7.5;9.0;12.1",

@@ -700,10 +700,11 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
     EXPECT_EQ(shards[sm].second, shards[sm].first) << sm << " compiled again: " << build.dump(2);
   }
 
-  // 4. Adding 10.0 compiles sm_100; the other archs come from the cache, except translation
-  // units whose device code names the arch list (CUB's namespace embeds __CUDA_ARCH_LIST__).
+  // 4. Adding 10.0 with its PTX compiles sm_100 (and compute_100, which verification then
+  // requires); the other archs come from the cache, except translation units whose device
+  // code names the arch list (CUB's namespace embeds __CUDA_ARCH_LIST__).
   CommandResult more =
-      Farmctl({"submit", "demo-pypi-0.1.0", "--archs", "7.5;9.0;10.0;12.1", "--wait"});
+      Farmctl({"submit", "demo-pypi-0.1.0", "--archs", "7.5;9.0;10.0+PTX;12.1", "--wait"});
   ASSERT_EQ(more.exit_code, 0) << Output(more);
   build = BuildJson(SubmittedId(more));
   shards = Shards(build);
