@@ -36,16 +36,31 @@ absl::StatusOr<NvccInvocation> LocateNvcc(const std::vector<std::string>& argv,
                                           const std::string& self, const std::string& cuda_home,
                                           const std::string& path_env) {
   NvccInvocation call;
-  // Launcher form: the first argument is the compiler itself.
-  if (argv.size() >= 2 && fs::path(argv[1]).filename().string().rfind("nvcc", 0) == 0 &&
-      IsExecutableFile(argv[1]) && !IsSelf(argv[1], self)) {
-    call.nvcc = Absolute(argv[1]);
-    call.args.assign(argv.begin() + 2, argv.end());
-    return call;
+  auto not_self = [&](const std::string& c) { return !IsSelf(c, self); };
+  // Launcher form: the first argument is the compiler itself, as a path or, as with ccache
+  // and sccache, a bare name found on PATH (`farm-nvcc nvcc -c k.cu`). nvcc takes no
+  // argument named like that, so it cannot be an input.
+  if (argv.size() >= 2 && fs::path(argv[1]).filename().string().rfind("nvcc", 0) == 0) {
+    std::optional<std::string> compiler;
+    if (argv[1].find('/') != std::string::npos) {
+      if (IsExecutableFile(argv[1]) && !IsSelf(argv[1], self)) compiler = argv[1];
+    } else {
+      compiler = FindOnPath(argv[1], path_env, not_self);
+      if (!compiler) {
+        return absl::NotFoundError(absl::StrCat(
+            "farm-nvcc: the compiler '", argv[1], "' is not on PATH (", path_env,
+            "). Fix: put the CUDA toolkit's bin/ on PATH or name nvcc by its path: farm-nvcc "
+            "/usr/local/cuda/bin/nvcc ARGS..."));
+      }
+    }
+    if (compiler) {
+      call.nvcc = Absolute(*compiler);
+      call.args.assign(argv.begin() + 2, argv.end());
+      return call;
+    }
   }
   call.args.assign(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
   // CUDA_HOME first, then PATH; never this binary installed under the name nvcc.
-  auto not_self = [&](const std::string& c) { return !IsSelf(c, self); };
   std::optional<std::string> found;
   if (!cuda_home.empty()) found = FindOnPath("nvcc", absl::StrCat(cuda_home, "/bin"), not_self);
   if (!found) found = FindOnPath("nvcc", path_env, not_self);

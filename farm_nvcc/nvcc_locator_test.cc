@@ -40,6 +40,21 @@ TEST_F(NvccLocatorTest, LauncherFormTakesTheCompilerFromTheFirstArgument) {
   EXPECT_THAT(call->args, ElementsAre("-c", "k.cu"));
 }
 
+// The ccache/sccache convention: the compiler named bare, found on PATH (never itself).
+TEST_F(NvccLocatorTest, LauncherFormFindsABareCompilerNameOnPath) {
+  auto call = LocateNvcc({"farm-nvcc", "nvcc", "-c", "k.cu", "-o", "k.o"}, dir_ + "/shims/nvcc",
+                         dir_ + "/elsewhere", dir_ + "/shims:" + dir_ + "/cuda/bin");
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_EQ(call->nvcc, dir_ + "/cuda/bin/nvcc");
+  EXPECT_THAT(call->args, ElementsAre("-c", "k.cu", "-o", "k.o"));
+}
+
+TEST_F(NvccLocatorTest, ABareCompilerNameNotOnPathNamesTheFix) {
+  auto call = LocateNvcc({"farm-nvcc", "nvcc", "-c", "k.cu"}, "", "", dir_ + "/nowhere");
+  ASSERT_FALSE(call.ok());
+  EXPECT_THAT(std::string(call.status().message()), ::testing::HasSubstr("not on PATH"));
+}
+
 TEST_F(NvccLocatorTest, DropInPrefersCudaHome) {
   auto call = LocateNvcc({"farm-nvcc", "-c", "k.cu"}, "", dir_ + "/cuda", dir_ + "/shims");
   ASSERT_TRUE(call.ok()) << call.status();

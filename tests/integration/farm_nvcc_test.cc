@@ -451,6 +451,19 @@ TEST_F(FarmNvccTest, DropInFormFindsNvccThroughCudaHome) {
 namespace farm::testing {
 namespace {
 
+// ccache's and sccache's convention: the compiler named bare and found on PATH. It splits like
+// the path form, with no fallback.
+TEST_F(FarmNvccTest, LauncherFormWithABareCompilerNameSplits) {
+  const std::string d = WorkDir("bare-name");
+  CommandResult r = Run({FarmBinary("farm-nvcc"), "nvcc", "-c", "saxpy.cu", "-o", "s.o", "-gencode",
+                         "arch=compute_90,code=sm_90"},
+                        d, {"PATH=/usr/local/cuda/bin:/usr/bin:/bin", "CUDA_HOME="});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, Not(HasSubstr("running plain nvcc"))) << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, HasSubstr("farm-nvcc: sm_90: ")) << r.stderr_text;
+  EXPECT_THAT(Keys(DevicePayloads(d + "/s.o")), ::testing::Contains(HasSubstr("sm_90")));
+}
+
 TEST_F(FarmNvccTest, CompileCacheRestoresAWholeCompileUntilAnIncludedHeaderChanges) {
   const std::string d = WorkDir("compile-cache");
   std::ofstream(d + "/scale.h") << "#define SCALE 2.0f\n";
