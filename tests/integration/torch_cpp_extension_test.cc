@@ -133,5 +133,47 @@ TEST_F(TorchCppExtensionTest, BuildsThroughTheFarmWithPlainNvccsDeviceCode) {
   }
 }
 
+// The example promises alpha * x + y in the tensor's precision: the double instantiation's
+// PTX computes in f64 and never narrows to f32 (on an H100 a float computation of doubles was
+// off by 4e-7). PTX, since this host cannot run the kernel; the flags are cpp_extension's.
+TEST(TorchCppExtensionSourceTest, ScaleAddComputesDoublesInDouble) {
+  const std::string venv = TorchVenv();
+  ASSERT_TRUE(fs::exists(venv + "/bin/python"))
+      << "no torch 2.9.1 venv at " << venv << ": run `bash scripts/install-torch.sh`";
+  auto includes = RunCommand(
+      {venv + "/bin/python", "-c",
+       "from torch.utils.cpp_extension import include_paths; print('\\n'.join(include_paths()))"},
+      absl::Minutes(2), {"LD_LIBRARY_PATH=" + venv + "/cuda-runtime-stubs"});
+  ASSERT_TRUE(includes.ok() && includes->exit_code == 0)
+      << (includes.ok() ? includes->stderr_text : includes.status().ToString());
+  TempDir dir("scale-add-ptx");
+  const std::string ptx = dir / "scale_add.ptx";
+  std::vector<std::string> argv = {std::string(kCudaHome) + "/bin/nvcc",
+                                   "-ptx",
+                                   "-arch=compute_90",
+                                   "-std=c++17",
+                                   "-O2",
+                                   "--use_fast_math",
+                                   "-DTORCH_EXTENSION_NAME=" + std::string(kModule)};
+  for (absl::string_view dir_line :
+       absl::StrSplit(includes->stdout_text, '\n', absl::SkipEmpty())) {
+    argv.insert(argv.end(), {"-isystem", std::string(dir_line)});
+  }
+  argv.insert(
+      argv.end(),
+      {std::string(FARM_SOURCE_DIR) + "/examples/torch-cpp-ext/csrc/scale_add.cu", "-o", ptx});
+  auto compiled = RunCommand(argv, absl::Minutes(10));
+  ASSERT_TRUE(compiled.ok() && compiled->exit_code == 0)
+      << (compiled.ok() ? compiled->stderr_text : compiled.status().ToString());
+  // The kernel for double: from its .entry to the next one.
+  const std::string text = ReadFile(ptx);
+  const size_t entry = text.find(".entry _ZN17wheelfarm_example14ScaleAddKernelId");
+  ASSERT_NE(entry, std::string::npos) << "no double instantiation in the PTX";
+  const size_t next = text.find(".entry", entry + 1);
+  const std::string body = text.substr(entry, next == std::string::npos ? next : next - entry);
+  EXPECT_THAT(body, HasSubstr(".f64"));
+  EXPECT_EQ(LinesWith(body, "f32"), "") << "the double kernel computes in float";
+}
+
 }  // namespace
 }  // namespace farm::testing
