@@ -36,8 +36,11 @@ fi
 rm -f "$stamp"
 pip=("$venv/bin/python" -m pip --disable-pip-version-check)
 echo "install-torch: installing torch $torch_version (--no-deps) into $venv"
-"${pip[@]}" install --no-deps "torch==$torch_version"
+# What torch needs from PyPI first, then torch itself with --no-deps: pip checks the
+# dependencies of what it installs, so the other order prints a dependency-conflict error
+# for each nvidia-* wheel left out on purpose.
 "${pip[@]}" install -r "$requirements"
+"${pip[@]}" install --no-deps "torch==$torch_version"
 rm -rf "$venv/cuda-runtime-stubs"
 "$venv/bin/python" "$here/cuda_runtime_stubs.py" \
   "$("$venv/bin/python" -c 'import importlib.util as u; import os; print(os.path.dirname(u.find_spec("torch").origin))')" \

@@ -3,6 +3,8 @@
 # tests under ctest, then each libFuzzer target for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The test suite's own dependencies (Chromium, the tools venv, torch), then the build.
+bash scripts/install-test-deps.sh
 bash scripts/build.sh
 # The lock annotations GCC ignores, checked by clang (-Wthread-safety -Werror).
 python3 scripts/thread-safety.py build

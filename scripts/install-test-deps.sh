@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs beyond scripts/install-deps.sh: headless Chromium for the
+# dashboard test, the Python tools the tests drive for real (twine, pip, pypiserver, selenium)
+# in .venv beside the checkout, and torch 2.9.1 for torch_cpp_extension_test. Safe to run any
+# number of times.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+bash "$here/install-deps.sh"
+bash "$here/apt-ensure.sh" install-test-deps chromium chromium-driver
+
+# One venv beside the checkout, built from Debian's python3 so every machine gets the same one.
+venv="$(cd "$here/.." && pwd)/.venv"
+requirements="$here/requirements-tools.txt"
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+if [ ! -x "$venv/bin/python" ]; then
+  /usr/bin/python3 -m venv "$venv"
+fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "install-test-deps: installing Python tools into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
+  echo "$want" >"$stamp"
+else
+  echo "install-test-deps: Python tools present in $venv"
+fi
+
+# torch 2.9.1 in a venv under ~/.cache/wheelfarm (a ~900 MB download the first time on a
+# machine; a stamp check afterwards).
+bash "$here/install-torch.sh" >/dev/null
+echo "install-test-deps: torch 2.9.1 present in ${WHEELFARM_TORCH_VENV:-$HOME/.cache/wheelfarm/torch-2.9.1-venv}"
