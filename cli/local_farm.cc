@@ -15,6 +15,7 @@
 #include "libfarm/host/host_probe.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
+#include "libfarm/net/listen_probe.h"
 #include "libfarm/process/subprocess.h"
 #include "libfarm/tls/local_ca.h"
 
@@ -83,6 +84,19 @@ absl::StatusOr<LocalCa> MakeLocalFarmCa(const LocalFarmOptions& o, const std::st
   return ca;
 }
 
+// `address` when it was given or can be listened on; else the same host with port 0 (any free
+// port, which the coordinator's ready file then names), and a note saying why.
+std::string DefaultOrFreeAddress(const std::string& address, bool given, const char* flag,
+                                 std::vector<std::string>& notes) {
+  auto hp = ParseHostPort(address);
+  if (given || !hp.ok() || hp->port == 0 || CanListenOn(*hp)) return address;
+  notes.push_back(absl::StrCat(address,
+                               " is in use (another local farm?), so this farm takes a "
+                               "free port; ",
+                               flag, " chooses one"));
+  return FormatHostPort({hp->host, 0});
+}
+
 }  // namespace
 
 absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
@@ -119,6 +133,12 @@ absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
     record.tls = {ca->ca_file, ca->clients.at("farmctl").cert_file,
                   ca->clients.at("farmctl").key_file};
   }
+  std::vector<std::string> notes;
+  const std::string listen = DefaultOrFreeAddress(o.listen, o.listen_given, "--listen", notes);
+  const std::string http_listen =
+      o.http_listen.empty()
+          ? o.http_listen
+          : DefaultOrFreeAddress(o.http_listen, o.http_listen_given, "--http-listen", notes);
   const std::string ready_file = (dir / "run" / "coordinator.ready").string();
   fs::remove(ready_file, ec);
   const std::string coordinator_log = (dir / "logs" / "coordinator.log").string();
@@ -126,9 +146,9 @@ absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
                                                "--data-dir",
                                                (dir / "coordinator").string(),
                                                "--listen",
-                                               o.listen,
+                                               listen,
                                                "--http-listen",
-                                               o.http_listen,
+                                               http_listen,
                                                "--worker-timeout",
                                                o.worker_timeout,
                                                "--ready-file",
@@ -230,7 +250,7 @@ absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& o) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return StartedFarm{record, false, *current};
+  return StartedFarm{record, false, *current, std::move(notes)};
 }
 
 absl::StatusOr<int> StopLocalFarm(const std::string& data_dir) {

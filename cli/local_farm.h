@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -15,6 +16,10 @@ struct LocalFarmOptions {
   int workers = 2;
   std::string listen = "127.0.0.1:7420";
   std::string http_listen = "127.0.0.1:7421";
+  // Given on the command line: used as they are. Defaults give way to a free port when
+  // something (say another local farm) holds them, and StartedFarm::notes says so.
+  bool listen_given = false;
+  bool http_listen_given = false;
   std::string worker_timeout = "10s";
   uint32_t slots_per_worker = 0;  // 0: this machine's slots shared among the workers
   absl::Duration ready_timeout = absl::Seconds(90);
@@ -28,6 +33,8 @@ struct StartedFarm {
   bool already_running = false;
   // The current local farm afterwards: this one, or another that was running already.
   std::string current_dir;
+  // What the user should know about how it was started, e.g. a default port that was taken.
+  std::vector<std::string> notes;
 };
 
 absl::StatusOr<StartedFarm> StartLocalFarm(const LocalFarmOptions& options);

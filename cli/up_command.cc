@@ -26,14 +26,17 @@ void AddUpCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--tls", options.tls,
                 "make a CA for this farm (<data-dir>/tls) and run it over TLS: mutual TLS for "
                 "gRPC, HTTPS for the dashboard and index");
-  cmd->callback([&ctx] {
+  cmd->callback([&ctx, cmd] {
     options.data_dir = std::filesystem::absolute(options.data_dir).lexically_normal().string();
+    options.listen_given = cmd->count("--listen") > 0;
+    options.http_listen_given = cmd->count("--http-listen") > 0;
     auto started = StartLocalFarm(options);
     if (!started.ok()) {
       ctx.exit_code = Fail(started.status());
       return;
     }
     const LocalFarmRecord& r = started->record;
+    for (const std::string& note : started->notes) std::cerr << "farmctl up: " << note << "\n";
     if (ctx.global.json) {
       nlohmann::json procs = nlohmann::json::array();
       for (const auto& p : r.processes) {
@@ -45,6 +48,7 @@ void AddUpCommand(CLI::App& app, CliContext& ctx) {
                  {"token_file", r.token_file},
                  {"tls_ca", r.tls.ca_file},
                  {"already_running", started->already_running},
+                 {"notes", started->notes},
                  {"current", started->current_dir == r.data_dir},
                  {"processes", procs}});
       return;
