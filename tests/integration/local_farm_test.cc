@@ -1,6 +1,10 @@
 // farmctl up / down: a local farm in the background, found by clients without flags, and
 // stopped process by process; a second local farm never takes the first one's clients.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -144,6 +148,47 @@ TEST(LocalFarmTest, DownLeavesForeignProcessesAlone) {
   EXPECT_FALSE(sleeper->Wait(absl::Milliseconds(200)).has_value());
   sleeper->Signal(SIGKILL);
   sleeper->Wait(absl::Seconds(5));
+}
+
+// A second `farmctl up` with the default ports while something holds them (another local farm,
+// or this test when nothing does) starts on free ports and says so; an explicit --listen
+// stays strict.
+TEST(LocalFarmTest, UpWithDefaultPortsTakenStartsOnFreePorts) {
+  TempDir dir("defaults-taken");
+  const std::vector<std::string> env = {"XDG_STATE_HOME=" + (dir / "state"),
+                                        "FARM_COORDINATOR=", "FARM_TOKEN_FILE="};
+  std::vector<int> held;
+  for (int port : {7420, 7421}) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    // When this fails, something else holds the port: taken either way.
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 && ::listen(fd, 1) == 0) {
+      held.push_back(fd);
+    } else {
+      ::close(fd);
+    }
+  }
+  CommandResult up =
+      RunFarmctl({"--json", "up", "--workers", "1", "--data-dir", dir / "farm"}, env);
+  ASSERT_EQ(up.exit_code, 0) << Output(up);
+  auto started = nlohmann::json::parse(up.stdout_text);
+  EXPECT_NE(started["grpc"].get<std::string>(), "127.0.0.1:7420") << up.stdout_text;
+  EXPECT_NE(started["http"].get<std::string>(), "127.0.0.1:7421") << up.stdout_text;
+  EXPECT_THAT(up.stderr_text, HasSubstr("127.0.0.1:7420 is in use")) << Output(up);
+  EXPECT_THAT(up.stderr_text, HasSubstr("127.0.0.1:7421 is in use")) << Output(up);
+  CommandResult workers = RunFarmctl({"--farm-dir", dir / "farm", "--json", "workers"}, env);
+  ASSERT_EQ(workers.exit_code, 0) << Output(workers);
+  EXPECT_EQ(nlohmann::json::parse(workers.stdout_text).size(), 1u) << workers.stdout_text;
+  EXPECT_EQ(RunFarmctl({"down", "--data-dir", dir / "farm"}, env).exit_code, 0);
+
+  CommandResult strict = RunFarmctl(
+      {"up", "--workers", "0", "--data-dir", dir / "strict", "--listen", "127.0.0.1:7420"}, env);
+  EXPECT_NE(strict.exit_code, 0) << Output(strict);
+  RunFarmctl({"down", "--data-dir", dir / "strict"}, env);
+  for (int fd : held) ::close(fd);
 }
 
 }  // namespace
