@@ -142,6 +142,44 @@ TEST_F(BinaryInspectorTest, WheelMembersAndTotals) {
   EXPECT_NE(FormatInspection(*inspection).find("Totals per arch over 4 files:"), std::string::npos);
 }
 
+// An -rdc library holds the device-linked image the runtime loads and the relocatable code
+// it was linked from; the totals count what is loaded, the link-time inputs apart.
+TEST_F(BinaryInspectorTest, LinkTimeInputsAreLabelledAndCountedApart) {
+  auto inspection = InspectPath(fixtures_->rdc_library);
+  ASSERT_TRUE(inspection.ok()) << inspection.status();
+  ASSERT_EQ(inspection->files.size(), 1u);
+  const InspectedFile& file = inspection->files[0];
+  uint64_t loaded_ptx = 0, link_time_ptx = 0;
+  for (const InspectedContainer& c : file.containers) {
+    for (const InspectedEntry& e : c.entries) {
+      if (e.kind == FatbinEntryKind::kPtx) (c.Loadable() ? loaded_ptx : link_time_ptx) += e.size;
+    }
+  }
+  EXPECT_EQ(loaded_ptx, 0u) << "nvlink keeps no PTX in the device-linked image";
+  ASSERT_GT(link_time_ptx, 0u);
+  EXPECT_EQ(inspection->ArchTotals().count("compute_90"), 0u);
+  EXPECT_EQ(inspection->LinkTimeArchTotals().at("compute_90"), link_time_ptx);
+
+  const nlohmann::json json = InspectionToJson(*inspection);
+  EXPECT_FALSE(json["archs"].contains("compute_90")) << json.dump(2);
+  EXPECT_EQ(json["link_time_archs"]["compute_90"], link_time_ptx);
+  bool saw_link_time = false;
+  for (const auto& c : json["files"][0]["containers"]) {
+    if (c["section"] == "__nv_relfatbin") {
+      EXPECT_EQ(c["loadable"], false);
+      saw_link_time = true;
+    }
+  }
+  EXPECT_TRUE(saw_link_time) << json.dump(2);
+  const std::string text = FormatInspection(*inspection);
+  EXPECT_NE(text.find("__nv_relfatbin  translation-unit  (link-time input: never loaded)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("link-time inputs per arch (not loaded, not counted above): compute_90"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(BinaryInspectorTest, RefusesWhatItCannotRead) {
   auto missing = InspectPath(fixtures_->dir + "/does-not-exist.so");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);

@@ -30,6 +30,10 @@ struct InspectedContainer {
   ContainerOrigin origin = ContainerOrigin::kTranslationUnit;
   uint64_t offset = 0;  // in the ELF
   std::vector<InspectedEntry> entries;
+
+  // What the CUDA runtime registers (.nv_fatbin). __nv_relfatbin images are -rdc/LTO inputs
+  // for a later device link: the GPU never sees them, whatever archs they hold.
+  bool Loadable() const { return section == ContainerSection::kFatbin; }
 };
 
 enum class BinaryFormat { kElf, kCubin, kFatbin };
@@ -50,12 +54,15 @@ struct InspectedFile {
 struct Inspection {
   std::vector<InspectedFile> files;
 
-  // Bytes per arch name over every entry of every file.
+  // Bytes per arch name over the loadable containers of every file.
   std::map<std::string, uint64_t> ArchTotals() const;
+  // The same over link-time inputs (__nv_relfatbin), kept apart.
+  std::map<std::string, uint64_t> LinkTimeArchTotals() const;
   bool HasErrors() const;
 };
 
-// Bytes per arch name of one file.
+// Bytes per arch name of one file's loadable containers, or of its link-time inputs.
 std::map<std::string, uint64_t> FileArchTotals(const InspectedFile& file);
+std::map<std::string, uint64_t> FileLinkTimeArchTotals(const InspectedFile& file);
 
 }  // namespace farm

@@ -43,6 +43,13 @@ std::string OtherNeeds(const InspectedFile& file) {
   return absl::StrJoin(parts, ", ");
 }
 
+// "sm_75 1234, sm_90 5678", or "none".
+std::string ArchBytes(const std::map<std::string, uint64_t>& totals) {
+  std::vector<std::string> parts;
+  for (const auto& [arch, bytes] : totals) parts.push_back(absl::StrCat(arch, " ", bytes));
+  return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
+}
+
 }  // namespace
 
 nlohmann::json InspectionToJson(const Inspection& inspection) {
@@ -65,6 +72,7 @@ nlohmann::json InspectionToJson(const Inspection& inspection) {
       }
       containers.push_back({{"section", ContainerSectionName(c.section)},
                             {"origin", ContainerOriginName(c.origin)},
+                            {"loadable", c.Loadable()},
                             {"offset", c.offset},
                             {"entries", container_entries}});
     }
@@ -80,7 +88,9 @@ nlohmann::json InspectionToJson(const Inspection& inspection) {
   }
   nlohmann::json archs = nlohmann::json::object();
   for (const auto& [arch, bytes] : inspection.ArchTotals()) archs[arch] = bytes;
-  return {{"files", files}, {"archs", archs}};
+  nlohmann::json link_time = nlohmann::json::object();
+  for (const auto& [arch, bytes] : inspection.LinkTimeArchTotals()) link_time[arch] = bytes;
+  return {{"files", files}, {"archs", archs}, {"link_time_archs", link_time}};
 }
 
 std::string FormatInspection(const Inspection& inspection) {
@@ -105,8 +115,10 @@ std::string FormatInspection(const Inspection& inspection) {
     const std::string base = Basename(file.path);
     for (size_t i = 0; i < file.containers.size(); ++i) {
       const InspectedContainer& c = file.containers[i];
-      absl::StrAppendFormat(&out, "  container %d  %s  %s\n", i + 1,
-                            ContainerSectionName(c.section), ContainerOriginName(c.origin));
+      absl::StrAppendFormat(
+          &out, "  container %d  %s  %s  %s\n", i + 1, ContainerSectionName(c.section),
+          ContainerOriginName(c.origin),
+          c.Loadable() ? "(loaded by the CUDA runtime)" : "(link-time input: never loaded)");
       for (const InspectedEntry& e : c.entries) {
         std::string label;
         if (e.kind == FatbinEntryKind::kCubin) {
@@ -126,16 +138,24 @@ std::string FormatInspection(const Inspection& inspection) {
                               PayloadCompressionName(e.compression), size);
       }
     }
-    std::vector<std::string> per_arch;
-    for (const auto& [arch, bytes] : FileArchTotals(file))
-      per_arch.push_back(absl::StrCat(arch, " ", bytes));
-    absl::StrAppend(&out, "  bytes per arch: ", absl::StrJoin(per_arch, ", "), "\n\n");
+    absl::StrAppend(&out, "  bytes per arch: ", ArchBytes(FileArchTotals(file)), "\n");
+    if (const auto link_time = FileLinkTimeArchTotals(file); !link_time.empty()) {
+      absl::StrAppend(&out, "  link-time inputs per arch (not loaded, not counted above): ",
+                      ArchBytes(link_time), "\n");
+    }
+    absl::StrAppend(&out, "\n");
   }
   const auto totals = inspection.ArchTotals();
-  if (inspection.files.size() > 1 && !totals.empty()) {
+  const auto link_time = inspection.LinkTimeArchTotals();
+  if (inspection.files.size() > 1 && (!totals.empty() || !link_time.empty())) {
     absl::StrAppend(&out, "Totals per arch over ", inspection.files.size(), " files:\n");
     for (const auto& [arch, bytes] : totals)
       absl::StrAppendFormat(&out, "  %-14s %12d bytes\n", arch, bytes);
+    if (!link_time.empty()) {
+      absl::StrAppend(&out, "Link-time inputs per arch (not loaded):\n");
+      for (const auto& [arch, bytes] : link_time)
+        absl::StrAppendFormat(&out, "  %-14s %12d bytes\n", arch, bytes);
+    }
   }
   return out;
 }

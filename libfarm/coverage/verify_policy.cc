@@ -47,7 +47,7 @@ bool ContainerIsChecked(const InspectedContainer& container, uint16_t elf_type,
                         bool file_has_loaded_fatbin) {
   if (container.origin == ContainerOrigin::kDeviceLinkStub) return false;
   if (elf_type == kElfTypeRelocatable) return true;  // everything in an object gets linked
-  return container.section == ContainerSection::kFatbin || !file_has_loaded_fatbin;
+  return container.Loadable() || !file_has_loaded_fatbin;
 }
 
 }  // namespace farm

@@ -1,5 +1,6 @@
 #include "libfarm/coverage/wheel_verifier.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -314,7 +315,7 @@ void Verifier::CheckArchs() {
     const std::string member = MemberPath(path_, file.path);
     bool has_loaded = false;
     for (const InspectedContainer& c : file.containers) {
-      if (c.section == ContainerSection::kFatbin && c.origin != ContainerOrigin::kDeviceLinkStub) {
+      if (c.Loadable() && c.origin != ContainerOrigin::kDeviceLinkStub) {
         has_loaded = true;
       }
     }
@@ -342,6 +343,21 @@ void Verifier::CheckArchs() {
                       const std::map<std::string, std::vector<size_t>>& missing,
                       absl::string_view what) {
       for (const auto& [arch, containers] : missing) {
+        const bool device_linked =
+            std::all_of(containers.begin(), containers.end(), [&](size_t number) {
+              return file.containers[number - 1].origin == ContainerOrigin::kDeviceLink;
+            });
+        if (check == "ptx" && device_linked) {
+          // Asking for the arch again cannot help: nvlink puts SASS alone in its output.
+          Fail(check, member,
+               absl::StrCat("lacks ", arch, " PTX in its device-linked image (container ",
+                            absl::StrJoin(containers, ", "),
+                            "): -rdc device linking keeps no PTX, whatever the arch list says "
+                            "(what PTX was compiled stays in the link-time inputs, which the "
+                            "runtime never loads); drop +PTX for this library and list the SASS "
+                            "of each GPU it must run on, or build it without -rdc"));
+          continue;
+        }
         Fail(check, member,
              absl::StrCat("lacks ", arch, " ", what, " in ", containers.size(), " of ", checked,
                           " fat-binary containers (container ", absl::StrJoin(containers, ", "),

@@ -115,6 +115,23 @@ TEST_F(WheelVerifierTest, OneTranslationUnitMissingAnArchFails) {
             "lacks sm_90a SASS in 3 of 3 fat-binary co");
 }
 
+// An -rdc library: the runtime loads the device-linked image, which holds SASS only. Asking
+// for PTX fails with advice that can work: not "add the arch", which is already in the list.
+TEST_F(WheelVerifierTest, MissingPtxInADeviceLinkedImageSaysRdcKeepsNone) {
+  const std::string wheel =
+      Wheel("rdc", "manylinux_2_35_x86_64", {{"demo_pkg/_C.so", fixtures_->rdc_library, ""}});
+  auto sass = VerifyWheel(wheel, Policy("7.5;9.0", "2_35"));
+  ASSERT_TRUE(sass.ok()) << sass.status();
+  EXPECT_TRUE(sass->Passed()) << FormatVerifyReport(*sass, Policy("7.5;9.0", "2_35"));
+  auto ptx = VerifyWheel(wheel, Policy("7.5;9.0+PTX", "2_35"));
+  ASSERT_TRUE(ptx.ok());
+  ASSERT_EQ(Failures(*ptx), std::vector<std::string>{"ptx demo_pkg/_C.so"});
+  EXPECT_NE(ptx->failures[0].message.find("-rdc device linking keeps no PTX"), std::string::npos)
+      << ptx->failures[0].message;
+  EXPECT_EQ(ptx->failures[0].message.find("to the build's arch list"), std::string::npos)
+      << ptx->failures[0].message;
+}
+
 TEST_F(WheelVerifierTest, TamperedRecordFails) {
   const std::string wheel = Wheel("tampered", "manylinux_2_35_x86_64",
                                   {{"demo_pkg/_C.so", fixtures_->complete_library, ""}},

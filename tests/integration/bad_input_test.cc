@@ -269,6 +269,21 @@ open(path, "wb").write(data)
   EXPECT_THAT(r->stdout_text + r->stderr_text, HasSubstr("deflate cannot expand that much"));
 }
 
+// inspect takes several paths, as verify does: each is listed, a missing one is named.
+TEST(InspectCommandTest, TakesSeveralPathsAndNamesOneThatIsMissing) {
+  const std::string first = FarmBinary("farmctl"), second = FarmBinary("farm-worker");
+  CommandResult both = RunFarmctl({"inspect", first, second});
+  EXPECT_EQ(both.exit_code, 0) << Output(both);
+  EXPECT_THAT(both.stdout_text, HasSubstr(first + "  (ELF"));
+  EXPECT_THAT(both.stdout_text, HasSubstr(second + "  (ELF"));
+  CommandResult json = RunFarmctl({"--json", "inspect", first, second});
+  ASSERT_EQ(json.exit_code, 0) << Output(json);
+  EXPECT_EQ(nlohmann::json::parse(json.stdout_text)["files"].size(), 2u);
+  CommandResult missing = RunFarmctl({"inspect", first, "/nonexistent/lib.so"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.stderr_text, HasSubstr("/nonexistent/lib.so"));
+}
+
 TEST(CoordinatorDataDirTest, CorruptStateIsRefusedAndLeftUntouched) {
   TempDir dir("corrupt");
   {
