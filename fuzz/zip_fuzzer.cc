@@ -1,4 +1,5 @@
-// libFuzzer target: zip central directory, member reads, RECORD and WHEEL parsing.
+// libFuzzer target: zip central directory and layout checks, member reads (whole and
+// streamed), RECORD and WHEEL parsing.
 #include <cstddef>
 #include <cstdint>
 
@@ -20,7 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)farm::CheckMemberPath(e.name);
     // The verifier's own limit: a member lying about its size must cost what it inflates to,
     // so a lie here trips libFuzzer's malloc limit (-rss_limit_mb) instead of passing unseen.
-    (void)zip->Read(e, uint64_t{8} << 30);
+    (void)zip->Read(e, farm::kMaxInflatedSize);
+    // The streaming read, as retag uses it: same checks, one piece held at a time.
+    uint64_t streamed = 0;
+    (void)zip->ReadTo(e, [&](farm::ByteSpan piece) {
+      streamed += piece.size();
+      return absl::OkStatus();
+    });
   }
   return 0;
 }

@@ -9,9 +9,6 @@
 
 namespace farm {
 
-// Largest member or payload we inflate into memory (a wheel member, a compressed cubin).
-inline constexpr uint64_t kMaxInflatedSize = uint64_t{8} << 30;
-
 // True for the formats InspectBinary understands (ELF, ar archive, bare fat binary).
 bool LooksLikeBinary(ByteSpan data);
 

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+
+#include "absl/strings/str_cat.h"
 
 #include "libfarm/elf/mapped_file.h"
 #include "libfarm/process/subprocess.h"
@@ -103,8 +106,10 @@ TEST(ZipArchiveTest, MemberLyingAboutItsSizeCostsOnlyWhatItInflatesTo) {
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
   // 3 GB from ~100 compressed bytes: more than deflate can produce, refused before allocating.
+  // Open's archive-wide ratio refuses it first; without that, Read's own bound does.
   DeclareSize(bytes, 3'000'000'000u);
-  auto zip = ZipArchive::Open(bytes);
+  EXPECT_EQ(ZipArchive::Open(bytes).status().code(), absl::StatusCode::kResourceExhausted);
+  auto zip = ZipArchive::Open(bytes, ZipLimits{.max_ratio = 0});
   ASSERT_TRUE(zip.ok()) << zip.status();
   auto read = zip->Read(zip->entries()[0], uint64_t{8} << 30);
   ASSERT_FALSE(read.ok());
@@ -128,6 +133,147 @@ TEST(ZipArchiveTest, MemberLyingAboutItsSizeCostsOnlyWhatItInflatesTo) {
   read = zip->Read(zip->entries()[0], uint64_t{8} << 30);
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->bytes().size(), 100'000u);
+  std::filesystem::remove(path);
+}
+
+std::vector<uint8_t> ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+}
+
+// Offset of member `index`'s central directory header.
+size_t CentralHeader(const std::vector<uint8_t>& bytes, int index) {
+  size_t at = AsChars(bytes).find("PK\x01\x02");
+  for (int i = 0; i < index && at != std::string::npos; ++i) {
+    at = AsChars(bytes).find("PK\x01\x02", at + 4);
+  }
+  EXPECT_NE(at, std::string::npos);
+  return at;
+}
+
+void Store32(std::vector<uint8_t>& bytes, size_t at, uint32_t value) {
+  for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+// Sets both sizes the central directory gives member `index` (a stored member's).
+void SetCentralSizes(std::vector<uint8_t>& bytes, int index, uint32_t size) {
+  const size_t header = CentralHeader(bytes, index);
+  Store32(bytes, header + 20, size);
+  Store32(bytes, header + 24, size);
+}
+
+TEST(ZipArchiveTest, RefusesOverlappingMembers) {
+  const std::string path = PythonZip("overlap.zip",
+                                     "  z.writestr('a.txt', 'a' * 10, zipfile.ZIP_STORED)\n"
+                                     "  z.writestr('b.txt', 'b' * 10, zipfile.ZIP_STORED)\n");
+  std::vector<uint8_t> bytes = ReadBytes(path);
+  ASSERT_TRUE(ZipArchive::Open(bytes).ok());
+  // a.txt's data now reaches over b.txt's local header and data, as in David Fifield's
+  // zip bomb where every member inflates one shared stream.
+  const size_t b_header = AsChars(bytes).find("PK\x03\x04", 4);
+  ASSERT_NE(b_header, std::string::npos);
+  SetCentralSizes(bytes, 0, static_cast<uint32_t>(b_header + 30 + 5 + 10 - (30 + 5)));
+  auto zip = ZipArchive::Open(bytes);
+  ASSERT_FALSE(zip.ok());
+  EXPECT_EQ(zip.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(zip.status().message(),
+            absl::StrCat("malformed zip: member \"b.txt\" (bytes ", b_header, "-", b_header + 45,
+                         ") overlaps member \"a.txt\" (bytes 0-", b_header + 45,
+                         "): overlapping members make a zip bomb, one stream inflated once per "
+                         "member. Fix: rebuild the archive with a standard zip tool"));
+
+  // Two directory entries for one local header: the second name differs from the header's.
+  bytes = ReadBytes(path);
+  Store32(bytes, CentralHeader(bytes, 1) + 42, 0);
+  zip = ZipArchive::Open(bytes);
+  ASSERT_FALSE(zip.ok());
+  EXPECT_NE(zip.status().message().find("local header name of b.txt differs"), std::string::npos)
+      << zip.status();
+
+  // The last member's data may not run into the central directory.
+  bytes = ReadBytes(path);
+  SetCentralSizes(bytes, 1, 11);
+  zip = ZipArchive::Open(bytes);
+  ASSERT_FALSE(zip.ok());
+  EXPECT_NE(zip.status().message().find("member \"b.txt\" (bytes " + std::to_string(b_header) +
+                                        "-" + std::to_string(b_header + 46) +
+                                        ") runs into the central directory"),
+            std::string::npos)
+      << zip.status();
+  std::filesystem::remove(path);
+}
+
+TEST(ZipArchiveTest, RefusesArchivesDeclaringTooMuchBeforeInflating) {
+  // Five members of 100 bytes that each claim 4 GiB - 16: 20 GiB in all, over the 16 GiB
+  // default. Open reads only the directory, so nothing is inflated to find out.
+  const std::string path = PythonZip("total.zip",
+                                     "  for i in range(5):\n"
+                                     "    z.writestr(f'm{i}', 'x' * 100, zipfile.ZIP_DEFLATED)\n");
+  std::vector<uint8_t> bytes = ReadBytes(path);
+  for (int i = 0; i < 5; ++i) Store32(bytes, CentralHeader(bytes, i) + 24, 0xfffffff0u);
+  auto zip = ZipArchive::Open(bytes);
+  ASSERT_FALSE(zip.ok());
+  EXPECT_EQ(zip.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(zip.status().message(),
+            "the members declare 21474836400 bytes uncompressed, over the limit of 17179869184 "
+            "per archive; nothing was inflated");
+
+  // The limit is the caller's; so is the ratio of declared to archive bytes.
+  const std::string honest = PythonZip("honest.zip",
+                                       "  z.writestr('a', 'x' * 1500, zipfile.ZIP_STORED)\n"
+                                       "  z.writestr('b', 'y' * 1500, zipfile.ZIP_STORED)\n");
+  bytes = ReadBytes(honest);
+  EXPECT_TRUE(ZipArchive::Open(bytes).ok());
+  zip = ZipArchive::Open(bytes, ZipLimits{.max_total_bytes = 2999});
+  ASSERT_FALSE(zip.ok());
+  EXPECT_EQ(zip.status().message(),
+            "the members declare 3000 bytes uncompressed, over the limit of 2999 per archive; "
+            "nothing was inflated");
+
+  const std::string zeros =
+      PythonZip("zeros.zip", "  z.writestr('zeros', bytes(1 << 20), zipfile.ZIP_DEFLATED)\n");
+  bytes = ReadBytes(zeros);
+  EXPECT_TRUE(ZipArchive::Open(bytes).ok()) << "1 MiB is under the ratio check's floor";
+  zip = ZipArchive::Open(bytes, ZipLimits{.ratio_floor_bytes = 0});
+  ASSERT_FALSE(zip.ok());
+  EXPECT_NE(zip.status().message().find("bytes uncompressed from an archive of"), std::string::npos)
+      << zip.status();
+  std::filesystem::remove(path);
+  std::filesystem::remove(honest);
+  std::filesystem::remove(zeros);
+}
+
+TEST(ZipArchiveTest, ReadToStreamsAMemberInPieces) {
+  const std::string path =
+      PythonZip("stream.zip",
+                "  import random\n"
+                "  r = random.Random(7)\n"
+                "  z.writestr('big', bytes(r.getrandbits(8) for _ in range(1 << 20)), "
+                "zipfile.ZIP_DEFLATED)\n"
+                "  z.writestr('stored', 'y' * 600000, zipfile.ZIP_STORED)\n");
+  auto file = MappedFile::Open(path);
+  ASSERT_TRUE(file.ok());
+  auto zip = ZipArchive::Open(file->bytes());
+  ASSERT_TRUE(zip.ok()) << zip.status();
+  for (const ZipEntry& e : zip->entries()) {
+    auto whole = zip->Read(e, 1 << 30);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    std::string streamed;
+    size_t largest = 0;
+    ASSERT_TRUE(zip->ReadTo(e,
+                            [&](ByteSpan piece) {
+                              largest = std::max(largest, piece.size());
+                              streamed += AsChars(piece);
+                              return absl::OkStatus();
+                            })
+                    .ok());
+    EXPECT_EQ(streamed, AsChars(whole->bytes())) << e.name;
+    EXPECT_LE(largest, 256u << 10) << e.name;
+  }
+  // The sink's own error ends the read, unchanged.
+  EXPECT_EQ(zip->ReadTo(zip->entries()[0], [](ByteSpan) { return absl::CancelledError("enough"); }),
+            absl::CancelledError("enough"));
   std::filesystem::remove(path);
 }
 
