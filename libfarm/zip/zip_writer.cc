@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -41,8 +42,9 @@ absl::StatusOr<std::vector<uint8_t>> Deflate(ByteSpan data, int level) {
   if (deflateInit2(&zs, level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     return absl::InternalError("deflateInit2 failed");
   }
-  std::vector<uint8_t> out;
-  out.resize(deflateBound(&zs, data.size()));
+  // deflateBound is the most the whole member can deflate to, so this rarely grows; it used to
+  // add 512 MiB (zero-filled) for every member, however small.
+  std::vector<uint8_t> out(deflateBound(&zs, data.size()));
   size_t in_done = 0;
   size_t out_done = 0;
   int rc = Z_OK;
@@ -52,7 +54,7 @@ absl::StatusOr<std::vector<uint8_t>> Deflate(ByteSpan data, int level) {
     const size_t in_now = std::min(kSlice, data.size() - in_done);
     zs.next_in = const_cast<Bytef*>(data.data() + in_done);
     zs.avail_in = static_cast<uInt>(in_now);
-    if (out.size() - out_done < kSlice / 2) out.resize(out.size() + kSlice / 2);
+    if (out_done == out.size()) out.resize(out.size() + std::max<size_t>(out.size() / 2, 4096));
     const size_t out_now = std::min(kSlice, out.size() - out_done);
     zs.next_out = out.data() + out_done;
     zs.avail_out = static_cast<uInt>(out_now);
@@ -110,8 +112,7 @@ absl::Status ZipWriter::Write(const void* data, size_t size) {
   return absl::OkStatus();
 }
 
-absl::Status ZipWriter::Add(const std::string& name, ByteSpan data, uint32_t unix_mode,
-                            bool deflate) {
+absl::Status ZipWriter::CheckNewMember(const std::string& name) const {
   if (file_ == nullptr || finished_) {
     return absl::FailedPreconditionError("zip writer already finished");
   }
@@ -121,23 +122,43 @@ absl::Status ZipWriter::Add(const std::string& name, ByteSpan data, uint32_t uni
       return absl::InvalidArgumentError(absl::StrCat("duplicate zip member ", name));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ZipWriter::Add(const std::string& name, ByteSpan data, uint32_t unix_mode,
+                            bool deflate) {
+  if (absl::Status s = CheckNewMember(name); !s.ok()) return s;
   Member m;
   m.name = name;
   m.crc32 = Crc32(data);
   m.uncompressed_size = data.size();
-  m.offset = offset_;
   m.unix_mode = unix_mode & 07777;
-  std::vector<uint8_t> deflated;
-  ByteSpan payload = data;
-  if (deflate && !data.empty()) {
-    auto d = Deflate(data, options_.deflate_level);
-    if (!d.ok()) return d.status();
-    deflated = std::move(*d);
-    payload = deflated;
-    m.method = 8;
-  }
-  m.compressed_size = payload.size();
+  if (!deflate || data.empty()) return WriteMember(std::move(m), data);
+  auto deflated = Deflate(data, options_.deflate_level);
+  if (!deflated.ok()) return deflated.status();
+  m.method = 8;
+  return WriteMember(std::move(m), *deflated);
+}
 
+absl::Status ZipWriter::AddRaw(const std::string& name, const ZipArchive& source,
+                               const ZipEntry& entry, uint32_t unix_mode) {
+  if (absl::Status s = CheckNewMember(name); !s.ok()) return s;
+  if (entry.method != 0 && entry.method != 8) {
+    return absl::UnimplementedError(absl::StrCat(entry.name, " uses compression method ",
+                                                 entry.method, " (only stored and deflate)"));
+  }
+  Member m;
+  m.name = name;
+  m.crc32 = entry.crc32;
+  m.uncompressed_size = entry.uncompressed_size;
+  m.method = entry.method;
+  m.unix_mode = unix_mode & 07777;
+  return WriteMember(std::move(m), source.RawBytes(entry));
+}
+
+absl::Status ZipWriter::WriteMember(Member m, ByteSpan payload) {
+  m.offset = offset_;
+  m.compressed_size = payload.size();
   const bool zip64 =
       options_.force_zip64 || m.uncompressed_size >= kMax32 || m.compressed_size >= kMax32;
   Bytes header;
@@ -150,9 +171,9 @@ absl::Status ZipWriter::Add(const std::string& name, ByteSpan data, uint32_t uni
   header.U32(m.crc32);
   header.U32(zip64 ? kMax32 : static_cast<uint32_t>(m.compressed_size));
   header.U32(zip64 ? kMax32 : static_cast<uint32_t>(m.uncompressed_size));
-  header.U16(static_cast<uint16_t>(name.size()));
+  header.U16(static_cast<uint16_t>(m.name.size()));
   header.U16(zip64 ? 20 : 0);
-  header.Str(name);
+  header.Str(m.name);
   if (zip64) {
     header.U16(0x0001);
     header.U16(16);

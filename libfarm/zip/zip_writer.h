@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "libfarm/elf/byte_span.h"
+#include "libfarm/zip/zip_archive.h"
 
 namespace farm {
 
@@ -35,6 +36,12 @@ class ZipWriter {
   absl::Status Add(const std::string& name, ByteSpan data, uint32_t unix_mode = 0644,
                    bool deflate = true);
 
+  // Adds `entry` of `source` under `name` as it is stored there: its compressed bytes, CRC-32
+  // and sizes copied, nothing inflated or deflated again. For members a rewrite leaves
+  // unchanged; the caller has read them once (ReadTo) so their CRC-32 is known good.
+  absl::Status AddRaw(const std::string& name, const ZipArchive& source, const ZipEntry& entry,
+                      uint32_t unix_mode = 0644);
+
   // Writes the central directory and closes the file. Nothing may be added afterwards.
   absl::Status Finish();
 
@@ -51,6 +58,10 @@ class ZipWriter {
   ZipWriter(std::FILE* file, std::string path, ZipWriterOptions options)
       : file_(file), path_(std::move(path)), options_(options) {}
   absl::Status Write(const void* data, size_t size);
+  // Refuses a finished writer, an unsafe name or one already added.
+  absl::Status CheckNewMember(const std::string& name) const;
+  // Writes `m`'s local header and `payload` (its stored bytes) at the current offset.
+  absl::Status WriteMember(Member m, ByteSpan payload);
 
   std::FILE* file_ = nullptr;
   std::string path_;

@@ -70,5 +70,52 @@ void WriteAndCheck(bool force_zip64) {
 TEST(ZipWriterTest, ClassicArchiveReadsBackEverywhere) { WriteAndCheck(false); }
 TEST(ZipWriterTest, Zip64LayoutReadsBackEverywhere) { WriteAndCheck(true); }
 
+TEST(ZipWriterTest, AddRawCopiesMembersAsTheyAreStored) {
+  const fs::path source = fs::temp_directory_path() / absl::StrCat("zip_raw_src_", ::getpid());
+  const fs::path copy = fs::temp_directory_path() / absl::StrCat("zip_raw_copy_", ::getpid());
+  const std::string big(300000, 'x');
+  {
+    auto writer = ZipWriter::Create(source.string());
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    ASSERT_TRUE(writer->Add("pkg/big.bin", Bytes(big), 0755).ok());
+    ASSERT_TRUE(writer->Add("pkg/stored.txt", Bytes("as is"), 0644, false).ok());
+    ASSERT_TRUE(writer->Finish().ok());
+  }
+  auto mapped = MappedFile::Open(source.string());
+  ASSERT_TRUE(mapped.ok());
+  auto zip = ZipArchive::Open(mapped->bytes());
+  ASSERT_TRUE(zip.ok()) << zip.status();
+  {
+    auto writer = ZipWriter::Create(copy.string());
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    for (const ZipEntry& e : zip->entries()) {
+      ASSERT_TRUE(writer->AddRaw("renamed/" + e.name, *zip, e, 0644).ok());
+    }
+    EXPECT_FALSE(writer->AddRaw("renamed/pkg/big.bin", *zip, zip->entries()[0]).ok());
+    ASSERT_TRUE(writer->Finish().ok());
+  }
+  auto copied_file = MappedFile::Open(copy.string());
+  ASSERT_TRUE(copied_file.ok());
+  auto copied = ZipArchive::Open(copied_file->bytes());
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  for (const ZipEntry& e : zip->entries()) {
+    const ZipEntry* c = copied->Find("renamed/" + e.name);
+    ASSERT_NE(c, nullptr) << e.name;
+    EXPECT_EQ(c->method, e.method);
+    EXPECT_EQ(AsChars(copied->RawBytes(*c)), AsChars(zip->RawBytes(e))) << e.name;
+  }
+  auto r = RunCommand({FARM_TOOLS_PYTHON, "-c",
+                       "import sys, zipfile\n"
+                       "z = zipfile.ZipFile(sys.argv[1])\n"
+                       "assert z.testzip() is None\n"
+                       "assert z.read('renamed/pkg/big.bin') == b'x' * 300000\n"
+                       "assert z.read('renamed/pkg/stored.txt') == b'as is'\n",
+                       copy.string()});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0) << r->stderr_text;
+  fs::remove(source);
+  fs::remove(copy);
+}
+
 }  // namespace
 }  // namespace farm
