@@ -2,13 +2,16 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
+#include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "libfarm/coverage/binary_inspector.h"
+#include "libfarm/digest/sha256.h"
 #include "libfarm/elf/elf_file.h"
 #include "libfarm/elf/mapped_file.h"
 #include "libfarm/wheel/record_file.h"
@@ -84,12 +87,52 @@ std::string RewriteWheelFile(absl::string_view text, const std::string& platform
   return absl::StrJoin(lines, "\n");
 }
 
-std::string Slurp(const ZipMemberData& data) {
-  return std::string(reinterpret_cast<const char*>(data.bytes().data()), data.bytes().size());
-}
+// METADATA and WHEEL are read whole to be rewritten; PyPI's own limit on a long description
+// is far below this.
+constexpr uint64_t kMaxMetadataBytes = 16 << 20;
 
-ByteSpan AsBytes(const std::string& s) {
-  return ByteSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+// What retag needs of a member: its RECORD hash and size, and, for an ELF file only, its
+// bytes (to check the CPU and the glibc it needs).
+struct ScannedMember {
+  std::string hash;  // "sha256=..."
+  uint64_t size = 0;
+  std::optional<std::vector<uint8_t>> elf;
+};
+
+// Reads `e` once, as it streams: any other member is hashed a piece at a time and never held,
+// so retag's memory is one ELF member at most, whatever the wheel's total.
+absl::StatusOr<ScannedMember> ScanMember(const ZipArchive& zip, const ZipEntry& e) {
+  constexpr size_t kMagicSize = 4;
+  ScannedMember out;
+  Sha256 sha;
+  std::vector<uint8_t> head;  // the first bytes, until they tell whether this is an ELF file
+  bool decided = false;
+  absl::Status s = zip.ReadTo(e, [&](ByteSpan piece) -> absl::Status {
+    sha.Update(AsAbslChars(piece));
+    out.size += piece.size();
+    if (decided) {
+      if (out.elf) out.elf->insert(out.elf->end(), piece.begin(), piece.end());
+      return absl::OkStatus();
+    }
+    head.insert(head.end(), piece.begin(), piece.end());
+    if (head.size() < kMagicSize) return absl::OkStatus();
+    decided = true;
+    if (ElfFile::HasMagic(head)) {
+      if (e.uncompressed_size > kMaxInflatedSize) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat(e.name, " is an ELF file of ", e.uncompressed_size,
+                         " bytes, over the limit of ", kMaxInflatedSize));
+      }
+      out.elf.emplace();
+      out.elf->reserve(e.uncompressed_size);  // exact: ReadTo stops past the declared size
+      out.elf->insert(out.elf->end(), head.begin(), head.end());
+    }
+    head = {};
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  out.hash = RecordSha256FromHex(sha.FinishHex());
+  return out;
 }
 
 }  // namespace
@@ -149,16 +192,30 @@ absl::StatusOr<RetagResult> RetagWheel(const std::string& wheel_path, const Reta
   result.glibc_floor = kNoGlibcFloor;
   bool any_floor = false;
 
-  struct Out {
-    std::string name;
-    std::string owned;
-    ZipMemberData data;
-    uint32_t mode = 0644;
-    bool use_owned = false;
-    ByteSpan bytes() const { return use_owned ? AsBytes(owned) : data.bytes(); }
+  // Written under a temporary name: the final one depends on the glibc floor, known only once
+  // every member has been read. Each member is read once, as it is copied.
+  const std::string tmp = (fs::path(options.output_dir) /
+                           absl::StrCat(fs::path(wheel_path).filename().string(), ".retag-partial"))
+                              .string();
+  auto writer = ZipWriter::Create(tmp);
+  if (!writer.ok()) return writer.status();
+  std::error_code ec;
+  absl::Cleanup remove_tmp = [&tmp] {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
   };
-  std::vector<Out> body;
-  std::vector<Out> meta;  // dist-info, written last as the wheel spec recommends
+  std::string record;
+  auto add_record = [&](const std::string& name, const std::string& hash, uint64_t size) {
+    absl::StrAppend(&record, CsvField(name), ",", hash, ",", size, "\n");
+  };
+  // dist-info members, written last as the wheel spec recommends.
+  struct MetaMember {
+    const ZipEntry* entry;
+    std::string name;
+    uint32_t mode;
+    ScannedMember scanned;
+  };
+  std::vector<MetaMember> meta;
   std::string metadata_text, wheel_text;
   for (const ZipEntry& e : zip->entries()) {
     if (e.IsDirectory()) continue;
@@ -167,16 +224,10 @@ absl::StatusOr<RetagResult> RetagWheel(const std::string& wheel_path, const Reta
           wheel_path, ": member ", e.name, " is a symlink or encrypted; wheels hold plain files"));
     }
     if (absl::Status s = CheckMemberPath(e.name); !s.ok()) return s;
-    auto data = zip->Read(e, kMaxInflatedSize);
-    if (!data.ok()) return data.status();
-    Out out;
-    out.name = e.name;
-    if ((e.made_by >> 8) == 3) {
-      const uint32_t mode = (e.external_attributes >> 16) & 0777;
-      if (mode != 0) out.mode = mode;
-    }
-    if (ElfFile::HasMagic(data->bytes())) {
-      auto elf = ElfFile::Parse(data->bytes());
+    auto scanned = ScanMember(*zip, e);
+    if (!scanned.ok()) return scanned.status();
+    if (scanned->elf) {
+      auto elf = ElfFile::Parse(*scanned->elf);
       if (elf.ok()) {
         if (elf->machine() != *machine) {
           return absl::FailedPreconditionError(absl::StrCat(
@@ -193,20 +244,29 @@ absl::StatusOr<RetagResult> RetagWheel(const std::string& wheel_path, const Reta
           any_floor = true;
         }
       }
+      scanned->elf.reset();  // one member held at a time
     }
-    out.data = std::move(*data);
+    uint32_t mode = 0644;
+    if ((e.made_by >> 8) == 3) {
+      const uint32_t bits = (e.external_attributes >> 16) & 0777;
+      if (bits != 0) mode = bits;
+    }
     const std::string top = e.name.substr(0, e.name.find('/'));
     if (top == dist_info) {
       const std::string leaf = e.name.substr(dist_info.size() + 1);
       if (leaf == "RECORD" || leaf == "RECORD.jws" || leaf == "RECORD.p7s") continue;
-      out.name = absl::StrCat(new_dist_info, "/", leaf);
-      if (leaf == "METADATA") metadata_text = Slurp(out.data);
-      if (leaf == "WHEEL") wheel_text = Slurp(out.data);
-      meta.push_back(std::move(out));
-    } else {
-      if (top == old_data) out.name = absl::StrCat(new_stem, ".data", e.name.substr(top.size()));
-      body.push_back(std::move(out));
+      if (leaf == "METADATA" || leaf == "WHEEL") {
+        auto text = zip->Read(e, kMaxMetadataBytes);
+        if (!text.ok()) return text.status();
+        (leaf == "METADATA" ? metadata_text : wheel_text) = std::string(AsChars(text->bytes()));
+      }
+      meta.push_back({&e, absl::StrCat(new_dist_info, "/", leaf), mode, *std::move(scanned)});
+      continue;
     }
+    const std::string out_name =
+        top == old_data ? absl::StrCat(new_stem, ".data", e.name.substr(top.size())) : e.name;
+    if (absl::Status s = writer->AddRaw(out_name, *zip, e, mode); !s.ok()) return s;
+    add_record(out_name, scanned->hash, scanned->size);
   }
   if (metadata_text.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(wheel_path, " has no ", dist_info, "/METADATA"));
@@ -228,15 +288,21 @@ absl::StatusOr<RetagResult> RetagWheel(const std::string& wheel_path, const Reta
   auto new_metadata = RewriteMetadata(metadata_text, new_version);
   if (!new_metadata.ok()) return new_metadata.status();
   const std::string new_wheel = RewriteWheelFile(wheel_text, result.platform_tag);
-  for (Out& m : meta) {
-    if (absl::EndsWith(m.name, "/METADATA")) {
-      m.owned = *new_metadata;
-      m.use_owned = true;
-    } else if (absl::EndsWith(m.name, "/WHEEL")) {
-      m.owned = new_wheel;
-      m.use_owned = true;
+  for (const MetaMember& m : meta) {
+    const bool is_metadata = absl::EndsWith(m.name, "/METADATA");
+    if (is_metadata || absl::EndsWith(m.name, "/WHEEL")) {
+      const ByteSpan text = AsBytes(is_metadata ? *new_metadata : new_wheel);
+      if (absl::Status s = writer->Add(m.name, text, m.mode); !s.ok()) return s;
+      add_record(m.name, RecordSha256(text), text.size());
+    } else {
+      if (absl::Status s = writer->AddRaw(m.name, *zip, *m.entry, m.mode); !s.ok()) return s;
+      add_record(m.name, m.scanned.hash, m.scanned.size);
     }
   }
+  const std::string record_name = absl::StrCat(new_dist_info, "/RECORD");
+  absl::StrAppend(&record, CsvField(record_name), ",,\n");
+  if (absl::Status s = writer->Add(record_name, AsBytes(record), 0644); !s.ok()) return s;
+  if (absl::Status s = writer->Finish(); !s.ok()) return s;
 
   result.filename =
       absl::StrCat(name->distribution, "-", new_version,
@@ -244,41 +310,13 @@ absl::StatusOr<RetagResult> RetagWheel(const std::string& wheel_path, const Reta
                    absl::StrJoin(name->python_tags, "."), "-", absl::StrJoin(name->abi_tags, "."),
                    "-", result.platform_tag, ".whl");
   result.path = (fs::path(options.output_dir) / result.filename).string();
-  std::error_code ec;
   if (fs::equivalent(result.path, wheel_path, ec)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "retagging ", wheel_path, " would overwrite it: give a different output directory"));
   }
-
-  const std::string tmp = absl::StrCat(result.path, ".partial");
-  auto writer = ZipWriter::Create(tmp);
-  if (!writer.ok()) return writer.status();
-  std::string record;
-  auto add = [&](const Out& o) -> absl::Status {
-    if (absl::Status s = writer->Add(o.name, o.bytes(), o.mode); !s.ok()) return s;
-    absl::StrAppend(&record, CsvField(o.name), ",", RecordSha256(o.bytes()), ",", o.bytes().size(),
-                    "\n");
-    return absl::OkStatus();
-  };
-  absl::Status status;
-  for (const Out& o : body) {
-    if (status.ok()) status = add(o);
-  }
-  for (const Out& o : meta) {
-    if (status.ok()) status = add(o);
-  }
-  const std::string record_name = absl::StrCat(new_dist_info, "/RECORD");
-  absl::StrAppend(&record, CsvField(record_name), ",,\n");
-  if (status.ok()) status = writer->Add(record_name, AsBytes(record), 0644);
-  if (status.ok()) status = writer->Finish();
-  if (status.ok()) {
-    fs::rename(tmp, result.path, ec);
-    if (ec) status = absl::InternalError(absl::StrCat("cannot rename ", tmp, ": ", ec.message()));
-  }
-  if (!status.ok()) {
-    fs::remove(tmp, ec);
-    return status;
-  }
+  fs::rename(tmp, result.path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot rename ", tmp, ": ", ec.message()));
+  std::move(remove_tmp).Cancel();
   return result;
 }
 

@@ -14,8 +14,12 @@
 // - Every ELF member must be for `cpu_arch` (e_machine): an x86_64 library in an aarch64
 //   wheel is refused rather than mislabelled.
 // - RECORD.jws / RECORD.p7s signatures are dropped: they signed the old RECORD.
-// - ZIP64 is written when a member or the archive outgrows 4 GiB (members are inflated in
-//   memory, up to 8 GiB each).
+// - A build's wheel is hostile input: it is opened under ZipArchive's limits (no overlapping
+//   members, 16 GiB inflated in all) and read once, a member at a time. Members other than
+//   METADATA and WHEEL are copied as they are stored, not deflated again; their RECORD hashes
+//   come from streaming them. Only an ELF member is held in memory (kMaxInflatedSize each),
+//   so retag's memory is its largest library, not the wheel's total.
+// - ZIP64 is written when a member or the archive outgrows 4 GiB.
 #pragma once
 
 #include <string>

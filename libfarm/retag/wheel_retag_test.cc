@@ -2,17 +2,53 @@
 // hashlib and libfarm's verifier check the result.
 #include "libfarm/retag/wheel_retag.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <new>
 
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "libfarm/coverage/wheel_verifier.h"
+#include "libfarm/elf/mapped_file.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/process/subprocess.h"
+#include "libfarm/zip/zip_archive.h"
+
+// Every operator new of this test binary is counted, so a test can see the most heap a call
+// held at once (malloc_usable_size: the bytes each block really takes).
+namespace {
+std::atomic<int64_t> g_heap_live{0};
+std::atomic<int64_t> g_heap_peak{0};
+
+void* CountedNew(size_t size) {
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  const int64_t live = g_heap_live += static_cast<int64_t>(malloc_usable_size(p));
+  int64_t peak = g_heap_peak.load();
+  while (live > peak && !g_heap_peak.compare_exchange_weak(peak, live)) {
+  }
+  return p;
+}
+
+void CountedDelete(void* p) noexcept {
+  if (p == nullptr) return;
+  g_heap_live -= static_cast<int64_t>(malloc_usable_size(p));
+  std::free(p);
+}
+}  // namespace
+
+void* operator new(size_t size) { return CountedNew(size); }
+void* operator new[](size_t size) { return CountedNew(size); }
+void operator delete(void* p) noexcept { CountedDelete(p); }
+void operator delete[](void* p) noexcept { CountedDelete(p); }
+void operator delete(void* p, size_t) noexcept { CountedDelete(p); }
+void operator delete[](void* p, size_t) noexcept { CountedDelete(p); }
 
 namespace farm {
 namespace {
@@ -158,6 +194,62 @@ TEST_F(WheelRetagTest, RefusesALibraryForAnotherCpu) {
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.status().message().find("wrong CPU architecture"), std::string::npos)
       << result.status();
+}
+
+// A wheel is a build's output, so retag must not hold what it holds: here two 24 MiB members
+// (one stored, one deflated) beside the library. Retag streams each once and copies it as it
+// is stored; at most one piece (256 KiB) and the small library are in memory at a time.
+TEST_F(WheelRetagTest, HoldsNoMemberButTheLibraryItInspects) {
+  ASSERT_NE(wheel_, nullptr);
+  const fs::path big_dir = *root_ / "big";
+  fs::create_directories(big_dir);
+  const std::string big = (big_dir / fs::path(*wheel_).filename()).string();
+  RunTool({FARM_TOOLS_PYTHON, "-c",
+           "import base64, hashlib, sys, zipfile\n"
+           "def h(b): return 'sha256=' + "
+           "base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode()\n"
+           "with zipfile.ZipFile(sys.argv[1]) as s, zipfile.ZipFile(sys.argv[2], 'w') as d:\n"
+           "    record = [n for n in s.namelist() if n.endswith('.dist-info/RECORD')][0]\n"
+           "    rows = []\n"
+           "    for name, data, method in [\n"
+           "            ('tinypkg/stored.bin', bytes(24 << 20), zipfile.ZIP_STORED),\n"
+           "            ('tinypkg/deflated.bin', b'\\1' * (24 << 20), zipfile.ZIP_DEFLATED)]:\n"
+           "        d.writestr(name, data, method)\n"
+           "        rows.append(f'{name},{h(data)},{len(data)}')\n"
+           "    for i in s.infolist():\n"
+           "        if i.filename != record:\n"
+           "            data = s.read(i)\n"
+           "            d.writestr(i, data)\n"
+           "            rows.append(f'{i.filename},{h(data)},{len(data)}')\n"
+           "    d.writestr(record, '\\n'.join(rows + [record + ',,']) + '\\n')\n",
+           *wheel_, big});
+
+  const int64_t before = g_heap_live.load();
+  g_heap_peak = before;
+  auto result = RetagWheel(big, Options((*root_ / "big-out").string()));
+  const int64_t held = g_heap_peak.load() - before;
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_LT(held, int64_t{4} << 20) << "retag held " << held << " bytes at once";
+
+  // The large members were copied as they were stored, and the result still verifies.
+  auto in_file = MappedFile::Open(big);
+  auto out_file = MappedFile::Open(result->path);
+  ASSERT_TRUE(in_file.ok() && out_file.ok());
+  auto in = ZipArchive::Open(in_file->bytes());
+  auto out = ZipArchive::Open(out_file->bytes());
+  ASSERT_TRUE(in.ok() && out.ok());
+  for (const char* name : {"tinypkg/stored.bin", "tinypkg/deflated.bin"}) {
+    const ZipEntry* a = in->Find(name);
+    const ZipEntry* b = out->Find(name);
+    ASSERT_TRUE(a != nullptr && b != nullptr) << name;
+    EXPECT_EQ(a->method, b->method) << name;
+    EXPECT_TRUE(AsChars(in->RawBytes(*a)) == AsChars(out->RawBytes(*b))) << name;
+  }
+  auto report = VerifyWheel(result->path, VerifyPolicy{{}, DottedVersion{{2, 35}}});
+  ASSERT_TRUE(report.ok()) << report.status();
+  for (const VerifyFinding& f : report->failures) {
+    ADD_FAILURE() << f.check << " " << f.path << ": " << f.message;
+  }
 }
 
 TEST(WheelRetagVersionTest, LocalLabelIsReplaced) {

@@ -2,7 +2,10 @@
 
 #include <openssl/sha.h>
 
+#include <algorithm>
+
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -79,11 +82,27 @@ absl::StatusOr<std::vector<RecordRow>> ParseRecord(absl::string_view text) {
   return rows;
 }
 
+namespace {
+
+// RECORD's spelling of a digest: urlsafe base64 without padding.
+std::string RecordHash(absl::string_view digest) {
+  return absl::StrCat("sha256=", absl::WebSafeBase64Escape(digest));
+}
+
+}  // namespace
+
 std::string RecordSha256(ByteSpan data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(data.data(), data.size(), digest);
-  return absl::StrCat("sha256=", absl::WebSafeBase64Escape(absl::string_view(
-                                     reinterpret_cast<const char*>(digest), sizeof(digest))));
+  return RecordHash(absl::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
+}
+
+std::string RecordSha256FromHex(absl::string_view sha256_hex) {
+  if (sha256_hex.size() != 2 * SHA256_DIGEST_LENGTH ||
+      !std::all_of(sha256_hex.begin(), sha256_hex.end(), absl::ascii_isxdigit)) {
+    return "";
+  }
+  return RecordHash(absl::HexStringToBytes(sha256_hex));
 }
 
 }  // namespace farm

@@ -24,4 +24,8 @@ absl::StatusOr<std::vector<RecordRow>> ParseRecord(absl::string_view text);
 // "sha256=..." of `data`, in RECORD's encoding.
 std::string RecordSha256(ByteSpan data);
 
+// The same from a SHA-256 already computed, as hex (Sha256::FinishHex, for data hashed while
+// it streams); "" when `sha256_hex` is not 64 hex digits.
+std::string RecordSha256FromHex(absl::string_view sha256_hex);
+
 }  // namespace farm
