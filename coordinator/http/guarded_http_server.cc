@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/units/byte_size.h"
 
 namespace farm::coordinator {
 namespace {
@@ -56,22 +59,56 @@ void Address(const sockaddr_storage& addr, std::string& ip, int& port) {
 
 // Where the connection this thread serves is in its current request.
 struct ConnectionState {
+  ConnectionState(const HttpLimits& limits, ConnectionSlots& slots, std::string client)
+      : limits(limits), slots(slots), client(std::move(client)) {}
+  ~ConnectionState() { StopWaiting(); }
+
+  const HttpLimits& limits;
+  ConnectionSlots& slots;
+  const std::string client;
   bool in_head = true;
   absl::Time head_deadline;
+  absl::Time prompt_deadline;  // past it, a head still arriving waits on its client
+  absl::Time body_start;
+  absl::Time last_bytes;  // when bytes last came, or the request or body started
   uint64_t head_bytes = 0;
   uint64_t body_bytes = 0;
   uint64_t body_budget = 0;
+  bool waiting = false;  // holds one of the client's waiting slots (ConnectionSlots)
   bool close_after_response = false;
-  std::string problem;  // why a read was cut off, for the log
+  int cut_status = 0;   // what a request the stream cut off is answered (408, 413, 431)
+  std::string problem;  // why a read was cut off, for the log and that answer
 
-  void StartRequest(absl::Duration head_timeout) {
+  void StartRequest() {
+    const absl::Time now = absl::Now();
     in_head = true;
-    head_deadline = absl::Now() + head_timeout;
+    head_deadline = now + limits.head_timeout;
+    prompt_deadline = now + limits.prompt_time;
+    last_bytes = now;
     head_bytes = body_bytes = body_budget = 0;
+  }
+  void StartBody() {
+    in_head = false;
+    body_start = last_bytes = absl::Now();
+  }
+  // The body must have arrived at the minimum rate, after the grace, by then.
+  absl::Time BodyDeadline() const {
+    if (limits.body_min_rate == 0) return absl::InfiniteFuture();
+    return body_start + limits.body_grace +
+           absl::Seconds(static_cast<double>(body_bytes) / limits.body_min_rate);
+  }
+  // Takes a waiting slot unless it holds one: false when its client has none left.
+  bool Wait() {
+    if (!waiting) waiting = slots.StartWaiting(client);
+    return waiting;
+  }
+  void StopWaiting() {
+    if (waiting) slots.StopWaiting(client);
+    waiting = false;
   }
 };
 
-// The pre-routing and 100-continue handlers run on the thread serving the connection.
+// The pre-routing, 100-continue and error handlers run on the thread serving the connection.
 thread_local ConnectionState* t_connection = nullptr;
 
 // A socket stream that enforces the limits (httplib's own SocketStream is internal). It
@@ -88,32 +125,29 @@ class LimitedStream final : public httplib::Stream {
   bool has_buffered() const { return offset_ < size_ || io_.HasPending(); }
 
   ssize_t read(char* ptr, size_t size) override {
-    if (offset_ == size_) {
-      absl::Duration wait = limits_.io_timeout;
-      if (state_.in_head) {
-        wait = std::min(wait, state_.head_deadline - absl::Now());
-        if (wait <= absl::ZeroDuration()) return Cut("the request headers took too long");
-      }
-      const ssize_t n = io_.Receive(buffer_, sizeof(buffer_), wait);
-      if (n == ConnectionIo::kTimedOut) {
-        return Cut(state_.in_head ? "the request headers took too long"
-                                  : "the client stopped sending");
-      }
+    while (offset_ == size_) {
+      const std::optional<absl::Duration> wait = NextWait();
+      if (!wait) return -1;
+      const ssize_t n = io_.Receive(buffer_, sizeof(buffer_), *wait);
+      if (n == ConnectionIo::kTimedOut) continue;  // NextWait says whether time is up
       if (n <= 0) return n;
       offset_ = 0;
       size_ = static_cast<size_t>(n);
+      state_.last_bytes = absl::Now();
     }
     const size_t n = std::min(size, size_ - offset_);
     if (state_.in_head) {
       state_.head_bytes += n;
       if (state_.head_bytes > limits_.max_head_bytes) {
-        return Cut(
+        Cut(431,
             absl::StrCat("the request line and headers exceed ", limits_.max_head_bytes, " bytes"));
+        return -1;
       }
     } else {
       state_.body_bytes += n;
       if (state_.body_bytes > state_.body_budget) {
-        return Cut("the request body exceeds what the route accepts");
+        Cut(413, "the request body exceeds what the route accepts");
+        return -1;
       }
     }
     std::memcpy(ptr, buffer_ + offset_, n);
@@ -138,10 +172,46 @@ class LimitedStream final : public httplib::Stream {
   socket_t socket() const override { return fd_; }
 
  private:
-  ssize_t Cut(std::string why) {
+  // How long the next receive may wait for bytes: until the request's next deadline. Nullopt
+  // once one has passed (the request is cut off), or when a head arriving slowly finds no
+  // waiting slot left for its client.
+  std::optional<absl::Duration> NextWait() {
+    const absl::Time now = absl::Now();
+    if (now >= state_.last_bytes + limits_.io_timeout) {
+      Cut(408, "the client stopped sending");
+      return std::nullopt;
+    }
+    absl::Time until = state_.last_bytes + limits_.io_timeout;
+    if (state_.in_head) {
+      if (now >= state_.head_deadline) {
+        Cut(408, "the request headers took too long");
+        return std::nullopt;
+      }
+      until = std::min(until, state_.head_deadline);
+      if (!state_.waiting && now < state_.prompt_deadline) {
+        until = std::min(until, state_.prompt_deadline);
+      } else if (!state_.Wait()) {
+        Cut(408, "too many of this client's requests are arriving slowly at once");
+        return std::nullopt;
+      }
+    } else {
+      const absl::Time deadline = state_.BodyDeadline();
+      if (now >= deadline) {
+        Cut(408, absl::StrCat("the request body arrived slower than ",
+                              FormatByteSize(limits_.body_min_rate), "/s after its first ",
+                              absl::FormatDuration(limits_.body_grace),
+                              ", the least this server waits for"));
+        return std::nullopt;
+      }
+      until = std::min(until, deadline);
+    }
+    return until - now;
+  }
+
+  void Cut(int status, std::string why) {
+    state_.cut_status = status;
     state_.problem = std::move(why);
     state_.close_after_response = true;
-    return -1;
   }
 
   const int fd_;
@@ -193,7 +263,8 @@ GuardedHttpServer::GuardedHttpServer(const HttpLimits& limits, bool loopback,
                                      std::unique_ptr<HttpsContext> https)
     : limits_(limits),
       https_(std::move(https)),
-      guard_(loopback, limits.allowed_hosts, body_limits) {
+      guard_(loopback, limits.allowed_hosts, body_limits),
+      slots_(limits) {
   const size_t threads = static_cast<size_t>(limits_.max_connections + kSpareThreads);
   new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // httplib's own limits, as a second line behind ours.
@@ -211,6 +282,7 @@ GuardedHttpServer::GuardedHttpServer(const HttpLimits& limits, bool loopback,
                    const RequestRefusal& refusal) {
     res.status = refusal.status;
     res.set_header("Connection", "close");
+    for (const auto& [name, value] : refusal.headers) res.set_header(name, value);
     res.set_content(refusal.message + "\n", "text/plain; charset=utf-8");
     if (t_connection != nullptr) t_connection->close_after_response = true;
     ComponentLogger("http")->warn("refused {} {} from {}: {}", req.method, req.path.substr(0, 200),
@@ -226,13 +298,41 @@ GuardedHttpServer::GuardedHttpServer(const HttpLimits& limits, bool loopback,
       // and an eighth more.
       const uint64_t limit = guard_.BodyLimitFor(req);
       uint64_t length = 0;
-      t_connection->body_budget =
-          req.has_header("Content-Length")
-              ? (absl::SimpleAtoi(req.get_header_value("Content-Length"), &length) ? length : 0)
-              : limit + limit / 8 + (64 << 10);
+      const bool chunked = req.has_header("Transfer-Encoding");
+      if (req.has_header("Content-Length")) {
+        if (!absl::SimpleAtoi(req.get_header_value("Content-Length"), &length)) length = 0;
+      }
+      t_connection->body_budget = chunked ? limit + limit / 8 + (64 << 10) : length;
+      // A body waits on its client for as long as it arrives: it needs a waiting slot, and
+      // a client holding all of its own is answered before a byte of the body is read.
+      if (chunked || length > 0) {
+        if (!t_connection->Wait()) {
+          refuse(req, res,
+                 RequestRefusal{503,
+                                absl::StrCat("503 ", req.remote_addr,
+                                             " already has as many requests sending bodies or "
+                                             "arriving slowly as it may; retry when one is done"),
+                                {{"Retry-After", "5"}}});
+          return HandlerResponse::Handled;
+        }
+      } else {
+        t_connection->StopWaiting();
+      }
     }
     return HandlerResponse::Unhandled;
   });
+  // A request the stream cut off (too slow, too large) is answered for what happened to it,
+  // whatever the route made of its failed read.
+  set_error_handler(HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    if (t_connection == nullptr || t_connection->cut_status == 0) {
+      return HandlerResponse::Unhandled;
+    }
+    res.status = t_connection->cut_status;
+    if (!res.has_header("Connection")) res.set_header("Connection", "close");
+    res.set_content(absl::StrCat(res.status, " ", t_connection->problem, "\n"),
+                    "text/plain; charset=utf-8");
+    return HandlerResponse::Handled;
+  }));
   // A client that asks first (Expect: 100-continue) learns of a refusal before sending.
   set_expect_100_continue_handler(
       [this, refuse](const httplib::Request& req, httplib::Response& res) {
@@ -244,28 +344,10 @@ GuardedHttpServer::GuardedHttpServer(const HttpLimits& limits, bool loopback,
       });
 }
 
-bool GuardedHttpServer::Admit(const std::string& client) {
-  absl::MutexLock lock(&mu_);
-  int& mine = open_per_client_[client];
-  if (open_ >= limits_.max_connections || mine >= limits_.max_connections_per_client) {
-    if (mine == 0) open_per_client_.erase(client);
-    return false;
-  }
-  ++open_;
-  ++mine;
-  return true;
-}
-
-void GuardedHttpServer::Release(const std::string& client) {
-  absl::MutexLock lock(&mu_);
-  --open_;
-  if (--open_per_client_[client] <= 0) open_per_client_.erase(client);
-}
-
 bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
   auto log = ComponentLogger("http");
   const std::string client = PeerAddress(sock);
-  if (!Admit(client)) {
+  if (!slots_.Admit(client)) {
     log->warn("refused a connection from {}: over {} open connections, or {} from one client",
               client, limits_.max_connections, limits_.max_connections_per_client);
     // A TLS client could not read a plain-text answer: it just sees the connection close.
@@ -284,39 +366,47 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
     if (!accepted.ok()) {
       log->info("closed a connection from {}: {}", client, accepted.status().message());
       LingeringClose(sock);
-      Release(client);
+      slots_.Release(client);
       return false;
     }
     io = *std::move(accepted);
   } else {
     io = PlainConnectionIo(sock);
   }
-  ConnectionState state;
-  LimitedStream stream(sock, *io, limits_, state);
-  t_connection = &state;
   bool ok = false;
-  state.StartRequest(limits_.head_timeout);
-  for (size_t left = keep_alive_max_count_; left > 0 && svr_sock_ != INVALID_SOCKET; --left) {
-    bool connection_closed = false;
-    ok = process_request(stream, /*close_connection=*/left == 1, connection_closed,
-                         [&state](httplib::Request&) { state.in_head = false; });
-    if (!state.problem.empty()) {
-      log->info("closed a connection from {}: {}", client, state.problem);
+  {
+    ConnectionState state(limits_, slots_, client);
+    LimitedStream stream(sock, *io, limits_, state);
+    t_connection = &state;
+    state.StartRequest();
+    for (size_t left = keep_alive_max_count_; left > 0 && svr_sock_ != INVALID_SOCKET; --left) {
+      bool connection_closed = false;
+      ok = process_request(stream, /*close_connection=*/left == 1, connection_closed,
+                           [&state](httplib::Request&) { state.StartBody(); });
+      state.StopWaiting();  // its body, if any, is done
+      if (!state.problem.empty()) {
+        log->info("closed a connection from {}: {}", client, state.problem);
+      }
+      if (!ok || connection_closed || state.close_after_response) break;
+      // Wait for the next request, in slices, so a stopping server is not kept waiting.
+      // Idle past prompt_time, the connection waits on its client; without a slot for that,
+      // it is closed (as any keep-alive may be).
+      const absl::Time now = absl::Now();
+      const absl::Time idle_until = now + limits_.keep_alive_timeout;
+      const absl::Time prompt_until = now + limits_.prompt_time;
+      bool next = stream.has_buffered();
+      while (!next && svr_sock_ != INVALID_SOCKET && absl::Now() < idle_until) {
+        if (absl::Now() >= prompt_until && !state.Wait()) break;
+        next = WaitFor(sock, POLLIN, std::min(absl::Milliseconds(100), idle_until - absl::Now()));
+      }
+      if (!next) break;
+      state.StartRequest();
     }
-    if (!ok || connection_closed || state.close_after_response) break;
-    // Wait for the next request, in slices, so a stopping server is not kept waiting.
-    const absl::Time idle_until = absl::Now() + limits_.keep_alive_timeout;
-    bool next = stream.has_buffered();
-    while (!next && svr_sock_ != INVALID_SOCKET && absl::Now() < idle_until) {
-      next = WaitFor(sock, POLLIN, std::min(absl::Milliseconds(100), idle_until - absl::Now()));
-    }
-    if (!next) break;
-    state.StartRequest(limits_.head_timeout);
-  }
-  t_connection = nullptr;
+    t_connection = nullptr;
+  }            // the connection's waiting slot, if it holds one, is given back
   io.reset();  // a TLS close_notify goes out before the socket closes
   LingeringClose(sock);
-  Release(client);
+  slots_.Release(client);
   return ok;
 }
 

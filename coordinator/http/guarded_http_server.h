@@ -2,20 +2,20 @@
 // httplib 0.11 (Debian 12's) has no knob for them. Its own socket stream bounds the
 // request line and headers in bytes and in total time (httplib reads a line into memory
 // until a newline comes, and only times out reads that wait, so a 512 MiB "line" or a
-// header dripped a byte a second would go through), counts connections per client and
-// overall, and stops reading a body past what the route allows. Requests are checked by
-// RequestGuard (Host on loopback, body size) before their body is read or a route runs;
-// a refused body is never read and its connection is closed.
+// header dripped a byte a second would go through), holds a body to a minimum rate, counts
+// connections per client and overall and keeps some free of slow clients (ConnectionSlots),
+// and stops reading a body past what the route allows. Requests are checked by RequestGuard
+// (Host on loopback, who may send a body, its size) before their body is read or a route
+// runs; a refused body is never read and its connection is closed.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
 #include <httplib.h>
 
-#include "absl/synchronization/mutex.h"
 #include "coordinator/http/connection_io.h"
+#include "coordinator/http/connection_slots.h"
 #include "coordinator/http/http_limits.h"
 #include "coordinator/http/http_request_guard.h"
 
@@ -30,15 +30,11 @@ class GuardedHttpServer : public httplib::Server {
 
  private:
   bool process_and_close_socket(socket_t sock) override;
-  bool Admit(const std::string& client);
-  void Release(const std::string& client);
 
   const HttpLimits limits_;
   const std::unique_ptr<HttpsContext> https_;
   const RequestGuard guard_;
-  absl::Mutex mu_;
-  int open_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<std::string, int> open_per_client_ ABSL_GUARDED_BY(mu_);
+  ConnectionSlots slots_;
 };
 
 }  // namespace farm::coordinator

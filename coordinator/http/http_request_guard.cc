@@ -59,11 +59,16 @@ RequestGuard::RequestGuard(bool loopback, std::vector<std::string> allowed_hosts
   }
 }
 
-uint64_t RequestGuard::BodyLimitFor(const httplib::Request& request) const {
+const BodyLimit* RequestGuard::RouteOf(const httplib::Request& request) const {
   for (const BodyLimit& b : body_limits_) {
-    if (b.method == request.method && b.path == request.path) return b.max_bytes;
+    if (b.method == request.method && b.path == request.path) return &b;
   }
-  return 0;
+  return nullptr;
+}
+
+uint64_t RequestGuard::BodyLimitFor(const httplib::Request& request) const {
+  const BodyLimit* route = RouteOf(request);
+  return route == nullptr ? 0 : route->max_bytes;
 }
 
 std::optional<RequestRefusal> RequestGuard::CheckHost(const httplib::Request& request) const {
@@ -129,6 +134,9 @@ std::optional<RequestRefusal> RequestGuard::Check(const httplib::Request& reques
         413, absl::StrCat("413 the request body is ", FormatByteSize(length), ", over the ",
                           FormatByteSize(limit), " that ", request.method, " ",
                           request.path.substr(0, 200), " accepts")};
+  }
+  if (const BodyLimit* route = RouteOf(request); route != nullptr && route->admit) {
+    return route->admit(request);
   }
   return std::nullopt;
 }

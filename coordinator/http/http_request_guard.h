@@ -1,7 +1,7 @@
 // The checks every HTTP request passes once its headers are in and before its body is
 // read or a route runs (GuardedHttpServer calls them): the Host allow-list on loopback
-// listeners, and the body size the route allows. Pure functions, so the rules are tested
-// without sockets.
+// listeners, who may send a body to the route (BodyLimit::admit) and its size. Pure
+// functions, so the rules are tested without sockets.
 #pragma once
 
 #include <cstdint>
@@ -17,11 +17,6 @@ struct Request;
 
 namespace farm::coordinator {
 
-struct RequestRefusal {
-  int status = 400;
-  std::string message;  // the plain-text answer, with the fix
-};
-
 class RequestGuard {
  public:
   RequestGuard(bool loopback, std::vector<std::string> allowed_hosts,
@@ -35,6 +30,8 @@ class RequestGuard {
 
  private:
   std::optional<RequestRefusal> CheckHost(const httplib::Request& request) const;
+  // The body-reading route `request` is for, or null.
+  const BodyLimit* RouteOf(const httplib::Request& request) const;
 
   bool loopback_;
   std::vector<std::string> allowed_hosts_;  // lowercased names without port

@@ -82,6 +82,25 @@ TEST(RequestGuardTest, OnlyDeclaredRoutesTakeABodyAndOnlyUpToTheirLimit) {
   EXPECT_EQ(guard.BodyLimitFor(Req("POST", "/legacy", {})), 0u);
 }
 
+TEST(RequestGuardTest, AsksTheRouteWhoMaySendABodyAfterItsSize) {
+  std::vector<std::string> asked;
+  const RequestGuard guard(
+      /*loopback=*/false, {}, {{"POST", "/legacy/", 1000, [&](const httplib::Request& req) {
+                                  asked.push_back(req.get_header_value("Content-Length"));
+                                  return std::optional<RequestRefusal>(RequestRefusal{
+                                      401, "401 no token", {{"WWW-Authenticate", "Basic"}}});
+                                }}});
+  auto refused = guard.Check(Req("POST", "/legacy/", {{"Content-Length", "900"}}));
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_EQ(refused->headers,
+            (std::vector<std::pair<std::string, std::string>>{{"WWW-Authenticate", "Basic"}}));
+  // Too large is refused as such, without asking; other routes never ask.
+  EXPECT_EQ(guard.Check(Req("POST", "/legacy/", {{"Content-Length", "1001"}}))->status, 413);
+  EXPECT_EQ(guard.Check(Req("GET", "/healthz", {})), std::nullopt);
+  EXPECT_EQ(asked, std::vector<std::string>{"900"});
+}
+
 TEST(RequestGuardTest, RefusesAmbiguousBodyFraming) {
   const RequestGuard guard(/*loopback=*/false, {}, kUpload);
   for (const httplib::Headers& headers :

@@ -78,8 +78,11 @@ bool ServeBlob(httplib::Response& res, const std::string& path, const std::strin
 
 std::vector<BodyLimit> IndexBodyLimits(const IndexHttpOptions& options) {
   std::vector<BodyLimit> limits;
+  const TokenVerifier* auth = options.auth;
   for (const char* path : kUploadPaths) {
-    limits.push_back({"POST", path, options.max_upload_bytes + kMaxUploadFormOverhead});
+    limits.push_back(
+        {"POST", path, options.max_upload_bytes + kMaxUploadFormOverhead,
+         [auth](const httplib::Request& req) { return RefuseUploadWithoutToken(req, *auth); }});
   }
   return limits;
 }

@@ -22,9 +22,6 @@ namespace farm::coordinator {
 namespace {
 
 constexpr uint64_t kMaxFieldBytes = kMaxUploadFieldBytes;
-// An unauthenticated request's body is read and dropped up to this size, so the client
-// sees our 401 instead of a reset connection; beyond it the connection is closed.
-constexpr uint64_t kMaxDrainBytes = 64 << 20;
 
 void Reply(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
@@ -64,18 +61,27 @@ struct ReceivedUpload {
 
 }  // namespace
 
-bool LegacyUploadHandler::Authorized(const httplib::Request& req) const {
+std::optional<RequestRefusal> RefuseUploadWithoutToken(const httplib::Request& req,
+                                                       const TokenVerifier& auth) {
   const std::string value = req.get_header_value("Authorization");
   absl::string_view header = value;
-  if (!absl::ConsumePrefix(&header, "Basic ") && !absl::ConsumePrefix(&header, "basic ")) {
-    return false;
+  if (absl::ConsumePrefix(&header, "Basic ") || absl::ConsumePrefix(&header, "basic ")) {
+    std::string decoded;
+    if (absl::Base64Unescape(absl::StripAsciiWhitespace(header), &decoded)) {
+      const size_t colon = decoded.find(':');
+      // Any user name: twine sends "__token__", people type their own.
+      if (colon != std::string::npos &&
+          auth.AuthorizeToken(absl::string_view(decoded).substr(colon + 1), "HTTP.Upload").ok()) {
+        return std::nullopt;
+      }
+    }
   }
-  std::string decoded;
-  if (!absl::Base64Unescape(absl::StripAsciiWhitespace(header), &decoded)) return false;
-  const size_t colon = decoded.find(':');
-  if (colon == std::string::npos) return false;
-  // Any user name: twine sends "__token__", people type their own.
-  return auth_->AuthorizeToken(absl::string_view(decoded).substr(colon + 1), "HTTP.Upload").ok();
+  return RequestRefusal{
+      401,
+      "401 Unauthorized: this index needs a farm token whose role may upload (admin or submit) "
+      "as the password (any user name). Fix: twine upload -u __token__ -p "
+      "\"$(cat DATA_DIR/token)\" ...",
+      {{"WWW-Authenticate", "Basic realm=\"wheelfarm\""}}};
 }
 
 void LegacyUploadHandler::Handle(const httplib::Request& req, httplib::Response& res,
@@ -85,23 +91,13 @@ void LegacyUploadHandler::Handle(const httplib::Request& req, httplib::Response&
   const bool has_length = req.has_header("Content-Length") &&
                           absl::SimpleAtoi(req.get_header_value("Content-Length"), &content_length);
 
-  if (!Authorized(req)) {
-    if (has_length && content_length <= kMaxDrainBytes) {
-      auto drop = [](const char*, size_t) { return true; };
-      if (req.is_multipart_form_data()) {
-        reader([](const httplib::MultipartFormData&) { return true; }, drop);
-      } else {
-        reader(drop);
-      }
-    } else {
-      res.set_header("Connection", "close");
-    }
-    res.set_header("WWW-Authenticate", "Basic realm=\"wheelfarm\"");
+  // The HTTP port refused this already (IndexBodyLimits); asked again for a server without
+  // that guard. Either way the body is not read.
+  if (auto refusal = RefuseUploadWithoutToken(req, *auth_)) {
+    res.set_header("Connection", "close");
+    for (const auto& [name, header] : refusal->headers) res.set_header(name, header);
     log->warn("refused an upload from {}: missing or wrong credentials", req.remote_addr);
-    Reply(res, 401,
-          "401 Unauthorized: this index needs a farm token whose role may upload (admin or "
-          "submit) as the password (any user name). Fix: twine upload -u __token__ -p "
-          "\"$(cat DATA_DIR/token)\" ...");
+    Reply(res, refusal->status, refusal->message);
     return;
   }
   if (has_length && content_length > max_upload_bytes_) {

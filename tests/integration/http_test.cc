@@ -17,6 +17,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -357,6 +359,117 @@ TEST(HttpLimitsTest, LoopbackAnswersOnlyToLoopbackHostNames) {
   // A name that is not one is a configuration error.
   auto bad = CoordinatorProcess::Start(dir / "data2", {"--http-allow-host", "a/b"});
   EXPECT_FALSE(bad.ok());
+}
+
+// The headers of an upload to the index of `port`; `token` empty: without credentials.
+std::string UploadHead(int port, uint64_t length, const std::string& token) {
+  return Request(
+      "POST", "/legacy/", port,
+      absl::StrCat("Content-Type: multipart/form-data; boundary=x\r\n",
+                   token.empty() ? ""
+                                 : absl::StrCat("Authorization: Basic ",
+                                                absl::Base64Escape("__token__:" + token), "\r\n"),
+                   "Content-Length: ", length, "\r\n"));
+}
+
+std::string Token(const CoordinatorProcess& c) {
+  return std::string(absl::StripAsciiWhitespace(ReadFile(c.token_file())));
+}
+
+// Issue 24, hole 8: an upload without a token used to have up to 64 MiB of its body read
+// (drained, a byte every 10 s if the client liked) before the 401.
+TEST(HttpLimitsTest, AnUploadWithoutATokenIsRefusedFromItsHeaders) {
+  TempDir dir("http-upload-401");
+  auto c = CoordinatorProcess::Start(dir / "data");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const int port = PortOf(c->http_address());
+  for (const std::string& token : {std::string(), std::string("not-a-farm-token")}) {
+    // 60 MiB announced, not a byte of it sent: the answer comes from the headers alone, and
+    // the connection is closed rather than read on.
+    RawConnection upload(port);
+    ASSERT_TRUE(upload.Send(UploadHead(port, 60 << 20, token)));
+    bool closed = false;
+    const std::string answer = upload.Receive(absl::Seconds(10), &closed);
+    EXPECT_THAT(answer, StartsWith("HTTP/1.1 401 ")) << "coordinator log:\n"
+                                                     << ReadFile(c->log_path());
+    EXPECT_THAT(answer, HasSubstr("WWW-Authenticate: Basic realm=\"wheelfarm\""));
+    EXPECT_THAT(answer, HasSubstr("twine upload -u __token__"));
+    EXPECT_TRUE(closed) << "a refused upload's connection must be closed, not drained";
+  }
+  c->Stop();
+}
+
+// Sends one byte a second on `conn` until it fails or `stop` is set.
+std::thread Drip(RawConnection& conn, std::atomic<bool>& stop) {
+  return std::thread([&conn, &stop] {
+    while (!stop && conn.Send("a")) std::this_thread::sleep_for(std::chrono::seconds(1));
+  });
+}
+
+// Issue 24, hole 8: a body had 30 s per read and no deadline, so a byte every 10 s held a
+// connection for as long as the client liked. Now it must keep up 64 KiB/s after a 10 s grace.
+TEST(HttpLimitsTest, AnUploadBodyDrippingInIsCutOffAtTheMinimumRate) {
+  TempDir dir("http-upload-slow");
+  auto c = CoordinatorProcess::Start(dir / "data");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const int port = PortOf(c->http_address());
+  RawConnection upload(port);
+  ASSERT_TRUE(upload.Send(UploadHead(port, 100000, Token(*c))));
+  std::atomic<bool> stop{false};
+  std::thread dripper = Drip(upload, stop);
+  bool closed = false;
+  // Each byte comes well within the 30 s a read may wait; the rate is what ends it.
+  const std::string answer = upload.Receive(absl::Seconds(25), &closed);
+  stop = true;
+  dripper.join();
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 408 ")) << "coordinator log:\n"
+                                                   << ReadFile(c->log_path());
+  EXPECT_THAT(answer,
+              HasSubstr("the request body arrived slower than 64.0 KiB/s after its first 10s"));
+  EXPECT_TRUE(closed);
+  c->Stop();
+}
+
+// Slow bodies may hold half of a client's connections; the rest answer at once. All loopback
+// clients share 127.0.0.1, so without that, 16 slow uploads from any local process made every
+// local client's /healthz, /metrics and index requests 503.
+TEST(HttpLimitsTest, HealthzAnswersWhileSlowBodiesAreInFlight) {
+  TempDir dir("http-upload-reserve");
+  auto c = CoordinatorProcess::Start(dir / "data");
+  ASSERT_TRUE(c.ok()) << c.status();
+  const int port = PortOf(c->http_address());
+  const std::string token = Token(*c);
+  constexpr int kSlow = 16;  // --http-max-connections-per-client's default
+  std::vector<std::unique_ptr<RawConnection>> uploads;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> drippers;
+  for (int i = 0; i < kSlow; ++i) {
+    uploads.push_back(std::make_unique<RawConnection>(port));
+    if (uploads.back()->Send(UploadHead(port, 100000, token))) {
+      drippers.push_back(Drip(*uploads.back(), stop));
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  httplib::Client http("127.0.0.1", port);
+  http.set_read_timeout(std::chrono::seconds(5));
+  for (int i = 0; i < 5; ++i) {
+    auto health = http.Get("/healthz");
+    ASSERT_TRUE(health) << "/healthz did not answer while slow uploads were in flight";
+    EXPECT_EQ(health->status, 200) << "coordinator log:\n" << ReadFile(c->log_path());
+    auto metrics = http.Get("/metrics");
+    ASSERT_TRUE(metrics);
+    EXPECT_EQ(metrics->status, 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  // The uploads beyond half of the client's connections were told so before their bodies.
+  int refused = 0;
+  for (auto& upload : uploads) {
+    if (absl::StartsWith(upload->Receive(absl::Milliseconds(100)), "HTTP/1.1 503 ")) ++refused;
+  }
+  EXPECT_EQ(refused, kSlow / 2);
+  stop = true;
+  for (std::thread& t : drippers) t.join();
+  c->Stop();
 }
 
 }  // namespace
