@@ -59,6 +59,11 @@ TEST(RecordTest, ParsesCsvAndHashesLikePip) {
   // python3 -c 'import hashlib,base64; print(base64.urlsafe_b64encode(
   //   hashlib.sha256(b"hello").digest()).rstrip(b"="))'
   EXPECT_EQ(RecordSha256(AsBytes("hello")), "sha256=LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ");
+  // The same from the hex a streaming hash gives (sha256 of "hello").
+  EXPECT_EQ(RecordSha256FromHex("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"),
+            "sha256=LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ");
+  EXPECT_EQ(RecordSha256FromHex("2cf24d"), "");
+  EXPECT_EQ(RecordSha256FromHex(std::string(64, 'g')), "");
 }
 
 TEST(WheelMetadataTest, ParsesTagsAndPurelib) {
