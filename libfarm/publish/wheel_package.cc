@@ -32,10 +32,6 @@ bool SameVersionSpelling(absl::string_view a, absl::string_view b) {
 absl::StatusOr<WheelFilename> CheckWheelFilename(absl::string_view filename) {
   const std::string shown(filename.substr(0, 120));
   if (filename.empty()) return absl::InvalidArgumentError("the file name is empty");
-  if (filename.size() > 255) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the file name \"", shown, "...\" is longer than 255 bytes"));
-  }
   for (char c : filename) {
     const auto u = static_cast<unsigned char>(c);
     if (c == '/' || c == '\\') {

@@ -1,13 +1,37 @@
 #include "libfarm/wheel/wheel_filename.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "libfarm/versions/pep440_version.h"
 
 namespace farm {
+namespace {
+
+// Every character of `text` is an ASCII letter or digit or one of `extra`.
+bool OnlyChars(absl::string_view text, absl::string_view extra) {
+  for (char c : text) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) &&
+        extra.find(c) == absl::string_view::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A project name as the binary distribution format escapes it for a file name: PEP 508's
+// name with each run of '-', '_' and '.' written as '_' (older tools kept '.').
+bool IsDistributionName(absl::string_view name) {
+  return !name.empty() && OnlyChars(name, "_.") &&
+         absl::ascii_isalnum(static_cast<unsigned char>(name.front())) &&
+         absl::ascii_isalnum(static_cast<unsigned char>(name.back()));
+}
+
+}  // namespace
 
 std::vector<std::string> WheelFilename::ExpandedTags() const {
   std::vector<std::string> tags;
@@ -41,35 +65,57 @@ absl::StatusOr<WheelFilename> ParseWheelFilename(absl::string_view path) {
   if (const size_t slash = base.rfind('/'); slash != absl::string_view::npos) {
     base = base.substr(slash + 1);
   }
-  absl::string_view stem = base;
-  if (!absl::ConsumeSuffix(&stem, ".whl")) {
+  // The name may come from a build or an upload: quoted escaped, so a newline, a terminal
+  // escape or a byte that is not UTF-8 never reaches a log, a reason or a page as itself.
+  auto refuse = [&](absl::string_view rule) {
     return absl::InvalidArgumentError(
-        absl::StrCat("\"", base, "\" is not a wheel file name (no .whl suffix)"));
+        absl::StrCat("wheel file name \"", absl::CHexEscape(base.substr(0, 300)), "\": ", rule));
+  };
+  if (base.size() > kMaxWheelFilenameBytes) {
+    return refuse(absl::StrCat("longer than ", kMaxWheelFilenameBytes, " bytes"));
   }
+  absl::string_view stem = base;
+  if (!absl::ConsumeSuffix(&stem, ".whl")) return refuse("not a wheel (no .whl suffix)");
   std::vector<std::string> parts = absl::StrSplit(stem, '-');
   if (parts.size() != 5 && parts.size() != 6) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "\"", base,
-        "\" is not a valid wheel name: expected NAME-VERSION[-BUILD]-PYTHON-ABI-PLATFORM.whl"));
+    return refuse("expected NAME-VERSION[-BUILD]-PYTHON-ABI-PLATFORM.whl");
+  }
+  for (const std::string& part : parts) {
+    if (part.empty()) return refuse("a part between dashes is empty");
   }
   WheelFilename name;
   name.distribution = parts[0];
   name.version = parts[1];
+  if (!IsDistributionName(name.distribution)) {
+    return refuse(absl::StrCat("the distribution name \"", absl::CHexEscape(name.distribution),
+                               "\" may hold only ASCII letters, digits, '_' and '.', and must "
+                               "begin and end with a letter or digit (PEP 427)"));
+  }
+  if (!OnlyChars(name.version, "_.+!") || !ParsePep440Version(name.version).ok()) {
+    return refuse(absl::StrCat("the version \"", absl::CHexEscape(name.version),
+                               "\" is not a PEP 440 version (like 1.2, 2.0rc1, 1.0.post1, "
+                               "2.9.1+cu130)"));
+  }
   if (parts.size() == 6) {
     name.build_tag = parts[2];
-    if (name.build_tag.empty() ||
-        !absl::ascii_isdigit(static_cast<unsigned char>(name.build_tag[0]))) {
-      return absl::InvalidArgumentError(absl::StrCat("\"", base, "\": build tag \"", name.build_tag,
-                                                     "\" must start with a digit"));
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(name.build_tag[0])) ||
+        !OnlyChars(name.build_tag, "_.")) {
+      return refuse(absl::StrCat("the build tag \"", absl::CHexEscape(name.build_tag),
+                                 "\" must start with a digit and hold only ASCII letters, "
+                                 "digits, '_' and '.' (PEP 427)"));
     }
   }
-  const size_t n = parts.size();
-  name.python_tags = absl::StrSplit(parts[n - 3], '.');
-  name.abi_tags = absl::StrSplit(parts[n - 2], '.');
-  name.platform_tags = absl::StrSplit(parts[n - 1], '.');
-  for (const std::string& part : parts) {
-    if (part.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("\"", base, "\" has an empty name component"));
+  constexpr const char* kKinds[] = {"python", "abi", "platform"};
+  std::vector<std::string>* const sets[] = {&name.python_tags, &name.abi_tags, &name.platform_tags};
+  for (size_t i = 0; i < 3; ++i) {
+    const std::string& set = parts[parts.size() - 3 + i];
+    *sets[i] = absl::StrSplit(set, '.');
+    for (const std::string& tag : *sets[i]) {
+      if (tag.empty() || !OnlyChars(tag, "_")) {
+        return refuse(absl::StrCat("the ", kKinds[i], " tag set \"", absl::CHexEscape(set),
+                                   "\" must be tags of ASCII letters, digits and '_', "
+                                   "separated by '.' (PEP 425)"));
+      }
     }
   }
   return name;

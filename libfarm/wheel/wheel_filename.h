@@ -1,6 +1,7 @@
 // Wheel file names: {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +23,15 @@ struct WheelFilename {
   std::vector<std::string> ExpandedTags() const;
 };
 
-// Parses the basename of a wheel path (a directory part is ignored).
+// The longest wheel file name accepted: a file name on Linux (NAME_MAX).
+inline constexpr size_t kMaxWheelFilenameBytes = 255;
+
+// Parses the basename of a wheel path (a directory part is ignored), strictly: wheel names
+// come from builds and uploads, and their parts are spliced into paths, index pages and
+// publish hooks. The distribution is ASCII letters, digits, '_' and '.' (beginning and ending
+// with a letter or digit), the version PEP 440, the optional build tag a digit then letters,
+// digits, '_' and '.', each tag letters, digits and '_' ('.' separates a compressed tag
+// set). Anything else is INVALID_ARGUMENT quoting the (escaped) name and the rule it breaks.
 absl::StatusOr<WheelFilename> ParseWheelFilename(absl::string_view path);
 
 // PEP 503 normalisation with '_' as separator, as wheel names and dist-info folders use it.

@@ -27,6 +27,64 @@ TEST(WheelFilenameTest, ParsesLocalVersionsBuildTagsAndTagSets) {
   EXPECT_EQ(NormalizeDistributionName("Demo.Pkg--x"), "demo_pkg_x");
 }
 
+// Wheel names come from builds and uploads and reach paths, pages and publish hooks: any
+// character outside the format's is refused, naming the file and the rule (issue 24).
+TEST(WheelFilenameTest, RefusesNamesOutsideTheWheelFormatNamingTheFileAndTheRule) {
+  const struct {
+    std::string name;
+    std::string rule;
+  } kBad[] = {
+      {"probe_pkg-1.0.0$(id>PWNED)-py3-none-linux_x86_64.whl", "is not a PEP 440 version"},
+      {"probe_pkg-1.0.0`id`-py3-none-linux_x86_64.whl", "is not a PEP 440 version"},
+      {"probe pkg-1.0-py3-none-any.whl", "the distribution name \"probe pkg\" may hold only"},
+      {"probe_pkg-1.0 -py3-none-any.whl", "is not a PEP 440 version"},
+      {"probe\"pkg-1.0-py3-none-any.whl", "the distribution name"},
+      {"probe'pkg-1.0-py3-none-any.whl", "the distribution name"},
+      {"probe;id-1.0-py3-none-any.whl", "the distribution name"},
+      {"probe_pkg-1.0-py3-none-any;id.whl", "the platform tag set"},
+      {"probe_pkg-1.0-py3-none\nid-any.whl", "the abi tag set \"none\\nid\""},
+      {"probe_pkg-1.0-py3$IFS-none-any.whl", "the python tag set"},
+      {"pr\xc3\xb6"
+       "be-1.0-py3-none-any.whl",
+       "wheel file name \"pr\\xc3\\xb6"},
+      {"probe_pkg-1.0-py2..py3-none-any.whl", "the python tag set \"py2..py3\" must be tags"},
+      {"_probe-1.0-py3-none-any.whl", "must begin and end with a letter or digit"},
+      {"probe-1.0-x1-py3-none-any.whl", "the build tag \"x1\" must start with a digit"},
+      {"probe-1.0-1$x-py3-none-any.whl", "the build tag"},
+      {"-1.0-py3-none-any.whl", "a part between dashes is empty"},
+      {"probe--py3-none-any.whl", "a part between dashes is empty"},
+      {"probe-1.0-py3-none-.whl", "a part between dashes is empty"},
+      {"probe-1.0-py3-none-any.zip", "no .whl suffix"},
+      {std::string(300, 'a') + "-1.0-py3-none-any.whl", "longer than 255 bytes"},
+  };
+  for (const auto& [name, rule] : kBad) {
+    auto parsed = ParseWheelFilename(name);
+    ASSERT_FALSE(parsed.ok()) << name;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << name;
+    EXPECT_NE(parsed.status().message().find(rule), std::string::npos)
+        << name << ": " << parsed.status().message();
+    EXPECT_NE(parsed.status().message().find("wheel file name \""), std::string::npos)
+        << parsed.status().message();
+    // Quoted escaped: no control or non-ASCII byte of the name reaches a message.
+    for (char c : parsed.status().message()) {
+      EXPECT_TRUE(c >= 0x20 && c < 0x7f) << name << ": " << parsed.status().message();
+    }
+  }
+}
+
+TEST(WheelFilenameTest, AcceptsRealWheelNames) {
+  for (const char* good :
+       {"torch-2.9.1+cu130-cp312-cp312-manylinux_2_28_aarch64.whl",
+        "flash_attn-2.8.3-cp312-cp312-linux_x86_64.whl",
+        "demo_cuda_ext-0.1.0-1-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "nvidia_cudnn_cu12-9.10.2.21-py3-none-manylinux_2_27_aarch64.whl",
+        "zope.interface-6.0-cp311-cp311-linux_x86_64.whl", "six-1.16.0-py2.py3-none-any.whl",
+        "Probe_OK-v2.00-PY3-none-Any.whl", "pkg-1!2.0rc1.post2.dev3+ubuntu.1-py3-none-any.whl",
+        "pkg-1.0-20240101_abc-py3-none-any.whl"}) {
+    EXPECT_TRUE(ParseWheelFilename(good).ok()) << good << ": " << ParseWheelFilename(good).status();
+  }
+}
+
 TEST(WheelFilenameTest, PlatformTags) {
   const PlatformTag modern = ParsePlatformTag("manylinux_2_35_x86_64");
   EXPECT_EQ(modern.kind, PlatformTag::Kind::kManylinux);
