@@ -136,7 +136,9 @@ void AddPublishCommand(CLI::App& app, CliContext& ctx) {
                   "/USER/INDEX/), or 'builtin' for the coordinator's own index");
   cmd->add_option("--command", args->command,
                   "run this instead of uploading, e.g. \"gh release upload v1 {wheel}\"; "
-                  "placeholders {wheel} {filename} {name} {version}; no shell is involved");
+                  "placeholders {wheel} {filename} {name} {version} (also in the environment as "
+                  "FARM_WHEEL, FARM_WHEEL_FILENAME, FARM_WHEEL_NAME, FARM_WHEEL_VERSION); no "
+                  "shell is involved, and a placeholder inside a `sh -c` script is refused");
   cmd->add_option("--username", args->username,
                   "repository user name (default __token__ when a password is set)");
   cmd->add_option("--password-env", args->password_env,

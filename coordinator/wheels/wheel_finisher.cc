@@ -90,7 +90,13 @@ absl::StatusOr<std::unique_ptr<Publisher>> WheelFinisher::PublisherFor(
   }
   if (target.kind() == "command") {
     std::vector<std::string> argv(target.command().argv().begin(), target.command().argv().end());
-    if (argv.empty()) argv = {"/bin/sh", "-c", target.command().shell()};
+    // Recipes are refused at load with a shell-string hook; a plan stored before that rule
+    // can still hold one, and it must not reach a shell either.
+    if (argv.empty()) {
+      return absl::FailedPreconditionError(
+          "the recipe's publish hook is a shell string, which is no longer run. Fix: write "
+          "publish.command as an argv array (recipes/README.md) and submit the build again");
+    }
     auto hook = CommandHookPublisher::Create(std::move(argv));
     if (!hook.ok()) return hook.status();
     return std::unique_ptr<Publisher>(std::move(*hook));

@@ -2,8 +2,10 @@
 
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -37,18 +39,73 @@ absl::Status CheckPlaceholders(const std::string& arg) {
   return absl::OkStatus();
 }
 
+// The program an argv runs, by its file name ("/usr/bin/env" -> "env").
+std::string ProgramName(const std::string& arg) {
+  return std::filesystem::path(arg).filename().string();
+}
+
+// Where the script is when `argv` starts a shell in command mode (`sh -c SCRIPT`,
+// `bash -euc SCRIPT`, `env A=1 bash -o pipefail -c SCRIPT`, `busybox sh -c SCRIPT`):
+// its index, or npos. Other interpreters' code arguments (`python -c`) are not recognized.
+size_t ShellScriptIndex(const std::vector<std::string>& argv) {
+  constexpr size_t kNone = std::string::npos;
+  size_t i = 0;
+  if (i < argv.size() && ProgramName(argv[i]) == "env") {
+    for (++i; i < argv.size(); ++i) {
+      const std::string& a = argv[i];
+      if (a == "-u" || a == "-C" || a == "--unset" || a == "--chdir") {
+        ++i;
+      } else if (!absl::StartsWith(a, "-") && a.find('=') == std::string::npos) {
+        break;
+      }
+    }
+  }
+  if (i < argv.size() && ProgramName(argv[i]) == "busybox") ++i;
+  static const auto* kShells =
+      new std::set<std::string>{"sh", "ash", "bash", "dash", "ksh", "mksh", "yash", "zsh"};
+  if (i >= argv.size() || kShells->count(ProgramName(argv[i])) == 0) return kNone;
+  bool command_mode = false;
+  for (++i; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "--" || a == "-") {
+      ++i;
+      break;
+    }
+    if (a.size() < 2 || (a[0] != '-' && a[0] != '+')) break;
+    if (a[1] == '-') continue;  // --login, --norc
+    if (a[0] == '-' && a.find('c') != std::string::npos) command_mode = true;
+    if (a.find_first_of("oO") != std::string::npos) ++i;  // -o pipefail
+  }
+  return command_mode && i < argv.size() ? i : kNone;
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CommandHookPublisher>> CommandHookPublisher::Create(
-    std::vector<std::string> argv_template, absl::Duration timeout) {
+absl::Status CommandHookPublisher::CheckTemplate(const std::vector<std::string>& argv_template) {
   if (argv_template.empty() || argv_template.front().empty()) {
     return absl::InvalidArgumentError(
         "the publish command is empty; give a program and its arguments, e.g. "
-        "\"gh release upload v1 {wheel}\"");
+        "[\"gh\", \"release\", \"upload\", \"v1\", \"{wheel}\"]");
   }
   for (const std::string& arg : argv_template) {
     if (absl::Status s = CheckPlaceholders(arg); !s.ok()) return s;
   }
+  if (const size_t script = ShellScriptIndex(argv_template); script != std::string::npos) {
+    for (const char* p : kPlaceholders) {
+      if (argv_template[script].find(p) == std::string::npos) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "publish command: the shell script \"", argv_template[script], "\" holds ", p,
+          ", so a value would become shell text. Fix: pass the value as an argument after the "
+          "script and quote it there, e.g. [\"sh\", \"-c\", \"gh release upload v1 \\\"$1\\\"\", "
+          "\"sh\", \"{wheel}\"], or read $FARM_WHEEL"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<CommandHookPublisher>> CommandHookPublisher::Create(
+    std::vector<std::string> argv_template, absl::Duration timeout) {
+  if (absl::Status s = CheckTemplate(argv_template); !s.ok()) return s;
   return std::unique_ptr<CommandHookPublisher>(
       new CommandHookPublisher(std::move(argv_template), timeout));
 }
@@ -73,7 +130,11 @@ absl::StatusOr<PublishResult> CommandHookPublisher::Publish(const std::string& w
                                              {"{name}", parsed->distribution},
                                              {"{version}", parsed->version}}));
   }
-  auto result = RunCommand(argv, timeout_);
+  auto result = RunCommand(argv, timeout_,
+                           {absl::StrCat("FARM_WHEEL=", absolute.string()),
+                            absl::StrCat("FARM_WHEEL_FILENAME=", filename),
+                            absl::StrCat("FARM_WHEEL_NAME=", parsed->distribution),
+                            absl::StrCat("FARM_WHEEL_VERSION=", parsed->version)});
   const std::string shown = absl::StrJoin(argv, " ");
   if (!result.ok()) {
     if (result.status().code() == absl::StatusCode::kDeadlineExceeded) {

@@ -174,5 +174,61 @@ TEST(CommandHookPublisherTest, RunsTheCommandWithPlaceholdersAndReportsFailures)
   EXPECT_FALSE(CommandHookPublisher::Create({}).ok());
 }
 
+// A value in a shell's script would be shell text: refused when the hook is made, with the
+// fix (issue 24). As an argument after the script, or from the environment, it is data.
+TEST(CommandHookPublisherTest, RefusesAPlaceholderInsideAShellScript) {
+  for (const std::vector<std::string>& hook : std::vector<std::vector<std::string>>{
+           {"sh", "-c", "gh release upload v1 {wheel}"},
+           {"/bin/bash", "-euo", "pipefail", "-c", "cp {filename} /x"},
+           {"bash", "--norc", "-lc", "echo {version}"},
+           {"/usr/bin/env", "A=1", "-u", "B", "dash", "-c", "echo {name}"},
+           {"busybox", "sh", "-c", "echo {wheel}"}}) {
+    auto made = CommandHookPublisher::Create(hook);
+    ASSERT_FALSE(made.ok()) << hook[0] << " " << hook.back();
+    EXPECT_THAT(made.status().message(), HasSubstr("so a value would become shell text"));
+    EXPECT_THAT(made.status().message(),
+                HasSubstr(R"(Fix: pass the value as an argument after the script)"));
+    EXPECT_THAT(made.status().message(),
+                HasSubstr(R"(["sh", "-c", "gh release upload v1 \"$1\"", "sh", "{wheel}"])"));
+  }
+  for (const std::vector<std::string>& hook : std::vector<std::vector<std::string>>{
+           {"sh", "-c", "gh release upload v1 \"$1\"", "sh", "{wheel}"},
+           {"sh", "upload.sh", "{wheel}"},
+           {"python3", "upload.py", "{wheel}"},
+           {"aws", "s3", "cp", "{wheel}", "s3://bucket/{name}/{filename}"}}) {
+    EXPECT_TRUE(CommandHookPublisher::Create(hook).ok()) << hook.back();
+  }
+}
+
+TEST(CommandHookPublisherTest, PassesValuesAsArgumentsAndInTheEnvironment) {
+  TempDir dir;
+  const std::string wheel = dir / "demo_pkg-1.0-py3-none-any.whl";
+  WriteFile(wheel, "wheel bytes");
+  auto hook = CommandHookPublisher::Create(
+      {"sh", "-c",
+       "printf '%s|%s|%s|%s|%s' \"$1\" \"$FARM_WHEEL\" \"$FARM_WHEEL_FILENAME\" "
+       "\"$FARM_WHEEL_NAME\" \"$FARM_WHEEL_VERSION\" > \"$2\"",
+       "sh", "{filename}", dir / "out"});
+  ASSERT_TRUE(hook.ok()) << hook.status();
+  ASSERT_TRUE((*hook)->Publish(wheel).ok());
+  std::ifstream in(dir / "out");
+  std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(out, absl::StrCat("demo_pkg-1.0-py3-none-any.whl|", wheel,
+                              "|demo_pkg-1.0-py3-none-any.whl|demo_pkg|1.0"));
+}
+
+// The attack of issue 24: a wheel named to run a command is never handed to the hook.
+TEST(CommandHookPublisherTest, RefusesAWheelWhoseNameIsNotAWheelName) {
+  TempDir dir;
+  const std::string wheel = dir / "probe_pkg-1.0.0$(touch PWNED)-py3-none-linux_x86_64.whl";
+  WriteFile(wheel, "wheel bytes");
+  auto hook = CommandHookPublisher::Create({"cp", "{wheel}", dir / "dest"});
+  ASSERT_TRUE(hook.ok());
+  auto published = (*hook)->Publish(wheel);
+  EXPECT_EQ(published.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(published.status().message(), HasSubstr("is not a PEP 440 version"));
+  EXPECT_FALSE(fs::exists(dir / "dest"));
+}
+
 }  // namespace
 }  // namespace farm

@@ -79,6 +79,14 @@ absl::StatusOr<WheelPackage> ReadWheelPackage(const std::string& path, absl::str
       dist_infos.insert(entry.name.substr(0, slash));
     }
   }
+  // pip installs a wheel only with exactly one: a second could carry another project's
+  // metadata past a check that reads the first.
+  if (dist_infos.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(filename, " has ", dist_infos.size(), " .dist-info folders (",
+                     absl::StrJoin(dist_infos, ", "),
+                     "); a wheel has exactly one. Fix: rebuild it from a clean tree"));
+  }
   const std::string expected = absl::StrCat(NormalizeDistributionName(parsed->distribution), "-",
                                             VersionKey(parsed->version));
   std::string dist_info;

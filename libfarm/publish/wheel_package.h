@@ -29,7 +29,8 @@ absl::StatusOr<WheelFilename> CheckWheelFilename(absl::string_view filename);
 // Opens the wheel at `path` (its name is `filename`, which may differ from the path's, e.g.
 // for an upload in a temp file), checks every member path (no "..", absolute paths, ...),
 // and reads {name}-{version}.dist-info/METADATA, whose Name and Version must match the
-// file name. Errors are INVALID_ARGUMENT and say what to fix.
+// file name; a wheel with more than one .dist-info folder is refused, as pip refuses it. Errors are
+// INVALID_ARGUMENT and say what to fix.
 absl::StatusOr<WheelPackage> ReadWheelPackage(const std::string& path, absl::string_view filename);
 
 // Versions as they appear in wheel names and METADATA compared leniently: case-folded,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "libfarm/publish/command_hook_publisher.h"
 #include "libfarm/recipes/placeholders.h"
 #include "libfarm/recipes/prerequisite.h"
 #include "libfarm/versions/version_specifier.h"
@@ -565,8 +566,22 @@ absl::Status ReadPublish(const Where& where, const toml::table& root, Recipe& re
                            "missing: give the hook, e.g. [\"gh\", \"release\", \"upload\", "
                            "\"v{version}\", \"{wheel}\"]");
       }
+      // The hook runs on the coordinator with values from the build's wheel: argv only, so a
+      // value is one argument and never shell text.
+      if (command->is_string()) {
+        return where.Error(
+            *command, "publish.command",
+            "a shell string is refused here: the hook runs on the coordinator and its values "
+            "come from what the build produced. Fix: write it as an argv array, e.g. [\"gh\", "
+            "\"release\", \"upload\", \"v{version}\", \"{wheel}\"]; for a shell, pass each "
+            "value as an argument after the script: [\"sh\", \"-c\", \"gh release upload v1 "
+            "\\\"$1\\\"\", \"sh\", \"{wheel}\"] (or read $FARM_WHEEL)");
+      }
       auto parsed = CommandFrom(where, *command, "publish.command", PublishPlaceholders());
       if (!parsed.ok()) return parsed.status();
+      if (absl::Status s = CommandHookPublisher::CheckTemplate(parsed->argv); !s.ok()) {
+        return where.Error(*command, "publish.command", s.message());
+      }
       target.command = *parsed;
     } else {
       return where.Error(*t.get("kind"), "publish.kind",

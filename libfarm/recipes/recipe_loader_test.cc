@@ -169,6 +169,28 @@ TEST(RecipeLoaderTest, BadValuesNameTheKeyAndTheFix) {
   ExpectError(ParseVariant("[build]\n", "[build]\ncommand2 = 1\n"), {"build.command2"});
 }
 
+// The hook runs on the coordinator with the values of a wheel the build named: shell text
+// is refused when the recipe loads, with the argv form as the fix (issue 24).
+TEST(RecipeLoaderTest, APublishHookIsAnArgvArrayNeverShellText) {
+  const std::string hook =
+      "command = [\"gh\", \"release\", \"upload\", \"v{version}\", \"{wheel}\"]";
+  ExpectError(ParseVariant(hook, "command = \"gh release upload v1 {wheel}\""),
+              {"/recipes/demo.toml:", "publish.command: a shell string is refused here",
+               "Fix: write it as an argv array",
+               R"(["sh", "-c", "gh release upload v1 \"$1\"", "sh", "{wheel}"])"});
+  ExpectError(ParseVariant(hook, "command = \"cp /tmp/x /tmp/y\""),
+              {"publish.command: a shell string is refused here"});
+  ExpectError(ParseVariant(hook, "command = [\"sh\", \"-c\", \"gh release upload v1 {wheel}\"]"),
+              {"publish.command", "the shell script \"gh release upload v1 {wheel}\" holds {wheel}",
+               "Fix: pass the value as an argument after the script"});
+  auto argv = ParseVariant(
+      hook, "command = [\"sh\", \"-c\", \"gh release upload v1 \\\"$1\\\"\", \"sh\", \"{wheel}\"]");
+  ASSERT_TRUE(argv.ok()) << argv.status();
+  EXPECT_EQ(argv->publish[2].command.argv.back(), "{wheel}");
+  // Build commands run on the build host, not the coordinator: shell strings stay allowed.
+  EXPECT_TRUE(ParseRecipe(kValid, "/recipes/demo.toml")->build.command.IsShell());
+}
+
 TEST(RecipeLoaderTest, MissingPiecesAreNamed) {
   ExpectError(ParseVariant("package = \"demo-pkg\"\n", ""), {"package", "missing required key"});
   ExpectError(ParseVariant("command = \"python{python} setup.py bdist_wheel\"\n", ""),
