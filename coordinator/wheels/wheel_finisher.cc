@@ -3,10 +3,12 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/index/index_publisher.h"
+#include "coordinator/wheels/built_wheel_identity.h"
 #include "libfarm/coverage/wheel_verifier.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/logging/logger.h"
@@ -132,10 +134,15 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
     }
   } cleanup{dir};
 
-  // The host names the file; it must be a plain wheel name to be copied here by it.
+  // The host names the file, and the build's code chose it: it must be a plain wheel name
+  // (it is copied here by it, and published under it) of the build's package and version.
   if (filename.empty() || filename.find('/') != std::string::npos || filename[0] == '.' ||
       !absl::EndsWith(filename, ".whl")) {
-    return Fail(id, absl::StrCat("the build host returned '", filename, "', not a wheel name"));
+    return Fail(id, absl::StrCat("the build host returned \"", absl::CHexEscape(filename),
+                                 "\", not a wheel name"));
+  }
+  if (auto name = CheckBuiltWheelName(filename, plan.package(), plan.version()); !name.ok()) {
+    return Fail(id, std::string(name.status().message()));
   }
   fs::create_directories(dir / "built", ec);
   const fs::path wheel_path = dir / "built" / filename;
@@ -149,6 +156,13 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
   if (!retagged.ok()) {
     return Fail(id, absl::StrCat("the wheel cannot be tagged for publishing: ",
                                  retagged.status().message()));
+  }
+  // Retagging takes the version from the wheel's .dist-info folder: what it wrote must still
+  // be the build's, inside and out.
+  if (absl::Status s =
+          CheckBuiltWheel(retagged->path, retagged->filename, plan.package(), plan.version());
+      !s.ok()) {
+    return Fail(id, std::string(s.message()));
   }
   auto report = VerifyWheel(retagged->path, VerifyPolicy{*archs, DottedVersion{*ceiling}});
   if (!report.ok()) {

@@ -3,6 +3,7 @@
 #include <limits>
 #include <optional>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -239,9 +240,22 @@ void WheelPipeline::Advance(const std::string& id) {
     builds_->SetState(id, farm::v1::BUILD_STATE_FAILED, HostFailure(*st)).IgnoreError();
     return;
   }
+  // A build host returns the one wheel the recipe's glob matched; more would be wheels the
+  // finisher never checked, so they fail the build rather than pass as the last one.
   const farm::v1::OutputFile* wheel = nullptr;
+  std::vector<std::string> wheels;
   for (const auto& out : st->result().outputs()) {
-    if (absl::StartsWith(out.path(), "wheel/")) wheel = &out;
+    if (!absl::StartsWith(out.path(), "wheel/")) continue;
+    wheel = &out;
+    wheels.push_back(absl::CHexEscape(out.path()));
+  }
+  if (wheels.size() > 1) {
+    builds_
+        ->SetState(id, farm::v1::BUILD_STATE_FAILED,
+                   absl::StrCat("the build host returned ", wheels.size(), " wheels (",
+                                absl::StrJoin(wheels, ", "), "); a build publishes exactly one"))
+        .IgnoreError();
+    return;
   }
   std::optional<std::string> path;
   if (wheel != nullptr) {
