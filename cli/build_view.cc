@@ -213,6 +213,9 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
       }
       absl::StrAppend(&out, table.Render());
     }
+    for (const auto& route : v.arch_routes()) {
+      absl::StrAppend(&out, "  runs ", EscapeTerminalText(route), "\n");
+    }
   }
 
   for (const auto& s : b.shards()) {
@@ -264,6 +267,11 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
   absl::StrAppend(&out, "package    ", p.package(), " ", p.version(), " (recipe ", p.recipe(),
                   ")\n");
   absl::StrAppend(&out, "archs      ", p.archs(), "\n");
+  if (!p.requested_archs().empty()) {
+    // The package builds only some archs: per requested GPU, what serves it.
+    absl::StrAppend(&out, "requested  ", p.requested_archs(), " (the recipe's [archs] rules)\n");
+    for (const auto& route : p.arch_routes()) absl::StrAppend(&out, "  runs     ", route, "\n");
+  }
   absl::StrAppend(&out, "CUDA       ", p.cuda_version(),
                   " (the newest the fleet offers that builds every arch)\n");
   std::string ceiling = p.glibc_max();

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/scheduler/requirements.h"
+#include "libfarm/recipes/arch_plan.h"
 #include "libfarm/recipes/python_environment.h"
 #include "libfarm/recipes/recipe_proto.h"
 #include "libfarm/recipes/toolkit_choice.h"
@@ -180,7 +181,10 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
     return absl::InvalidArgumentError(
         "no archs given. Fix: pass --archs, e.g. --archs \"7.5;9.0;12.1\"");
   }
-  FARM_ASSIGN_OR_RETURN(out.archs, ParseArchList(archs_text));
+  FARM_ASSIGN_OR_RETURN(const ArchList requested, ParseArchList(archs_text));
+  // The package's own arch rules: what it compiles for each requested GPU, or why it cannot.
+  FARM_ASSIGN_OR_RETURN(const ArchPlan arch_plan, PlanArchs(recipe, requested));
+  out.archs = arch_plan.planned;
 
   if (auto feasible = FeasibleToolkits(out.archs, recipe.platform.cuda); !feasible.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("recipe '", recipe.name, "' cannot build ",
@@ -200,6 +204,10 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
   plan.set_package(recipe.package);
   plan.set_version(out.version->version);
   plan.set_archs(out.archs.ToString());
+  if (!recipe.archs.Empty()) {
+    plan.set_requested_archs(requested.ToString());
+    for (const ArchRoute& route : arch_plan.routes) plan.add_arch_routes(route.Describe());
+  }
   plan.set_cuda_version(out.cuda.ToString());
   plan.set_glibc_max(glibc_max.ToString());
   plan.set_recipe_glibc_max(recipe.platform.glibc_max.ToString());

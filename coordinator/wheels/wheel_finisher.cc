@@ -177,7 +177,9 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
   for (const auto& [arch, bytes] : report->inspection.ArchTotals()) {
     (*wheel.mutable_device_code_bytes())[arch] = bytes;
   }
-  const farm::v1::Verification verification = VerificationOf(*report, *archs);
+  farm::v1::Verification verification = VerificationOf(*report, *archs);
+  // The planned SASS was checked above; say how each requested arch runs on it.
+  *verification.mutable_arch_routes() = plan.arch_routes();
   FARM_RETURN_IF_ERROR(builds_->SetWheel(id, wheel));
   FARM_RETURN_IF_ERROR(builds_->SetVerification(id, verification));
   builds_

@@ -29,13 +29,25 @@ std::string CmakeArchs(const ArchList& archs) {
   return absl::StrJoin(items, ";");
 }
 
+std::string SmArchs(const ArchList& archs) {
+  std::vector<std::string> items;
+  for (const ArchRequest& r : archs.requests)
+    items.push_back(absl::StrCat(r.target.sm, r.target.Suffix()));
+  return absl::StrJoin(items, ";");
+}
+
 std::map<std::string, std::string> BuildPlaceholderValues(const Recipe& recipe,
                                                           const BuildValues& values) {
   return {
-      {"archs", values.archs.ToString()},  {"cmake_archs", CmakeArchs(values.archs)},
-      {"jobs", absl::StrCat(values.jobs)}, {"farm_jobs", absl::StrCat(values.farm_jobs)},
-      {"cuda", values.cuda.ToString()},    {"cuda_home", values.cuda_home},
-      {"python", recipe.python},           {"version", values.version},
+      {"archs", values.archs.ToString()},
+      {"cmake_archs", CmakeArchs(values.archs)},
+      {"sm_archs", SmArchs(values.archs)},
+      {"jobs", absl::StrCat(values.jobs)},
+      {"farm_jobs", absl::StrCat(values.farm_jobs)},
+      {"cuda", values.cuda.ToString()},
+      {"cuda_home", values.cuda_home},
+      {"python", recipe.python},
+      {"version", values.version},
   };
 }
 

@@ -21,6 +21,11 @@ namespace farm {
 // bare; the rest are "-real" (SASS alone), and variants keep their suffix.
 std::string CmakeArchs(const ArchList& archs);
 
+// The request as bare SM numbers, "80;90;100;120" for "8.0;9.0;10.0;12.0" (flash-attn's
+// FLASH_ATTN_CUDA_ARCHS, bitsandbytes' COMPUTE_CAPABILITY): variants keep their suffix
+// ("90a"); PTX is the package's own business, so "+PTX" leaves no mark.
+std::string SmArchs(const ArchList& archs);
+
 struct BuildValues {
   ArchList archs;
   ToolkitVersion cuda;

@@ -48,8 +48,9 @@ void Scan(absl::string_view text, Literal on_literal, Placeholder on_placeholder
 }  // namespace
 
 const std::vector<std::string>& BuildPlaceholders() {
-  static const auto* names = new std::vector<std::string>{
-      "archs", "cmake_archs", "jobs", "farm_jobs", "cuda", "cuda_home", "python", "version"};
+  static const auto* names =
+      new std::vector<std::string>{"archs", "cmake_archs", "sm_archs", "jobs",   "farm_jobs",
+                                   "cuda",  "cuda_home",   "python",   "version"};
   return *names;
 }
 

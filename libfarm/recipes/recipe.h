@@ -99,6 +99,25 @@ struct SizeEstimate {
   std::optional<double> EstimateMib(size_t arch_count) const;
 };
 
+// [archs]: what the package can build and where its code runs, checked at plan time. Empty
+// (no table): the package builds exactly the requested list, as demo and pytorch do.
+struct ArchRules {
+  // The only targets the package compiles (flash-attn's four FLASH_ATTN_CUDA_ARCHS values);
+  // a request for another GPU is planned as the buildable target whose SASS runs on it.
+  // Empty: every target the toolkit compiles.
+  std::vector<CudaTarget> buildable;
+  std::optional<CudaTarget> min;  // GPUs below it are refused, with min_reason
+  std::string min_reason;
+  bool ptx = true;  // false: the package emits no PTX, so "+PTX" is refused
+  // A list mixing archs below split_below with archs at or above it is refused, with
+  // split_reason (DeepSpeed: one 7.5 entry turns BF16 off for every arch).
+  std::optional<CudaTarget> split_below;
+  std::string split_reason;
+  int line = 0;  // of the [archs] table, for messages
+
+  bool Empty() const { return buildable.empty() && !min && ptx && !split_below; }
+};
+
 struct Recipe {
   std::string file;     // path it was loaded from
   std::string name;     // "pytorch": what `farmctl submit pytorch-2.9.1` names; = file stem
@@ -112,6 +131,7 @@ struct Recipe {
   BuildSpec build;
   std::vector<PublishTarget> publish;
   SizeEstimate size;
+  ArchRules archs;
 
   const RecipeVersion* FindVersion(absl::string_view version) const;
   std::vector<std::string> VersionNames() const;

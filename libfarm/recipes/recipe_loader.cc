@@ -758,6 +758,100 @@ absl::Status ReadPrerequisites(const Where& where, const toml::table& root, Reci
   return absl::OkStatus();
 }
 
+// One arch of the [archs] table: "8.0" (also "80", "sm_80", "9.0a"), no +PTX.
+absl::StatusOr<CudaTarget> ArchAt(const Where& where, const toml::node& node,
+                                  absl::string_view key) {
+  if (!node.is_string()) {
+    return where.Error(
+        node, key,
+        absl::StrCat("must be an arch string such as \"8.0\", not ", TypeName(node.type())));
+  }
+  auto item = ParseArchItem(node.as_string()->get());
+  if (!item.ok()) return where.Error(node, key, item.status().message());
+  if (item->ptx) {
+    return where.Error(node, key,
+                       "give the SM alone (\"8.0\"): whether PTX is emitted is archs.ptx");
+  }
+  return item->target;
+}
+
+absl::Status ReadArchs(const Where& where, const toml::table& root, Recipe& recipe) {
+  auto table = TableAt(where, root, "archs", "", false);
+  if (!table.ok()) return table.status();
+  if (*table == nullptr) return absl::OkStatus();
+  const toml::table& t = **table;
+  if (absl::Status s =
+          CheckKeys(where, t, "archs",
+                    {"buildable", "min", "min_reason", "ptx", "split_below", "split_reason"});
+      !s.ok()) {
+    return s;
+  }
+  ArchRules& rules = recipe.archs;
+  rules.line = static_cast<int>(t.source().begin.line);
+  if (const toml::node* buildable = t.get("buildable"); buildable != nullptr) {
+    if (!buildable->is_array() || buildable->as_array()->empty()) {
+      return where.Error(*buildable, "archs.buildable",
+                         "give the archs the package can compile, e.g. [\"8.0\", \"9.0\"], or "
+                         "leave the key out when it compiles whatever is asked");
+    }
+    for (const toml::node& item : *buildable->as_array()) {
+      auto target = ArchAt(where, item, "archs.buildable");
+      if (!target.ok()) return target.status();
+      if (std::find(rules.buildable.begin(), rules.buildable.end(), *target) !=
+          rules.buildable.end()) {
+        return where.Error(item, "archs.buildable",
+                           absl::StrCat(target->DottedName(), " is listed twice"));
+      }
+      rules.buildable.push_back(*target);
+    }
+    std::sort(rules.buildable.begin(), rules.buildable.end());
+  }
+  // A limit comes with the reason a refused user reads.
+  auto limit = [&](const char* key, const char* reason_key, std::optional<CudaTarget>& target,
+                   std::string& reason) -> absl::Status {
+    const toml::node* node = t.get(key);
+    auto text = StringAt(where, t, reason_key, "archs", false);
+    if (!text.ok()) return text.status();
+    if (node == nullptr) {
+      if (text->has_value()) {
+        return where.Error(
+            *t.get(reason_key), Join("archs", reason_key),
+            absl::StrCat("a reason without archs.", key, ": add ", key, " or remove it"));
+      }
+      return absl::OkStatus();
+    }
+    auto parsed = ArchAt(where, *node, Join("archs", key));
+    if (!parsed.ok()) return parsed.status();
+    if (!text->has_value() || absl::StripAsciiWhitespace(**text).empty()) {
+      return where.Error(
+          *node, Join("archs", key),
+          absl::StrCat("give archs.", reason_key, " too: the refusal tells the user why"));
+    }
+    target = *parsed;
+    reason = **text;
+    return absl::OkStatus();
+  };
+  if (absl::Status s = limit("min", "min_reason", rules.min, rules.min_reason); !s.ok()) return s;
+  if (absl::Status s = limit("split_below", "split_reason", rules.split_below, rules.split_reason);
+      !s.ok()) {
+    return s;
+  }
+  if (const toml::node* ptx = t.get("ptx"); ptx != nullptr) {
+    if (!ptx->is_boolean()) {
+      return where.Error(*ptx, "archs.ptx",
+                         absl::StrCat("must be true or false, not ", TypeName(ptx->type())));
+    }
+    rules.ptx = ptx->as_boolean()->get();
+  }
+  if (rules.min && !rules.buildable.empty() &&
+      std::none_of(rules.buildable.begin(), rules.buildable.end(),
+                   [&](const CudaTarget& b) { return b.sm >= rules.min->sm; })) {
+    return where.Error(*t.get("min"), "archs.min",
+                       "no buildable arch is at or above it: fix archs.min or archs.buildable");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadSize(const Where& where, const toml::table& root, Recipe& recipe) {
   auto table = TableAt(where, root, "size", "", false);
   if (!table.ok()) return table.status();
@@ -779,9 +873,10 @@ absl::Status ReadSize(const Where& where, const toml::table& root, Recipe& recip
 }
 
 absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root) {
-  if (absl::Status s = CheckKeys(where, root, "",
-                                 {"name", "package", "description", "python", "source", "versions",
-                                  "platform", "build", "publish", "size", "prerequisites"});
+  if (absl::Status s =
+          CheckKeys(where, root, "",
+                    {"name", "package", "description", "python", "source", "versions", "platform",
+                     "build", "publish", "size", "prerequisites", "archs"});
       !s.ok()) {
     return s;
   }
@@ -830,6 +925,7 @@ absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root) {
   if (absl::Status s = ReadPrerequisites(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadPublish(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadSize(where, root, recipe); !s.ok()) return s;
+  if (absl::Status s = ReadArchs(where, root, recipe); !s.ok()) return s;
   return recipe;
 }
 
