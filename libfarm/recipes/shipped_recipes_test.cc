@@ -1,6 +1,7 @@
 // Every recipe shipped in recipes/ must load: a broken recipe fails CI, not a user's build.
 #include <gtest/gtest.h>
 
+#include "libfarm/recipes/arch_plan.h"
 #include "libfarm/recipes/build_render.h"
 #include "libfarm/recipes/prerequisite.h"
 #include "libfarm/recipes/recipe_loader.h"
@@ -14,7 +15,46 @@ TEST(ShippedRecipesTest, EveryFileLoads) {
   for (const absl::Status& e : dir->errors) ADD_FAILURE() << e;
   std::vector<std::string> names;
   for (const Recipe& r : dir->recipes) names.push_back(r.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"demo", "pytorch"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"bitsandbytes", "deepspeed", "demo", "flash-attn",
+                                             "pytorch", "torchaudio", "torchvision", "xformers"}));
+}
+
+// Each recipe's arch list reaches the package in the form it reads, filled with the planned
+// list (what the package can build), not the requested one.
+TEST(ShippedRecipesTest, EachPackageGetsThePlannedArchsInItsOwnForm) {
+  auto dir = LoadRecipeDirectory(FARM_SOURCE_RECIPES_DIR);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  auto rendered = [&](const std::string& name, const std::string& archs) {
+    for (const Recipe& r : dir->recipes) {
+      if (r.name != name) continue;
+      auto plan = PlanArchs(r, *ParseArchList(archs));
+      EXPECT_TRUE(plan.ok()) << name << ": " << plan.status();
+      if (!plan.ok()) return RenderedBuild{};
+      BuildValues values{plan->planned, {13, 0}, "/usr/local/cuda", 4, 8, "1.0"};
+      auto out = RenderBuild(r, values, [](const std::string&) { return std::nullopt; });
+      EXPECT_TRUE(out.ok()) << out.status();
+      return out.ok() ? *out : RenderedBuild{};
+    }
+    ADD_FAILURE() << "no recipe " << name;
+    return RenderedBuild{};
+  };
+  auto has = [](const RenderedBuild& b, const std::string& env) {
+    return std::find(b.env.begin(), b.env.end(), env) != b.env.end();
+  };
+  // flash-attn: 12.1 is served by sm_120 SASS; FLASH_ATTN_CUDA_ARCHS takes "90;120".
+  RenderedBuild fa = rendered("flash-attn", "9.0;12.1");
+  EXPECT_TRUE(has(fa, "FLASH_ATTN_CUDA_ARCHS=90;120"));
+  EXPECT_TRUE(has(fa, "FLASH_ATTENTION_FORCE_BUILD=TRUE"));
+  EXPECT_TRUE(has(fa, "NVCC_THREADS=2"));
+  EXPECT_TRUE(has(rendered("torchvision", "7.5;9.0;12.1"), "TORCH_CUDA_ARCH_LIST=7.5;9.0;12.1"));
+  EXPECT_TRUE(has(rendered("torchvision", "12.1"), "FORCE_CUDA=1"));
+  EXPECT_TRUE(has(rendered("xformers", "12.1"), "TORCH_CUDA_ARCH_LIST=12.1"));
+  EXPECT_TRUE(has(rendered("deepspeed", "9.0;12.1"), "DS_BUILD_OPS=1"));
+  RenderedBuild bnb = rendered("bitsandbytes", "7.5;9.0;12.1");
+  ASSERT_FALSE(bnb.prepare.empty());
+  EXPECT_NE(
+      std::find(bnb.prepare[0].begin(), bnb.prepare[0].end(), "-DCOMPUTE_CAPABILITY=75;90;121"),
+      bnb.prepare[0].end());
 }
 
 TEST(ShippedRecipesTest, PytorchFollowsTheSeed) {

@@ -1,0 +1,126 @@
+// The shipped recipes (recipes/*.toml) against a real 2-worker farm: `farmctl submit
+// --dry-run` of each package for the seed targets plans what the package can build, or is
+// refused at plan time for the reason docs/packages.md gives. Nothing is built.
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+class PackageMatrixTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("package-matrix-test");
+    auto c =
+        CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", FARM_SOURCE_DIR "/recipes"});
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = new CoordinatorProcess(std::move(*c));
+    for (const std::string name : {"w1", "w2"}) {
+      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
+                                    dir_->path().string(), {"--slots", "2"});
+      ASSERT_TRUE(w.ok()) << w.status();
+      workers_.push_back(new WorkerProcess(std::move(*w)));
+    }
+    ASSERT_TRUE(WaitFor(
+        [] {
+          auto ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+          return StateOf(ws, "w1") == "online" && StateOf(ws, "w2") == "online";
+        },
+        absl::Seconds(30)));
+  }
+
+  static void TearDownTestSuite() {
+    for (WorkerProcess* w : workers_) {
+      w->Stop();
+      delete w;
+    }
+    workers_.clear();
+    if (coordinator_ != nullptr) coordinator_->Stop();
+    delete coordinator_;
+    coordinator_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  // A dry run as docs/packages.md runs it: these workers are x86_64 Debian 12 hosts with
+  // python3.11 and glibc 2.36, while the recipes ask for python3.10 and glibc <= 2.35.
+  static CommandResult DryRun(const std::string& ref, const std::string& archs) {
+    return RunFarmctl({"--coordinator", coordinator_->grpc_address(), "--token-file",
+                       coordinator_->token_file(), "submit", ref, "--archs", archs, "--dry-run",
+                       "--python", "3.11", "--glibc-max", "2.36"});
+  }
+
+  static TempDir* dir_;
+  static CoordinatorProcess* coordinator_;
+  static std::vector<WorkerProcess*> workers_;
+};
+
+TempDir* PackageMatrixTest::dir_ = nullptr;
+CoordinatorProcess* PackageMatrixTest::coordinator_ = nullptr;
+std::vector<WorkerProcess*> PackageMatrixTest::workers_;
+
+struct Planned {
+  std::string ref, archs;
+  std::vector<std::string> expected;  // lines of the plan
+};
+
+TEST_F(PackageMatrixTest, EachPackagePlansWhatItCanBuildForTheSeedTargets) {
+  const std::vector<Planned> cases = {
+      {"flash-attn-2.8.3", "12.1", {"archs      12.0\n", "12.1: runs via sm_120 SASS\n"}},
+      {"flash-attn-2.8.3", "9.0", {"archs      9.0\n", "9.0: sm_90 SASS\n"}},
+      {"flash-attn-2.8.3",
+       "8.6;9.0;12.1",
+       {"archs      8.0;9.0;12.0\n", "8.6: runs via sm_80 SASS\n", "12.1: runs via sm_120 SASS\n"}},
+      {"torchvision-0.24.1", "12.1", {"archs      12.1\n", "sm_121"}},
+      {"torchvision-0.24.1", "7.5;9.0;11.0;12.1", {"archs      7.5;9.0;11.0;12.1\n"}},
+      {"deepspeed-0.19.5", "7.5", {"archs      7.5\n"}},
+      {"deepspeed-0.19.5", "9.0;11.0;12.1", {"archs      9.0;11.0;12.1\n"}},
+      {"bitsandbytes-0.50.1", "7.5;9.0;11.0;12.1", {"archs      7.5;9.0;11.0;12.1\n"}},
+      {"xformers-0.0.33.post2", "7.5;9.0;12.1", {"archs      7.5;9.0;12.1\n"}},
+      {"torchaudio-2.9.1", "7.5;9.0;11.0;12.1", {"archs      7.5;9.0;11.0;12.1\n"}},
+  };
+  for (const Planned& c : cases) {
+    CommandResult r = DryRun(c.ref, c.archs);
+    ASSERT_EQ(r.exit_code, 0) << c.ref << " " << c.archs << "\n" << Output(r);
+    EXPECT_NE(r.stdout_text.find("dry run: nothing was queued"), std::string::npos);
+    for (const std::string& line : c.expected) {
+      EXPECT_NE(r.stdout_text.find(line), std::string::npos)
+          << c.ref << " " << c.archs << ": expected '" << line << "' in\n"
+          << r.stdout_text;
+    }
+  }
+}
+
+TEST_F(PackageMatrixTest, AnArchAPackageCannotServeIsRefusedAtPlanTimeWithTheReason) {
+  const std::vector<Planned> cases = {
+      // flash-attn: nothing below sm_80, naming its minimum and what it builds.
+      {"flash-attn-2.8.3",
+       "7.5",
+       {"recipe 'flash-attn' (flash_attn) cannot serve 7.5: it needs sm_80 or newer",
+        "FlashAttention only supports Ampere GPUs or newer",
+        "it builds sm_80, sm_90, sm_100, sm_120, SASS only (no PTX)", "Fix: drop 7.5"}},
+      // Thor: no sm_11x cubin among its four, and no PTX to JIT.
+      {"flash-attn-2.8.3", "11.0", {"cannot serve 11.0: none of its archs runs on sm_110"}},
+      {"flash-attn-2.8.3", "9.0+PTX", {"flash_attn emits no PTX"}},
+      // DeepSpeed: one 7.5 entry turns BF16 off for every arch of the build.
+      {"deepspeed-0.19.5",
+       "7.5;9.0",
+       {"recipe 'deepspeed' (deepspeed) cannot build 7.5 together with 9.0", "turns BF16 off",
+        "Fix: submit them apart, --archs \"7.5\" and --archs \"9.0\""}},
+  };
+  for (const Planned& c : cases) {
+    CommandResult r = DryRun(c.ref, c.archs);
+    EXPECT_NE(r.exit_code, 0) << c.ref << " " << c.archs << "\n" << Output(r);
+    for (const std::string& text : c.expected) {
+      EXPECT_NE(r.stderr_text.find(text), std::string::npos)
+          << c.ref << " " << c.archs << ": expected '" << text << "' in\n"
+          << Output(r);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace farm::testing
