@@ -307,3 +307,41 @@ TEST(BuildPlannerTest, TheSubmitChoosesOneOfTheRecipesCpuArchs) {
 
 }  // namespace
 }  // namespace farm::coordinator
+
+namespace farm::coordinator {
+namespace {
+
+// A package that builds sm_80/90/100/120 only (flash-attn): the plan compiles those, one shard
+// each, sized and toolkit-checked for them, and says how each requested arch runs.
+TEST(BuildPlannerTest, ArchRulesPlanWhatThePackageBuildsAndSayHowEachArchRuns) {
+  RecipeDirectory recipes = Recipes();
+  Recipe& r = recipes.recipes[0];
+  r.archs.buildable = {{80}, {90}, {100}, {120}};
+  r.archs.min = CudaTarget{80};
+  r.archs.min_reason = "Ampere or newer";
+  r.archs.ptx = false;
+  const std::vector<farm::v1::Worker> online = {Worker("grace-1", "aarch64", "13.0", kAllSms)};
+  auto planned = PlanWheelBuild("torchlike-2.9.1", "8.6;12.1", recipes, online);
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  const farm::v1::BuildPlan& p = planned->plan;
+  EXPECT_EQ(p.archs(), "8.0;12.0");
+  EXPECT_EQ(p.requested_archs(), "8.6;12.1");
+  EXPECT_THAT(p.arch_routes(),
+              ElementsAre("8.6: runs via sm_80 SASS", "12.1: runs via sm_120 SASS"));
+  ASSERT_EQ(p.shards_size(), 2);
+  EXPECT_EQ(p.shards(1).name(), "sm_120");
+  EXPECT_DOUBLE_EQ(p.estimated_wheel_mib(), 200);
+  auto refused = PlanWheelBuild("torchlike-2.9.1", "7.5;9.0", recipes, online);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("recipe 'torchlike' (torch) cannot serve 7.5: it needs sm_80 or newer"));
+  // Without rules nothing changes: the plan is the request and names no routes.
+  auto plain = PlanWheelBuild("torchlike-2.9.1", "9.0", Recipes(), online);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->plan.archs(), "9.0");
+  EXPECT_TRUE(plain->plan.requested_archs().empty());
+  EXPECT_TRUE(plain->plan.arch_routes().empty());
+}
+
+}  // namespace
+}  // namespace farm::coordinator
