@@ -1,9 +1,8 @@
 #include "coordinator/workers/worker_registry.h"
 
-#include <sys/random.h>
-
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "farm/v1/state.pb.h"
+#include "libfarm/auth/token.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/status/status_macros.h"
 #include "libfarm/time/proto_time.h"
@@ -14,13 +13,21 @@ namespace {
 
 using farm::v1::WorkerState;
 
-std::string NewSessionId() {
-  unsigned char raw[12];
-  if (getrandom(raw, sizeof(raw), 0) != static_cast<ssize_t>(sizeof(raw))) {
-    // getrandom on Linux only fails for bad arguments; fall back to time for uniqueness.
-    return absl::StrCat("t", absl::ToUnixNanos(absl::Now()));
-  }
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<char*>(raw), sizeof(raw)));
+// A session id is a worker's proof of its registration beside its token: unguessable.
+constexpr size_t kSessionIdBytes = 16;
+
+// PERMISSION_DENIED: `name` is bound to token `bound_to`, and a call with another token
+// registers it or acts for it.
+absl::Status BoundToAnotherToken(const std::string& name, const std::string& bound_to) {
+  const bool farm_token = bound_to == "farm";
+  return absl::PermissionDeniedError(absl::StrCat(
+      "worker name '", name, "' is bound to ",
+      farm_token ? "the coordinator's token file" : absl::StrCat("token ", bound_to),
+      ", which registered it first; this call carries another token. Fix: start this worker "
+      "with that token, or another --name",
+      farm_token ? ""
+                 : absl::StrCat("; or an admin revokes token ", bound_to,
+                                " (farmctl token revoke) to free the name")));
 }
 
 }  // namespace
@@ -37,10 +44,15 @@ absl::Status WorkerRegistry::Load() {
       Table::kWorkers,
       [&](const std::string& key, const std::string& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         Entry entry;
-        if (!entry.record.ParseFromString(value)) {
+        farm::v1::WorkerSession session;
+        if (!entry.record.ParseFromString(value) || !session.ParseFromString(value)) {
           return absl::DataLossError(absl::StrCat("worker record '", key, "' in ", store_->dir(),
                                                   " does not parse; the state is damaged"));
         }
+        // The session parsed into the record too, as an unknown field that a listing would
+        // send along.
+        entry.record.DiscardUnknownFields();
+        entry.session_id = session.session_id();
         entry.last_heard = now;
         workers_.emplace(key, std::move(entry));
         return absl::OkStatus();
@@ -51,9 +63,22 @@ void WorkerRegistry::SetTokenIsValid(std::function<bool(const std::string&)> is_
   token_is_valid_ = std::move(is_valid);
 }
 
+absl::Status WorkerRegistry::Store(const farm::v1::Worker& record, const std::string& session_id) {
+  farm::v1::WorkerSession session;
+  session.set_session_id(session_id);
+  farm::v1::Worker stored = record;
+  // Held as an unknown field, which the record's serialization writes after its own fields.
+  if (!stored.MergeFromString(session.SerializeAsString())) {
+    return absl::InternalError(
+        absl::StrCat("cannot encode the session of worker '", record.name(), "'"));
+  }
+  return store_->Put(Table::kWorkers, record.name(), stored);
+}
+
 absl::StatusOr<std::string> WorkerRegistry::Register(
     const std::string& name, const farm::v1::WorkerCapabilities& capabilities,
     const std::string& peer, const std::string& instance_id, const std::string& registered_by) {
+  FARM_ASSIGN_OR_RETURN(const std::string session_id, RandomHex(kSessionIdBytes));
   std::string ended_session;
   bool ended_by_death = false;
   absl::MutexLock lock(&mu_);
@@ -67,15 +92,7 @@ absl::StatusOr<std::string> WorkerRegistry::Register(
   const std::string& bound_to = record.registered_by();
   if (!bound_to.empty() && bound_to != registered_by &&
       (!token_is_valid_ || token_is_valid_(bound_to))) {
-    const bool farm_token = bound_to == "farm";
-    return absl::PermissionDeniedError(absl::StrCat(
-        "worker name '", name, "' is bound to ",
-        farm_token ? "the coordinator's token file" : absl::StrCat("token ", bound_to),
-        ", which registered it first; this call carries another token. Fix: start this worker "
-        "with that token, or another --name",
-        farm_token ? ""
-                   : absl::StrCat("; or an admin revokes token ", bound_to,
-                                  " (farmctl token revoke) to free the name")));
+    return BoundToAnotherToken(name, bound_to);
   }
   if (alive && record.instance_id() != instance_id) {
     return absl::AlreadyExistsError(absl::StrCat(
@@ -93,12 +110,11 @@ absl::StatusOr<std::string> WorkerRegistry::Register(
             name, peer, record.peer());
   }
   if (it != workers_.end()) {
-    ended_session = record.session_id();
+    ended_session = it->second.session_id;
     ended_by_death = record.state() != farm::v1::WORKER_STATE_OFFLINE;
   }
   record.set_name(name);
   *record.mutable_capabilities() = capabilities;
-  record.set_session_id(NewSessionId());
   record.set_peer(peer);
   record.set_instance_id(instance_id);
   record.set_registered_by(registered_by);
@@ -109,27 +125,33 @@ absl::StatusOr<std::string> WorkerRegistry::Register(
     record.set_state(farm::v1::WORKER_STATE_ONLINE);
     *record.mutable_state_since() = ToProtoTime(now);
   }
-  absl::Status stored = store_->Put(Table::kWorkers, name, record);
-  if (!stored.ok()) return stored;
-  workers_[name] = Entry{record, now, true};
+  FARM_RETURN_IF_ERROR(Store(record, session_id));
+  workers_[name] = Entry{record, session_id, now, true};
   if (!ended_session.empty() && session_ended_) {
     // The old process never said goodbye: whatever it was running died with it.
     mu_.Unlock();
     session_ended_(name, ended_session, ended_by_death);
     mu_.Lock();
   }
-  return record.session_id();
+  return session_id;
 }
 
-absl::StatusOr<WorkerRegistry::Entry*> WorkerRegistry::FindSession(const std::string& name,
-                                                                   const std::string& session_id) {
-  auto it = workers_.find(name);
+absl::StatusOr<WorkerRegistry::Entry*> WorkerRegistry::FindSession(const WorkerCaller& caller) {
+  auto it = workers_.find(caller.name);
   if (it == workers_.end()) {
-    return absl::NotFoundError(absl::StrCat("worker '", name, "' is not registered"));
+    return absl::NotFoundError(absl::StrCat("worker '", caller.name, "' is not registered"));
   }
-  if (it->second.record.session_id() != session_id) {
+  // The token first, so that another token learns nothing about the session it names.
+  const std::string& bound_to = it->second.record.registered_by();
+  if (bound_to.empty()) {
+    // Registered before names were bound to tokens: registering again binds it.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "worker '", caller.name, "' registered before names were bound to tokens; register again"));
+  }
+  if (bound_to != caller.token_id) return BoundToAnotherToken(caller.name, bound_to);
+  if (!TokensEqual(it->second.session_id, caller.session_id)) {
     return absl::FailedPreconditionError(
-        absl::StrCat("session of worker '", name, "' was replaced; register again"));
+        absl::StrCat("session of worker '", caller.name, "' was replaced; register again"));
   }
   return &it->second;
 }
@@ -140,8 +162,7 @@ absl::Status WorkerRegistry::SetState(Entry& entry, WorkerState state) {
   updated.set_state(state);
   *updated.mutable_state_since() = ToProtoTime(clock_());
   *updated.mutable_last_seen() = LastSeen(entry);
-  absl::Status stored = store_->Put(Table::kWorkers, updated.name(), updated);
-  if (!stored.ok()) return stored;
+  FARM_RETURN_IF_ERROR(Store(updated, entry.session_id));
   ComponentLogger("coordinator")
       ->info("worker '{}' {} -> {}", updated.name(), WorkerStateName(entry.record.state()),
              WorkerStateName(state));
@@ -149,10 +170,10 @@ absl::Status WorkerRegistry::SetState(Entry& entry, WorkerState state) {
   return absl::OkStatus();
 }
 
-absl::Status WorkerRegistry::Heartbeat(const std::string& name, const std::string& session_id,
-                                       bool draining, uint32_t slots_in_use) {
+absl::Status WorkerRegistry::Heartbeat(const WorkerCaller& caller, bool draining,
+                                       uint32_t slots_in_use) {
   absl::MutexLock lock(&mu_);
-  auto entry = FindSession(name, session_id);
+  auto entry = FindSession(caller);
   if (!entry.ok()) return entry.status();
   (*entry)->last_heard = clock_();
   (*entry)->heard_since_load = true;
@@ -161,24 +182,24 @@ absl::Status WorkerRegistry::Heartbeat(const std::string& name, const std::strin
                   draining ? farm::v1::WORKER_STATE_DRAINING : farm::v1::WORKER_STATE_ONLINE);
 }
 
-absl::Status WorkerRegistry::Leave(const std::string& name, const std::string& session_id) {
+absl::Status WorkerRegistry::Leave(const WorkerCaller& caller) {
   {
     absl::MutexLock lock(&mu_);
-    auto entry = FindSession(name, session_id);
+    auto entry = FindSession(caller);
     if (!entry.ok()) return entry.status();
     (*entry)->last_heard = clock_();
     (*entry)->heard_since_load = true;
     (*entry)->record.set_slots_in_use(0);
     FARM_RETURN_IF_ERROR(SetState(**entry, farm::v1::WORKER_STATE_OFFLINE));
   }
-  if (session_ended_) session_ended_(name, session_id, /*died=*/false);
+  if (session_ended_) session_ended_(caller.name, caller.session_id, /*died=*/false);
   return absl::OkStatus();
 }
 
 absl::StatusOr<farm::v1::WorkerCapabilities> WorkerRegistry::SessionCapabilities(
-    const std::string& name, const std::string& session_id) {
+    const WorkerCaller& caller) {
   absl::MutexLock lock(&mu_);
-  auto entry = FindSession(name, session_id);
+  auto entry = FindSession(caller);
   if (!entry.ok()) return entry.status();
   return (*entry)->record.capabilities();
 }

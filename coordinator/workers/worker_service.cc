@@ -22,6 +22,12 @@ std::string PeerCertificateNote(const grpc::ServerContext& context) {
   return ", certificate without CN";
 }
 
+// The worker a call acts for, and the token it carries: the registry checks the two match.
+template <typename Request>
+WorkerCaller CallerOf(const Request& request, const Caller& caller) {
+  return {request.name(), request.session_id(), caller.token_id};
+}
+
 }  // namespace
 
 absl::Status ValidateWorkerName(const std::string& name) {
@@ -85,9 +91,9 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
 grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context,
                                           const farm::v1::HeartbeatRequest* request,
                                           farm::v1::HeartbeatResponse* response) {
-  return gate_->Serve(*context, "WorkerService.Heartbeat", [&] {
-    absl::Status s = registry_->Heartbeat(request->name(), request->session_id(),
-                                          request->draining(), request->slots_in_use());
+  return gate_->Serve(*context, "WorkerService.Heartbeat", [&](const Caller& caller) {
+    absl::Status s = registry_->Heartbeat(CallerOf(*request, caller), request->draining(),
+                                          request->slots_in_use());
     response->set_heartbeat_interval_ms(HeartbeatIntervalMs());
     if (s.ok() && scheduler_ != nullptr) {
       std::vector<std::string> held(request->lease_ids().begin(), request->lease_ids().end());
@@ -102,17 +108,17 @@ grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context,
 grpc::Status WorkerServiceImpl::Leave(grpc::ServerContext* context,
                                       const farm::v1::LeaveRequest* request,
                                       farm::v1::LeaveResponse*) {
-  return gate_->Serve(*context, "WorkerService.Leave",
-                      [&] { return registry_->Leave(request->name(), request->session_id()); });
+  return gate_->Serve(*context, "WorkerService.Leave", [&](const Caller& caller) {
+    return registry_->Leave(CallerOf(*request, caller));
+  });
 }
 
 grpc::Status WorkerServiceImpl::LeaseActions(grpc::ServerContext* context,
                                              const farm::v1::LeaseActionsRequest* request,
                                              farm::v1::LeaseActionsResponse* response) {
-  return gate_->Serve(*context, "WorkerService.LeaseActions", [&] {
+  return gate_->Serve(*context, "WorkerService.LeaseActions", [&](const Caller& caller) {
     if (scheduler_ == nullptr) return absl::UnimplementedError("this coordinator runs no actions");
-    FARM_ASSIGN_OR_RETURN(auto caps,
-                          registry_->SessionCapabilities(request->name(), request->session_id()));
+    FARM_ASSIGN_OR_RETURN(auto caps, registry_->SessionCapabilities(CallerOf(*request, caller)));
     // Long-poll, but never past the client's deadline.
     absl::Duration wait = std::min(absl::Milliseconds(request->wait_ms()), absl::Seconds(30));
     const absl::Duration client_left =
@@ -142,11 +148,10 @@ grpc::Status WorkerServiceImpl::LeaseActions(grpc::ServerContext* context,
 grpc::Status WorkerServiceImpl::CompleteActions(grpc::ServerContext* context,
                                                 const farm::v1::CompleteActionsRequest* request,
                                                 farm::v1::CompleteActionsResponse* response) {
-  return gate_->Serve(*context, "WorkerService.CompleteActions", [&] {
+  return gate_->Serve(*context, "WorkerService.CompleteActions", [&](const Caller& caller) {
     if (scheduler_ == nullptr) return absl::UnimplementedError("this coordinator runs no actions");
-    // The session check proves the caller is a live worker; lease ids fence the results.
-    FARM_RETURN_IF_ERROR(
-        registry_->SessionCapabilities(request->name(), request->session_id()).status());
+    // The token and session prove the caller is this live worker; lease ids fence the results.
+    FARM_RETURN_IF_ERROR(registry_->SessionCapabilities(CallerOf(*request, caller)).status());
     std::vector<farm::v1::Completion> completions(request->completions().begin(),
                                                   request->completions().end());
     FARM_ASSIGN_OR_RETURN(auto rejected, scheduler_->Complete(request->name(), completions));

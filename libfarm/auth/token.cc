@@ -48,12 +48,14 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
-absl::StatusOr<std::string> GenerateToken() {
-  unsigned char raw[kTokenBytes];
-  if (getrandom(raw, sizeof(raw), 0) != static_cast<ssize_t>(sizeof(raw))) {
+absl::StatusOr<std::string> GenerateToken() { return RandomHex(kTokenBytes); }
+
+absl::StatusOr<std::string> RandomHex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  if (getrandom(raw.data(), raw.size(), 0) != static_cast<ssize_t>(raw.size())) {
     return absl::InternalError(absl::StrCat("getrandom failed: ", std::strerror(errno)));
   }
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(raw), sizeof(raw)));
+  return absl::BytesToHexString(raw);
 }
 
 std::string TokenDigest(absl::string_view token) {

@@ -18,6 +18,9 @@ absl::StatusOr<std::string> CreateTokenFile(const std::string& path);
 // A fresh random token (64 hex characters).
 absl::StatusOr<std::string> GenerateToken();
 
+// `bytes` bytes from the kernel's random source, as hex: for secrets (tokens, session ids).
+absl::StatusOr<std::string> RandomHex(size_t bytes);
+
 // What is stored instead of a token: its SHA-256, hex. Tokens are random, so no salt.
 std::string TokenDigest(absl::string_view token);
 

@@ -1,15 +1,23 @@
 // Roles and tokens (issue 15 item 4), against a real coordinator and workers: tokens made,
 // listed and revoked by farmctl without a restart; each role refused what it may not do; a
-// worker name bound to the token that registered it; tokens stored only as hashes.
+// worker name bound to the token that registered it, on every call (issue 24); tokens stored
+// only as hashes.
 // (A wheel build's own token is in submit_test: AWheelBuildsTokenActsForThatBuild...)
 #include <filesystem>
+
+#include <httplib.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "farm/v1/worker_service.grpc.pb.h"
+#include "libfarm/actions/action_client.h"
 #include "libfarm/auth/token.h"
+#include "libfarm/net/address.h"
+#include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/token_auth.h"
 #include "tests/support/farm_processes.h"
 
 namespace farm::testing {
@@ -170,6 +178,78 @@ TEST_F(RolesTest, AWorkerNameIsBoundToTheTokenThatRegisteredItFirst) {
   ASSERT_TRUE(StartWorker("w1", "grace-2", "home-3"));
   EXPECT_TRUE(WaitFor([&] { return WorkerState("w1") == "online"; }, absl::Seconds(20)))
       << ReadFile(workers_.back().log_path());
+}
+
+// Issue 24, hole 6: with a worker token of its own, and a worker's name and the session that
+// ListWorkers and the token-less loopback /api/v1/workers used to show, anyone drained that
+// worker, leased its work and forced it offline (a repeated Leave failed its action).
+TEST_F(RolesTest, AnotherWorkerTokenCannotActForAWorker) {
+  MakeToken("worker", "grace-1");
+  MakeToken("worker", "grace-2");
+  ASSERT_TRUE(StartWorker("w1", "grace-1", "home-1"));
+  ASSERT_TRUE(WaitFor([&] { return WorkerState("w1") == "online"; }, absl::Seconds(20)));
+
+  // The fleet as a reader sees it, and as anyone on this host sees it without a token.
+  for (const auto& w : ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file())) {
+    EXPECT_FALSE(w.contains("session_id")) << "farmctl workers --json";
+  }
+  auto hp = ParseHostPort(coordinator_->http_address());
+  ASSERT_TRUE(hp.ok()) << hp.status();
+  httplib::Client http(hp->host, hp->port);
+  auto listed = http.Get("/api/v1/workers");
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->status, 200) << listed->body;
+  nlohmann::json fleet = nlohmann::json::parse(listed->body, nullptr, false);
+  ASSERT_TRUE(fleet.is_object()) << listed->body;
+  ASSERT_EQ(fleet.value("workers", nlohmann::json::array()).size(), 1u);
+  const nlohmann::json& w1 = fleet["workers"][0];
+  EXPECT_EQ(w1.value("name", ""), "w1");
+  EXPECT_FALSE(w1.contains("session_id")) << "/api/v1/workers";
+  const std::string session = w1.value("session_id", "unknown");
+
+  // grace-2 acts as w1, with w1's session where a listing gave it away.
+  auto stub = farm::v1::WorkerService::NewStub(DialCoordinator(coordinator_->grpc_address()));
+  const std::string other = *ReadTokenFile(TokenFile("grace-2"));
+  auto refused = [&](auto method, auto request, auto response, const char* call) {
+    request.set_name("w1");
+    request.set_session_id(session);
+    grpc::ClientContext ctx;
+    AttachToken(ctx, other);
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    const grpc::Status s = ((*stub).*method)(&ctx, request, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+        << call << ": " << s.error_message();
+    EXPECT_THAT(s.error_message(), HasSubstr("worker name 'w1' is bound to token")) << call;
+  };
+  farm::v1::HeartbeatRequest drain;
+  drain.set_draining(true);
+  refused(&farm::v1::WorkerService::Stub::Heartbeat, drain, farm::v1::HeartbeatResponse(),
+          "Heartbeat");
+  farm::v1::LeaseActionsRequest lease;
+  lease.set_free_slots(1);
+  refused(&farm::v1::WorkerService::Stub::LeaseActions, lease, farm::v1::LeaseActionsResponse(),
+          "LeaseActions");
+  refused(&farm::v1::WorkerService::Stub::CompleteActions, farm::v1::CompleteActionsRequest(),
+          farm::v1::CompleteActionsResponse(), "CompleteActions");
+  for (int i = 0; i < 3; ++i) {
+    refused(&farm::v1::WorkerService::Stub::Leave, farm::v1::LeaveRequest(),
+            farm::v1::LeaveResponse(), "Leave");
+  }
+
+  // w1 is still online and runs the farm's work.
+  EXPECT_EQ(WorkerState("w1"), "online");
+  auto actions = ActionClient::Connect(coordinator_->grpc_address(),
+                                       *ReadTokenFile(coordinator_->token_file()));
+  farm::v1::Action a;
+  a.add_argv("/bin/true");
+  a.set_build_id("after-the-attempt");
+  auto submitted = actions->Execute({a});
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  auto done = actions->WaitAll({submitted->front().action_id()}, absl::Seconds(60));
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->front().state(), farm::v1::ACTION_STATE_COMPLETED) << done->front().DebugString();
+  EXPECT_EQ(done->front().result().worker(), "w1");
+  EXPECT_EQ(WorkerState("w1"), "online");
 }
 
 }  // namespace
