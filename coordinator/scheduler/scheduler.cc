@@ -12,6 +12,7 @@
 #include "coordinator/scheduler/action_key.h"
 #include "coordinator/scheduler/requirements.h"
 #include "libfarm/actions/action_client.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/status/status_macros.h"
 #include "libfarm/time/proto_time.h"
@@ -34,13 +35,25 @@ std::vector<farm::v1::Digest> InputDigests(const farm::v1::Action& action) {
   return out;
 }
 
-std::vector<farm::v1::Digest> ResultDigests(const farm::v1::ActionResult& result) {
-  std::vector<farm::v1::Digest> out;
-  for (const auto& o : result.outputs()) out.push_back(o.digest());
-  for (const auto* d : {&result.stdout_digest(), &result.stderr_digest()}) {
-    if (!d->hash().empty()) out.push_back(*d);
+// The first blob `result` names that the CAS lacks, for a message ("output 2 of 3
+// (HASH/SIZE)"); "" when the CAS holds them all.
+std::string MissingResultBlob(const farm::v1::ActionResult& result, BlobIndex& blobs) {
+  auto describe = [](absl::string_view what, const farm::v1::Digest& d) {
+    // The digest is the worker's word: shown only when it is one.
+    return absl::StrCat(
+        what, " (", ValidateHash(d.hash()).ok() ? DigestToString(d) : "a malformed digest", ")");
+  };
+  for (int i = 0; i < result.outputs_size(); ++i) {
+    const farm::v1::Digest& d = result.outputs(i).digest();
+    if (!blobs.Contains(d)) {
+      return describe(absl::StrCat("output ", i + 1, " of ", result.outputs_size()), d);
+    }
   }
-  return out;
+  for (const auto& [what, d] : {std::pair{"stdout", &result.stdout_digest()},
+                                std::pair{"stderr", &result.stderr_digest()}}) {
+    if (!d->hash().empty() && !blobs.Contains(*d)) return describe(what, *d);
+  }
+  return "";
 }
 
 }  // namespace
@@ -235,9 +248,7 @@ std::optional<farm::v1::ActionResult> Scheduler::CachedResult(const std::string&
   farm::v1::ActionResult result;
   if (!store_->Get(Table::kActionCache, key, &result).ok()) return std::nullopt;
   // A hit is only as good as its blobs: an evicted output means run again.
-  for (const auto& d : ResultDigests(result)) {
-    if (!blobs_->Contains(d)) return std::nullopt;
-  }
+  if (!MissingResultBlob(result, *blobs_).empty()) return std::nullopt;
   result.set_cache_hit(true);
   return result;
 }
@@ -596,6 +607,14 @@ absl::StatusOr<std::vector<farm::v1::Lease>> Scheduler::Lease(
 
 absl::StatusOr<std::vector<std::string>> Scheduler::Complete(
     const std::string& worker, const std::vector<farm::v1::Completion>& completions) {
+  // A result is the worker's word: every blob it names must be in the CAS before the action
+  // counts as done and the result enters the action cache, or clients would be handed
+  // outputs nobody can download (or that someone uploads later).
+  std::vector<std::string> missing;
+  missing.reserve(completions.size());
+  for (const auto& c : completions) {
+    missing.push_back(c.infra_error().empty() ? MissingResultBlob(c.result(), *blobs_) : "");
+  }
   absl::MutexLock lock(&mu_);
   EvictFinished(clock_());
   StateBatch batch;
@@ -604,7 +623,8 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Complete(
   Histogram* durations =
       metrics_->GetHistogram("farm_action_duration_seconds", "Wall time of actions run on workers.",
                              {0.01, 0.1, 0.5, 1, 5, 15, 60, 300, 1800, 7200});
-  for (const auto& c : completions) {
+  for (size_t i = 0; i < completions.size(); ++i) {
+    const farm::v1::Completion& c = completions[i];
     auto lease = action_by_lease_.find(c.lease_id());
     if (lease == action_by_lease_.end()) {
       rejected.push_back(c.lease_id());
@@ -619,6 +639,13 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Complete(
     auto& status = *e.record.mutable_status();
     if (!c.infra_error().empty()) {
       Requeue(e, absl::StrCat("worker ", worker, " could not run it: ", c.infra_error()));
+    } else if (!missing[i].empty()) {
+      const std::string reason = absl::StrCat("worker ", worker, " reported ", missing[i],
+                                              ", which is not in the CAS (never uploaded)");
+      ComponentLogger("coordinator")
+          ->warn("action {}: result refused: {}; the attempt counts as failed and is retried",
+                 e.record.status().action_id(), reason);
+      Requeue(e, reason);
     } else {
       *status.mutable_result() = c.result();
       status.mutable_result()->set_worker(worker);

@@ -245,5 +245,33 @@ TEST_F(WorkerServiceTest, AnotherWorkerTokenCannotActForAWorkerEvenWithItsSessio
   EXPECT_EQ(ActionNow(action).state(), farm::v1::ACTION_STATE_COMPLETED);
 }
 
+// Issue 24: a result naming an output that was never uploaded does not complete the action
+// (nor enter the action cache); the attempt fails and the action is retried.
+TEST_F(WorkerServiceTest, AResultNamingABlobThatWasNeverUploadedIsRefused) {
+  const std::string a = WorkerToken("grace-a");
+  farm::v1::RegisterResponse registered;
+  ASSERT_TRUE(Register("w1", a, {}, &registered).ok());
+  const std::string action = Submit().action_id();
+  auto leases = Lease(a, registered.session_id());
+  ASSERT_EQ(leases.size(), 1u);
+  farm::v1::CompleteActionsResponse resp;
+  ASSERT_TRUE(
+      Call(&farm::v1::WorkerService::Stub::CompleteActions, a,
+           Completion(registered.session_id(), leases[0], DigestOfBytes("bytes nobody uploaded")),
+           &resp)
+          .ok());
+  farm::v1::ActionStatus status = ActionNow(action);
+  EXPECT_EQ(status.state(), farm::v1::ACTION_STATE_QUEUED) << status.DebugString();
+  EXPECT_THAT(status.error(),
+              HasSubstr(absl::StrCat("worker w1 reported output 1 of 1 (",
+                                     DigestToString(DigestOfBytes("bytes nobody uploaded")),
+                                     "), which is not in the CAS (never uploaded)")));
+  EXPECT_EQ(status.attempts(), 1u);
+  // Nothing entered the action cache.
+  farm::v1::ActionResult cached;
+  EXPECT_EQ(store_->Get(Table::kActionCache, status.action_key(), &cached).code(),
+            absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace farm::coordinator
