@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include <grpcpp/resource_quota.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
@@ -165,6 +166,13 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   builder.AddListeningPort(options.listen, GrpcCredentials(tls), &bound_port);
   // gRPC sets SO_REUSEPORT by default, which would let two coordinators share a port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Each call in progress holds a thread of the synchronous server, and gRPC adds threads
+  // without bound: the quota caps them, and a call that finds none free is answered
+  // RESOURCE_EXHAUSTED ("Server Threadpool Exhausted") without running. One more thread
+  // than calls, since one always waits for the next call.
+  grpc::ResourceQuota grpc_quota("farm-coordinator-grpc");
+  grpc_quota.SetMaxThreads(options.grpc_max_calls + 1);
+  builder.SetResourceQuota(grpc_quota);
   builder.RegisterService(c->worker_service_.get());
   builder.RegisterService(c->farm_service_.get());
   builder.RegisterService(c->action_service_.get());

@@ -62,6 +62,10 @@ struct CoordinatorOptions {
   uint64_t index_max_upload_bytes = uint64_t{2} << 30;
   // Request size, time and connection limits of the HTTP port; --http-allow-host names.
   HttpLimits http_limits;
+  // --grpc-max-calls: gRPC calls served at once, long polls (Wait, LeaseActions) and streams
+  // (CAS, logs) included; each holds a thread while it runs. A call beyond them is answered
+  // RESOURCE_EXHAUSTED at once, which workers retry.
+  int grpc_max_calls = 4096;
   // --tls-cert/--tls-key: TLS on the gRPC and HTTP ports; --tls-client-ca: gRPC clients
   // (workers, farmctl, farm-nvcc) must also show a certificate from this CA. Empty: plain.
   ServerTlsFiles tls;

@@ -153,6 +153,11 @@ int main(int argc, char** argv) {
                  "open HTTP connections one client address may hold; more are answered 503")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  app.add_option("--grpc-max-calls", options.grpc_max_calls,
+                 "gRPC calls served at once, long polls and streams included; more are "
+                 "answered RESOURCE_EXHAUSTED at once")
+      ->capture_default_str()
+      ->check(CLI::Range(4, 1 << 20));
   app.add_option("--ready-file", ready_file,
                  "write {pid, grpc, http, token_file} as JSON here once serving");
   app.add_option("--tls-cert", options.tls.cert_file,

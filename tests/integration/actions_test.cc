@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,9 +14,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "farm/v1/actions.grpc.pb.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/cas/cas_client.h"
+#include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/token_auth.h"
 #include "tests/support/farm_processes.h"
 
 namespace farm::testing {
@@ -292,6 +297,95 @@ TEST(DeviceCpuArchsTest, ActionsNamingNoCpuArchGoOnlyToTheListedArchs) {
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_EQ(done->front().state(), farm::v1::ACTION_STATE_COMPLETED) << done->front().DebugString();
   EXPECT_EQ(done->front().result().stdout_tail(), "portable\n");
+  w->Stop();
+  c->Stop();
+}
+
+// Issue 24: the gRPC server took any number of calls at once, each holding a thread. Under
+// --grpc-max-calls the farm's own traffic (the worker's long polls and heartbeats, CAS
+// streams, a client's Wait) goes on; a client holding more calls than the cap has the
+// extra ones refused at once, and serving goes on afterwards.
+TEST(GrpcCallCapTest, CallsBeyondTheCapAreRefusedAtOnceAndTheFarmGoesOn) {
+  constexpr int kCap = 6;
+  TempDir dir("grpc-cap");
+  auto c = CoordinatorProcess::Start(dir / "data", {"--grpc-max-calls", absl::StrCat(kCap)});
+  ASSERT_TRUE(c.ok()) << c.status();
+  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "w1", dir.path().string(),
+                                {"--slots", "1", "--cuda-path", "none"});
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "w1") == "online";
+      },
+      absl::Seconds(30)));
+  const std::string token = *ReadTokenFile(c->token_file());
+  auto actions = ActionClient::Connect(c->grpc_address(), token);
+  auto cas = CasClient::Connect(c->grpc_address(), token);
+  auto run = [&](const std::string& script, const farm::v1::Digest* input) {
+    farm::v1::Action a;
+    a.add_argv("/bin/sh");
+    a.add_argv("-c");
+    a.add_argv(script);
+    (*a.mutable_env())["PATH"] = "/usr/bin:/bin";
+    a.add_output_paths("out.txt");
+    if (input != nullptr) {
+      auto* in = a.add_inputs();
+      in->set_path("in.txt");
+      *in->mutable_digest() = *input;
+    }
+    auto submitted = actions->Execute({a});
+    EXPECT_TRUE(submitted.ok()) << submitted.status();
+    if (!submitted.ok()) return farm::v1::ActionStatus();
+    auto done = actions->WaitAll({submitted->front().action_id()}, absl::Seconds(60));
+    EXPECT_TRUE(done.ok()) << done.status();
+    return done.ok() ? done->front() : farm::v1::ActionStatus();
+  };
+  auto input = cas->UploadBytes("under the cap\n");
+  ASSERT_TRUE(input.ok()) << input.status();
+  farm::v1::ActionStatus first = run("tr a-z A-Z < in.txt > out.txt", &*input);
+  ASSERT_EQ(first.state(), farm::v1::ACTION_STATE_COMPLETED) << first.DebugString();
+  ASSERT_EQ(first.result().outputs_size(), 1);
+  EXPECT_EQ(*cas->DownloadBytes(first.result().outputs(0).digest(), 1 << 20), "UNDER THE CAP\n");
+
+  // Twice the cap of Waits at once on an action no worker can run.
+  farm::v1::Action stuck;
+  stuck.add_argv("/bin/true");
+  stuck.mutable_requirements()->set_cuda_version("99.0");
+  stuck.set_wait_for_worker(true);
+  auto queued = actions->Execute({stuck});
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  auto stub = farm::v1::ActionService::NewStub(DialCoordinator(c->grpc_address()));
+  std::atomic<int> refused = 0, served = 0, slow_refusals = 0;
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < 2 * kCap; ++i) {
+    waiters.emplace_back([&] {
+      grpc::ClientContext ctx;
+      AttachToken(ctx, token);
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+      farm::v1::WaitRequest req;
+      req.add_action_ids(queued->front().action_id());
+      req.set_timeout_ms(4000);
+      farm::v1::WaitResponse resp;
+      const absl::Time start = absl::Now();
+      const grpc::Status s = stub->Wait(&ctx, req, &resp);
+      if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        ++refused;
+        if (absl::Now() - start > absl::Seconds(2)) ++slow_refusals;
+      } else if (s.ok()) {
+        ++served;
+      }
+    });
+  }
+  for (auto& t : waiters) t.join();
+  EXPECT_GT(refused.load(), 0);
+  EXPECT_GT(served.load(), 0);
+  EXPECT_LT(served.load(), kCap + 1);
+  EXPECT_EQ(slow_refusals.load(), 0);
+
+  // The worker outlasted it: it is online and runs the next action.
+  farm::v1::ActionStatus after = run("echo after > out.txt", nullptr);
+  EXPECT_EQ(after.state(), farm::v1::ACTION_STATE_COMPLETED) << after.DebugString();
+  EXPECT_EQ(StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "w1"), "online");
   w->Stop();
   c->Stop();
 }
