@@ -138,8 +138,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   c->worker_service_ = std::make_unique<WorkerServiceImpl>(c->rpc_gate_.get(), c->registry_.get(),
                                                            c->scheduler_.get(), c->tokens_.get());
   c->compile_results_ = std::make_unique<CompileResultTable>(c->store_.get(), c->blob_store_.get());
-  c->action_service_ = std::make_unique<ActionServiceImpl>(c->rpc_gate_.get(), c->scheduler_.get(),
-                                                           c->compile_results_.get());
+  c->action_service_ = std::make_unique<ActionServiceImpl>(
+      c->rpc_gate_.get(), c->scheduler_.get(), c->compile_results_.get(), c->builds_.get());
   c->farm_service_ =
       std::make_unique<FarmServiceImpl>(c->rpc_gate_.get(), c->registry_.get(), &c->identity_);
   c->cas_service_ =

@@ -353,6 +353,7 @@ absl::StatusOr<Build> BuildRegistry::CreateWheelBuild(const WheelBuildSpec& spec
   b.set_version(spec.version);
   for (const auto& a : spec.archs) b.add_archs(a);
   *b.mutable_plan() = spec.plan;
+  *b.mutable_submitted_by() = spec.submitted_by;
   b.set_state(farm::v1::BUILD_STATE_QUEUED);
   *b.mutable_submitted_at() = ToProtoTime(clock_());
   absl::MutexLock write(&write_mu_);

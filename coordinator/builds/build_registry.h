@@ -51,9 +51,10 @@ namespace farm::coordinator {
 struct WheelBuildSpec {
   std::string package;
   std::string version;
-  std::vector<std::string> archs;  // "sm_90", ...
-  std::string id;                  // empty: "<package>-<version>-<random>"
-  farm::v1::BuildPlan plan;        // what `farmctl submit` planned
+  std::vector<std::string> archs;    // "sm_90", ...
+  std::string id;                    // empty: "<package>-<version>-<random>"
+  farm::v1::BuildPlan plan;          // what `farmctl submit` planned
+  farm::v1::Submitter submitted_by;  // who asked for it
 };
 
 class BuildRegistry final : public ActionObserver {

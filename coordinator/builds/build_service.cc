@@ -1,6 +1,7 @@
 #include "coordinator/builds/build_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "libfarm/auth/role.h"
 #include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/status_macros.h"
 
@@ -102,9 +103,12 @@ grpc::Status BuildServiceImpl::AppendBuildLog(grpc::ServerContext* context,
 grpc::Status BuildServiceImpl::SubmitBuild(grpc::ServerContext* context,
                                            const farm::v1::SubmitBuildRequest* request,
                                            farm::v1::SubmitBuildResponse* response) {
-  return gate_->Serve(*context, "BuildService.SubmitBuild", [&] {
+  return gate_->Serve(*context, "BuildService.SubmitBuild", [&](const Caller& caller) {
     FARM_RETURN_IF_ERROR(CheckSubmitBuildRequest(*request));
-    FARM_ASSIGN_OR_RETURN(*response, submitter_->Submit(*request));
+    farm::v1::Submitter submitted_by;
+    submitted_by.set_token_id(caller.token_id);
+    submitted_by.set_role(RoleName(caller.role));
+    FARM_ASSIGN_OR_RETURN(*response, submitter_->Submit(*request, submitted_by));
     return absl::OkStatus();
   });
 }

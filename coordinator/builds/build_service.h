@@ -13,8 +13,9 @@ namespace farm::coordinator {
 class WheelSubmitter {
  public:
   virtual ~WheelSubmitter() = default;
+  // `submitted_by`: the caller, kept with the build (Build.submitted_by).
   virtual absl::StatusOr<farm::v1::SubmitBuildResponse> Submit(
-      const farm::v1::SubmitBuildRequest& request) = 0;
+      const farm::v1::SubmitBuildRequest& request, const farm::v1::Submitter& submitted_by) = 0;
   virtual absl::StatusOr<farm::v1::Build> Cancel(const std::string& build_id) = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "coordinator/compile_cache/compile_result_table.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/digest/digest.h"
@@ -20,25 +22,41 @@ bool IsHexSha256(const std::string& text) {
   return true;
 }
 
+// The stored key: the key is 64 characters, so no two (scope, key) pairs share one.
+std::string StoredKey(const std::string& scope, const std::string& key) {
+  return absl::StrCat(scope, "/", key);
+}
+
 }  // namespace
 
-absl::StatusOr<farm::v1::CompileResult> CompileResultTable::Get(const std::string& key) {
+absl::StatusOr<farm::v1::CompileResult> CompileResultTable::Get(
+    const std::vector<std::string>& scopes, const std::string& key) {
   if (!IsHexSha256(key)) {
     return absl::InvalidArgumentError("a compile cache key is 64 lowercase hex digits");
   }
-  farm::v1::CompileResult result;
-  FARM_RETURN_IF_ERROR(store_->Get(Table::kCompileCache, key, &result));
-  for (const auto& out : result.outputs()) {
-    if (!blobs_->Contains(out.digest())) {
-      return absl::NotFoundError(absl::StrCat("compile cache entry ", key, ": output '", out.path(),
-                                              "' was evicted from the CAS"));
-    }
+  absl::Status missing = absl::NotFoundError(absl::StrCat("no compile cache entry ", key));
+  for (const std::string& scope : scopes) {
+    farm::v1::CompileResult result;
+    absl::Status got = store_->Get(Table::kCompileCache, StoredKey(scope, key), &result);
+    if (absl::IsNotFound(got)) continue;
+    FARM_RETURN_IF_ERROR(got);
+    const auto evicted =
+        std::find_if(result.outputs().begin(), result.outputs().end(),
+                     [&](const auto& out) { return !blobs_->Contains(out.digest()); });
+    if (evicted == result.outputs().end()) return result;
+    missing = absl::NotFoundError(absl::StrCat("compile cache entry ", key, ": output '",
+                                               evicted->path(), "' was evicted from the CAS"));
   }
-  return result;
+  return missing;
 }
 
-absl::Status CompileResultTable::Put(const std::string& key,
+absl::Status CompileResultTable::Put(const std::string& scope, const std::string& key,
                                      const farm::v1::CompileResult& result) {
+  if (scope.empty()) {
+    return absl::InvalidArgumentError(
+        "this caller writes no compile cache entries. Fix: a farm build's farm-nvcc or an "
+        "admin writes them");
+  }
   if (!IsHexSha256(key)) {
     return absl::InvalidArgumentError("a compile cache key is 64 lowercase hex digits");
   }
@@ -66,7 +84,7 @@ absl::Status CompileResultTable::Put(const std::string& key,
           absl::StrCat("output '", out.path(), "' is not in the CAS. Fix: upload it first"));
     }
   }
-  return store_->Put(Table::kCompileCache, key, result);
+  return store_->Put(Table::kCompileCache, StoredKey(scope, key), result);
 }
 
 }  // namespace farm::coordinator

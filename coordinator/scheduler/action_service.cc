@@ -1,6 +1,7 @@
 #include "coordinator/scheduler/action_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/compile_cache/compile_cache_scope.h"
 #include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
@@ -12,8 +13,16 @@ constexpr absl::Duration kMaxWait = absl::Minutes(5);
 }  // namespace
 
 ActionServiceImpl::ActionServiceImpl(const RpcGate* gate, Scheduler* scheduler,
-                                     CompileResultTable* compile_results)
-    : gate_(gate), scheduler_(scheduler), compile_results_(compile_results) {}
+                                     CompileResultTable* compile_results,
+                                     const BuildRegistry* builds)
+    : gate_(gate), scheduler_(scheduler), compile_results_(compile_results), builds_(builds) {}
+
+absl::Status ActionServiceImpl::CheckActionScope(const Caller& caller,
+                                                 const std::string& id) const {
+  if (caller.role != Role::kBuild) return absl::OkStatus();
+  FARM_ASSIGN_OR_RETURN(auto action, scheduler_->Get(id));
+  return CheckBuildScope(caller, action.build_id());
+}
 
 grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
                                         const farm::v1::ExecuteRequest* request,
@@ -42,7 +51,11 @@ grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
 grpc::Status ActionServiceImpl::Wait(grpc::ServerContext* context,
                                      const farm::v1::WaitRequest* request,
                                      farm::v1::WaitResponse* response) {
-  return gate_->Serve(*context, "ActionService.Wait", [&] {
+  return gate_->Serve(*context, "ActionService.Wait", [&](const Caller& caller) {
+    // A build token waits only for its own build's actions (and so learns no other's outputs).
+    for (const std::string& id : request->action_ids()) {
+      FARM_RETURN_IF_ERROR(CheckActionScope(caller, id));
+    }
     const absl::Duration wait = std::min(kMaxWait, absl::Milliseconds(request->timeout_ms()));
     std::vector<std::string> ids(request->action_ids().begin(), request->action_ids().end());
     FARM_ASSIGN_OR_RETURN(auto statuses, scheduler_->Wait(ids, wait));
@@ -54,7 +67,8 @@ grpc::Status ActionServiceImpl::Wait(grpc::ServerContext* context,
 grpc::Status ActionServiceImpl::Get(grpc::ServerContext* context,
                                     const farm::v1::GetActionRequest* request,
                                     farm::v1::ActionStatus* response) {
-  return gate_->Serve(*context, "ActionService.Get", [&] {
+  return gate_->Serve(*context, "ActionService.Get", [&](const Caller& caller) {
+    FARM_RETURN_IF_ERROR(CheckActionScope(caller, request->action_id()));
     FARM_ASSIGN_OR_RETURN(*response, scheduler_->Get(request->action_id()));
     return absl::OkStatus();
   });
@@ -64,10 +78,7 @@ grpc::Status ActionServiceImpl::Cancel(grpc::ServerContext* context,
                                        const farm::v1::CancelActionRequest* request,
                                        farm::v1::ActionStatus* response) {
   return gate_->Serve(*context, "ActionService.Cancel", [&](const Caller& caller) {
-    if (caller.role == Role::kBuild) {
-      FARM_ASSIGN_OR_RETURN(auto action, scheduler_->Get(request->action_id()));
-      FARM_RETURN_IF_ERROR(CheckBuildScope(caller, action.build_id()));
-    }
+    FARM_RETURN_IF_ERROR(CheckActionScope(caller, request->action_id()));
     FARM_ASSIGN_OR_RETURN(*response, scheduler_->Cancel(request->action_id()));
     return absl::OkStatus();
   });
@@ -76,8 +87,9 @@ grpc::Status ActionServiceImpl::Cancel(grpc::ServerContext* context,
 grpc::Status ActionServiceImpl::GetCompileResult(grpc::ServerContext* context,
                                                  const farm::v1::GetCompileResultRequest* request,
                                                  farm::v1::CompileResult* response) {
-  return gate_->Serve(*context, "ActionService.GetCompileResult", [&] {
-    FARM_ASSIGN_OR_RETURN(*response, compile_results_->Get(request->key()));
+  return gate_->Serve(*context, "ActionService.GetCompileResult", [&](const Caller& caller) {
+    FARM_ASSIGN_OR_RETURN(const CompileCacheScopes scopes, CompileCacheScopesOf(caller, *builds_));
+    FARM_ASSIGN_OR_RETURN(*response, compile_results_->Get(scopes.read, request->key()));
     return absl::OkStatus();
   });
 }
@@ -85,8 +97,10 @@ grpc::Status ActionServiceImpl::GetCompileResult(grpc::ServerContext* context,
 grpc::Status ActionServiceImpl::PutCompileResult(grpc::ServerContext* context,
                                                  const farm::v1::PutCompileResultRequest* request,
                                                  farm::v1::PutCompileResultResponse*) {
-  return gate_->Serve(*context, "ActionService.PutCompileResult",
-                      [&] { return compile_results_->Put(request->key(), request->result()); });
+  return gate_->Serve(*context, "ActionService.PutCompileResult", [&](const Caller& caller) {
+    FARM_ASSIGN_OR_RETURN(const CompileCacheScopes scopes, CompileCacheScopesOf(caller, *builds_));
+    return compile_results_->Put(scopes.write, request->key(), request->result());
+  });
 }
 
 }  // namespace farm::coordinator

@@ -1,6 +1,7 @@
 // farm.v1.ActionService: clients (farm-nvcc, builds) run actions on the farm.
 #pragma once
 
+#include "coordinator/builds/build_registry.h"
 #include "coordinator/compile_cache/compile_result_table.h"
 #include "coordinator/rpc_gate.h"
 #include "coordinator/scheduler/scheduler.h"
@@ -10,7 +11,9 @@ namespace farm::coordinator {
 
 class ActionServiceImpl final : public farm::v1::ActionService::Service {
  public:
-  ActionServiceImpl(const RpcGate* gate, Scheduler* scheduler, CompileResultTable* compile_results);
+  // `builds` says whose build a build token's is, which scopes its compile cache entries.
+  ActionServiceImpl(const RpcGate* gate, Scheduler* scheduler, CompileResultTable* compile_results,
+                    const BuildRegistry* builds);
 
   grpc::Status Execute(grpc::ServerContext* context, const farm::v1::ExecuteRequest* request,
                        farm::v1::ExecuteResponse* response) override;
@@ -28,9 +31,13 @@ class ActionServiceImpl final : public farm::v1::ActionService::Service {
                                 farm::v1::PutCompileResultResponse* response) override;
 
  private:
+  // OK unless `caller` holds a build token and action `id` belongs to another build.
+  absl::Status CheckActionScope(const Caller& caller, const std::string& id) const;
+
   const RpcGate* gate_;
   Scheduler* scheduler_;
   CompileResultTable* compile_results_;
+  const BuildRegistry* builds_;
 };
 
 }  // namespace farm::coordinator

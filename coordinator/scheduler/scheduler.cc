@@ -56,6 +56,14 @@ std::string MissingResultBlob(const farm::v1::ActionResult& result, BlobIndex& b
   return "";
 }
 
+// Where an in-flight action is found to be joined: by its build and key, so a caller joins
+// only its own build's action and never gets another build's action id (which a build token
+// may not read); across builds the action cache answers once the first one is done. The key
+// has a fixed length, so no two pairs run together.
+std::string InflightKey(absl::string_view action_key, absl::string_view build_id) {
+  return absl::StrCat(action_key, build_id);
+}
+
 }  // namespace
 
 Scheduler::Scheduler(StateStore* store, BlobIndex* blobs, OnlineWorkers online_workers,
@@ -90,7 +98,7 @@ absl::Status Scheduler::Load() {
         Entry& e = it->second;
         const auto& status = e.record.status();
         const std::string build = status.build_id();
-        inflight_by_key_[status.action_key()] = key;
+        inflight_by_key_[InflightKey(status.action_key(), build)] = key;
         blobs_->Pin(key, InputDigests(e.record.action()));
         if (status.state() == farm::v1::ACTION_STATE_QUEUED) {
           e.expected = history_.Expect(e.record.action());
@@ -324,7 +332,8 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
   for (size_t i = 0; i < actions.size(); ++i) {
     const farm::v1::Action& action = actions[i];
     if (!cached[i] && !action.skip_cache()) {
-      if (auto it = inflight_by_key_.find(keys[i]); it != inflight_by_key_.end()) {
+      if (auto it = inflight_by_key_.find(InflightKey(keys[i], action.build_id()));
+          it != inflight_by_key_.end()) {
         ids.push_back(it->second);  // the same action is already on its way: join it
         continue;
       }
@@ -347,7 +356,7 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
     } else {
       if (!action.skip_cache()) misses->Increment();
       status.set_state(farm::v1::ACTION_STATE_QUEUED);
-      inflight_by_key_[keys[i]] = id;
+      inflight_by_key_[InflightKey(keys[i], action.build_id())] = id;
       blobs_->Pin(id, InputDigests(action));
     }
     auto [it, inserted] = actions_.emplace(id, std::move(entry));
@@ -477,7 +486,7 @@ void Scheduler::Finish(Entry& e, ActionState state, const std::string& error) {
   if (!error.empty()) status.set_error(error);
   *status.mutable_finished_at() = ToProtoTime(clock_());
   ClearLease(e);
-  auto key = inflight_by_key_.find(status.action_key());
+  auto key = inflight_by_key_.find(InflightKey(status.action_key(), status.build_id()));
   if (key != inflight_by_key_.end() && key->second == status.action_id()) {
     inflight_by_key_.erase(key);
   }

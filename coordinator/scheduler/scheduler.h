@@ -1,5 +1,5 @@
 // The action scheduler: a durable queue of actions, leases to qualified workers, retries,
-// cancellation, in-flight deduplication and the action cache.
+// cancellation, in-flight deduplication within a build, and the action cache.
 //
 // Every transition is written to RocksDB before the caller is answered. Writes happen
 // outside the lock so concurrent calls share one sync (RocksDB group commit); an action
@@ -202,6 +202,7 @@ class Scheduler {
   // Running actions by lease deadline, for the sweep.
   std::set<std::pair<absl::Time, std::string>> lease_deadlines_ ABSL_GUARDED_BY(mu_);
   std::string last_served_build_ ABSL_GUARDED_BY(mu_);
+  // Queued and running action ids by InflightKey (their key and build).
   std::map<std::string, std::string> inflight_by_key_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> action_by_lease_ ABSL_GUARDED_BY(mu_);
   // Actions whose lease expired while a session held it; charged if that session died.

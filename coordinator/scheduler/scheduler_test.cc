@@ -297,6 +297,16 @@ TEST_F(SchedulerTest, IdenticalInFlightActionsRunOnce) {
   EXPECT_EQ(LeaseFor("w1", "s1").size(), 1u);
 }
 
+// Issue 24: a build token may read only its own build's actions, so another build is never
+// handed this one's id; it gets an action of its own.
+TEST_F(SchedulerTest, AnotherBuildNeverJoinsAnInFlightAction) {
+  auto a = Submit(Compile("sm_90", "b1"));
+  auto b = Submit(Compile("sm_90", "b2"));
+  EXPECT_NE(a.action_id(), b.action_id());
+  EXPECT_EQ(b.build_id(), "b2");
+  EXPECT_EQ(LeaseFor("w1", "s1").size(), 2u);
+}
+
 TEST_F(SchedulerTest, UnschedulableFailsFastNamingTheRequirement) {
   auto a = Compile("sm_90");
   a.mutable_requirements()->set_cuda_version("12.9");

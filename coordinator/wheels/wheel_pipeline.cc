@@ -73,7 +73,7 @@ void WheelPipeline::Stop() {
 }
 
 absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
-    const farm::v1::SubmitBuildRequest& request) {
+    const farm::v1::SubmitBuildRequest& request, const farm::v1::Submitter& submitted_by) {
   auto planned =
       PlanWheelBuild(request.recipe(), request.archs(), *recipes_, workers_->ListOnline(),
                      {.cpu_arch = request.cpu_arch(),
@@ -110,7 +110,10 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
   plan.set_source_files(static_cast<uint32_t>(inputs.size()));
   if (request.dry_run()) return response;
 
-  WheelBuildSpec spec{.package = plan.package(), .version = plan.version(), .plan = plan};
+  WheelBuildSpec spec{.package = plan.package(),
+                      .version = plan.version(),
+                      .plan = plan,
+                      .submitted_by = submitted_by};
   for (const auto& shard : plan.shards()) spec.archs.push_back(shard.name());
   auto build = builds_->CreateWheelBuild(spec);
   if (!build.ok()) return build.status();

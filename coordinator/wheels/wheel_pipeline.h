@@ -37,7 +37,8 @@ class WheelPipeline final : public WheelSubmitter {
   void Stop();
 
   absl::StatusOr<farm::v1::SubmitBuildResponse> Submit(
-      const farm::v1::SubmitBuildRequest& request) override;
+      const farm::v1::SubmitBuildRequest& request,
+      const farm::v1::Submitter& submitted_by) override;
   absl::StatusOr<farm::v1::Build> Cancel(const std::string& build_id) override;
 
  private:
