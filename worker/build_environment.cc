@@ -118,8 +118,8 @@ std::string BuildEnvironments::StepScript(const std::string& python, const std::
   return script;
 }
 
-void BuildEnvironments::Activate(const std::string& dir,
-                                 std::map<std::string, std::string>& env) const {
+void BuildEnvironments::Activate(const std::string& dir, const std::string& pip_cache,
+                                 std::map<std::string, std::string>& env) {
   std::vector<std::string> path = {dir + "/bin"};
   for (absl::string_view entry : absl::StrSplit(env["PATH"], ':', absl::SkipEmpty())) {
     // Another virtualenv's tools (the worker's own, say) must not leak into the build.
@@ -128,15 +128,28 @@ void BuildEnvironments::Activate(const std::string& dir,
   }
   if (path.size() == 1) path.insert(path.end(), {"/usr/local/bin", "/usr/bin", "/bin"});
   env["PATH"] = absl::StrJoin(path, ":");
-  ScrubPythonVariables(env);
+  ScrubPythonVariables(pip_cache, env);
   env["VIRTUAL_ENV"] = dir;
 }
 
-void BuildEnvironments::ScrubPythonVariables(std::map<std::string, std::string>& env) const {
+void BuildEnvironments::ScrubPythonVariables(const std::string& pip_cache,
+                                             std::map<std::string, std::string>& env) {
   env.erase("VIRTUAL_ENV");
   env.erase("PYTHONHOME");
   env.erase("PYTHONPATH");
-  env["PIP_CACHE_DIR"] = PipCacheDir();
+  // Also over the host's own PIP_CACHE_DIR, which every build on the host would share.
+  env["PIP_CACHE_DIR"] = pip_cache;
+}
+
+void BuildEnvironments::RemoveSharedPipCache() const {
+  const fs::path shared = fs::path(root_) / "pip-cache";
+  std::error_code ec;
+  if (!fs::exists(shared, ec)) return;
+  fs::remove_all(shared, ec);
+  if (ec) {
+    ComponentLogger("worker")->warn("cannot remove the old shared pip cache {}: {}",
+                                    shared.string(), ec.message());
+  }
 }
 
 std::vector<std::string> BuildEnvironments::LocalPipSources(
@@ -159,7 +172,6 @@ std::vector<std::string> BuildEnvironments::LocalPipSources(
 SandboxMounts BuildEnvironments::Mounts() const {
   SandboxMounts mounts;
   mounts.read_only.push_back(root_);
-  mounts.writable.push_back(PipCacheDir());
   return mounts;
 }
 
@@ -186,10 +198,12 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
       "python", request.python.version(), " (", request.python.path(), " ",
       request.python.release(), "), requirements hash ", EnvironmentContentsHash(*contents));
 
+  RemoveSharedPipCache();
+  const std::string pip_cache = PipCacheDir(key);
   std::error_code ec;
-  fs::create_directories(PipCacheDir(), ec);
+  fs::create_directories(pip_cache, ec);
   if (ec) {
-    completion.set_infra_error(absl::StrCat("cannot create ", PipCacheDir(), ": ", ec.message(),
+    completion.set_infra_error(absl::StrCat("cannot create ", pip_cache, ": ", ec.message(),
                                             ". Fix: give the worker a writable --builds-dir"));
     return completion;
   }
@@ -256,14 +270,14 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
   step.add_argv("-c");
   step.add_argv(StepScript(request.python.path(), made.string(), contents->requirements));
   std::map<std::string, std::string> env = request.env;
-  ScrubPythonVariables(env);
+  ScrubPythonVariables(pip_cache, env);
   env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1";
   step.mutable_env()->insert(env.begin(), env.end());
   step.set_timeout_seconds(lease.action().timeout_seconds());
   step.set_build_id(lease.action().build_id());
   SandboxMounts mounts = request.mounts;
   mounts.writable.push_back(base.string());
-  mounts.writable.push_back(PipCacheDir());
+  mounts.writable.push_back(pip_cache);
   completion = runner_->RunIn(lease, step, base.string(), cancel, follower, mounts);
 
   const bool ok = completion.infra_error().empty() && completion.result().exit_code() == 0 &&

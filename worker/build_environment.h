@@ -1,8 +1,15 @@
 // The Python environment a recipe builds in: a virtualenv of the recipe's python{version}
 // with its [python] requirements installed, so a build never depends on the worker's own
 // Python packages. Environments are cached on the host under <builds-dir>/.envs by a key over
-// the interpreter and the requirements, made once and reused by every later build, with pip's
-// download cache shared between them (<builds-dir>/.envs/pip-cache).
+// the interpreter and the requirements, made once and reused by every later build.
+//
+// pip's cache is never shared between different code (issue 24): pip installs a wheel it
+// finds in its cache without building or checking it, so whoever can write a cache decides
+// what a later install of that cache gets. Each environment step has a cache of its own,
+// <builds-dir>/.envs/pip-caches/<key>, which only that key's step writes (a requirement's
+// own build code runs there, and can reach only what it installs anyway); a wheel build,
+// whose code is the package's, sees every environment and cache read-only and gets a private
+// cache in its build directory (Activate).
 //
 // Making one is a build step like the others (echoed and streamed into the build log). It is
 // atomic: the virtualenv is made in a fresh directory <key>.XXXXXX and published by renaming a
@@ -69,12 +76,12 @@ class BuildEnvironments {
 
   // The environment variables a build in the environment at `dir` runs with, applied to
   // `env`: its bin first on PATH (and no other virtualenv on it), VIRTUAL_ENV set,
-  // PYTHONHOME/PYTHONPATH dropped, PIP_CACHE_DIR shared.
-  void Activate(const std::string& dir, std::map<std::string, std::string>& env) const;
+  // PYTHONHOME/PYTHONPATH dropped, PIP_CACHE_DIR the build's own `pip_cache`.
+  static void Activate(const std::string& dir, const std::string& pip_cache,
+                       std::map<std::string, std::string>& env);
 
-  // What a build using an environment sees in the sandbox: every environment read-only (a
-  // virtualenv's scripts name its real directory, the build its published link) and pip's
-  // cache writable.
+  // What a build using an environment sees in the sandbox: every environment and pip cache
+  // read-only (a virtualenv's scripts name its real directory, the build its published link).
   SandboxMounts Mounts() const;
 
   // The local package sources pip is pointed at by `env` (paths and file: URLs in
@@ -90,9 +97,14 @@ class BuildEnvironments {
                                             const std::string& pip_output);
 
  private:
-  // No other virtualenv's or Python's variables; pip's cache shared by every environment.
-  void ScrubPythonVariables(std::map<std::string, std::string>& env) const;
-  std::string PipCacheDir() const { return root_ + "/pip-cache"; }
+  // No other virtualenv's or Python's variables; PIP_CACHE_DIR is `pip_cache`.
+  static void ScrubPythonVariables(const std::string& pip_cache,
+                                   std::map<std::string, std::string>& env);
+  // The pip cache of the environment step for `key`: only it writes there.
+  std::string PipCacheDir(const std::string& key) const { return root_ + "/pip-caches/" + key; }
+  // Removes the cache every step and build shared before issue 24, which any build could
+  // have planted wheels in.
+  void RemoveSharedPipCache() const;
 
   const std::string root_;
   ActionRunner* const runner_;

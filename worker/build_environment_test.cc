@@ -79,16 +79,17 @@ TEST(BuildEnvironmentTest, ActivatePutsTheEnvironmentFirstAndDropsOtherVirtualen
   fs::remove_all(dir);
   fs::create_directories(dir / "toolsvenv" / "bin");
   std::ofstream(dir / "toolsvenv" / "pyvenv.cfg") << "home = /usr/bin\n";
-  BuildEnvironments envs((dir / "envs").string(), nullptr);
   std::map<std::string, std::string> env = {
       {"PATH", (dir / "toolsvenv" / "bin").string() + ":/usr/local/bin:/usr/bin"},
       {"PYTHONPATH", "/somewhere"},
       {"PYTHONHOME", "/elsewhere"},
-      {"VIRTUAL_ENV", (dir / "toolsvenv").string()}};
-  envs.Activate("/e/abc", env);
+      {"VIRTUAL_ENV", (dir / "toolsvenv").string()},
+      {"PIP_CACHE_DIR", "/var/cache/pip-of-the-host"}};
+  BuildEnvironments::Activate("/e/abc", "/b/demo-1.0/root/.pip-cache", env);
   EXPECT_EQ(env["PATH"], "/e/abc/bin:/usr/local/bin:/usr/bin");
   EXPECT_EQ(env["VIRTUAL_ENV"], "/e/abc");
-  EXPECT_EQ(env["PIP_CACHE_DIR"], (dir / "envs" / "pip-cache").string());
+  // The build's own pip cache, never one another build could have written.
+  EXPECT_EQ(env["PIP_CACHE_DIR"], "/b/demo-1.0/root/.pip-cache");
   EXPECT_EQ(env.count("PYTHONPATH"), 0u);
   EXPECT_EQ(env.count("PYTHONHOME"), 0u);
   fs::remove_all(dir);
@@ -159,6 +160,8 @@ class PrepareTest : public ::testing::Test {
 
 TEST_F(PrepareTest, MakesTheEnvironmentOnceAndReusesIt) {
   BuildEnvironments envs((dir_ / "envs").string(), runner_.get());
+  // The cache every build shared before issue 24, where one could plant wheels: removed.
+  fs::create_directories(dir_ / "envs" / "pip-cache" / "wheels" / "planted");
   std::string env_dir, notes;
   farm::v1::Completion c = Prepare(envs, Request({}), &env_dir, &notes);
   ASSERT_TRUE(c.infra_error().empty()) << c.infra_error();
@@ -167,6 +170,9 @@ TEST_F(PrepareTest, MakesTheEnvironmentOnceAndReusesIt) {
       PythonEnvironmentKey(python_.path(), python_.release(), std::vector<std::string>{});
   EXPECT_EQ(env_dir, (dir_ / "envs" / key).string());
   EXPECT_TRUE(fs::is_symlink(env_dir));
+  // pip's cache is this environment's own.
+  EXPECT_TRUE(fs::is_directory(dir_ / "envs" / "pip-caches" / key));
+  EXPECT_FALSE(fs::exists(dir_ / "envs" / "pip-cache"));
   EXPECT_THAT(c.result().stdout_tail(), HasSubstr("+ '/usr/bin/python3.11' '-m' 'venv'"));
   EXPECT_THAT(notes, HasSubstr("making the build environment"));
   // A real virtualenv of that interpreter, its own prefix.
@@ -198,13 +204,13 @@ TEST_F(PrepareTest, ANonexistentRequirementFailsWithPipsMessageAndLeavesNothingC
                               "the recipe's [python] requirements = "
                               "[\"wheelfarm-no-such-package-xyz==1.0\"] (/recipes/demo.toml)"));
   EXPECT_THAT(notes, HasSubstr("the environment step failed"));
-  // Only the lock and the shared pip cache remain: no environment, no half-made directory.
+  // Only the lock and pip's caches remain: no environment, no half-made directory.
   std::vector<std::string> left;
   for (const auto& e : fs::directory_iterator(dir_ / "envs")) {
     left.push_back(e.path().filename().string());
   }
   const std::string key = PythonEnvironmentKey(python_.path(), python_.release(), reqs);
-  EXPECT_THAT(left, ::testing::UnorderedElementsAre("pip-cache", key + ".lock"));
+  EXPECT_THAT(left, ::testing::UnorderedElementsAre("pip-caches", key + ".lock"));
 }
 
 // The NCCL-style prerequisite of the fake wheel.
@@ -234,7 +240,7 @@ class PrerequisitePrepareTest : public PrepareTest {
     std::vector<std::string> left;
     for (const auto& e : fs::directory_iterator(dir_ / "envs")) {
       const std::string name = e.path().filename().string();
-      if (name != "pip-cache" && !absl::EndsWith(name, ".lock")) left.push_back(name);
+      if (name != "pip-caches" && !absl::EndsWith(name, ".lock")) left.push_back(name);
     }
     return left;
   }

@@ -18,6 +18,7 @@
 #include "libfarm/recipes/build_render.h"
 #include "libfarm/recipes/placeholders.h"
 #include "libfarm/recipes/recipe_proto.h"
+#include "worker/build_host_environment.h"
 #include "worker/build_log_streamer.h"
 #include "worker/echoed_command.h"
 #include "worker/wheel_prerequisites.h"
@@ -167,12 +168,11 @@ void FailCompletion(farm::v1::Completion& completion, const std::string& message
 }  // namespace
 
 WheelBuildRunner::WheelBuildRunner(WheelBuildOptions options, ActionRunner* runner, CasClient* cas,
-                                   farm::v1::BuildService::StubInterface* builds, std::string token)
+                                   farm::v1::BuildService::StubInterface* builds)
     : options_(std::move(options)),
       runner_(runner),
       cas_(cas),
       builds_(builds),
-      token_(std::move(token)),
       environments_(options_.builds_root + "/.envs", runner) {}
 
 std::string WheelBuildRunner::Script(const farm::v1::WheelBuildTask& task,
@@ -244,11 +244,7 @@ absl::StatusOr<farm::v1::Action> WheelBuildRunner::PlanAction(const farm::v1::Le
   action.add_argv("-c");
   action.add_argv(Script(task, steps));
   auto& env = *action.mutable_env();
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry(*e);
-    const size_t eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
+  for (auto& [name, value] : BuildHostEnvironment(environ)) env[name] = std::move(value);
   for (const std::string& entry : rendered->env) {
     const size_t eq = entry.find('=');
     env[entry.substr(0, eq)] = entry.substr(eq + 1);
@@ -268,7 +264,8 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
                                                const std::atomic<bool>& cancel) {
   auto log = ComponentLogger("worker");
   const farm::v1::WheelBuildTask& task = lease.action().wheel_build();
-  BuildLogStreamer streamer(builds_, token_, lease.action().build_id());
+  // The log goes with the build's own token: a worker token may write no build's log.
+  BuildLogStreamer streamer(builds_, lease.build_token(), lease.action().build_id());
   farm::v1::Completion completion;
   completion.set_lease_id(lease.lease_id());
   completion.set_action_id(lease.action_id());
@@ -344,7 +341,7 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
   for (std::string& source : BuildEnvironments::LocalPipSources(env)) {
     mounts.read_only.push_back(std::move(source));
   }
-  BuildLogStreamer env_streamer(builds_, token_, lease.action().build_id());
+  BuildLogStreamer env_streamer(builds_, lease.build_token(), lease.action().build_id());
   EnvironmentRequest request{.python = python->second,
                              .recipe = BuildRecipeFromProto(task.recipe()),
                              .cuda = *ParseToolkitVersion(task.cuda_version()),  // PlanAction did
@@ -358,7 +355,9 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
   if (!completion.infra_error().empty() || completion.result().exit_code() != 0 || cancel.load()) {
     return completion;
   }
-  environments_.Activate(prepared.dir, env);
+  // pip's cache for the build's own installs: in its scratch directory, gone with it.
+  BuildEnvironments::Activate(prepared.dir,
+                              (fs::path(dir->path()) / "root" / ".pip-cache").string(), env);
   // The variables the prerequisites set (NCCL_LIB_DIR, ...), pointed into the environment.
   auto variables = PrerequisiteVariables(request.recipe, {.site_packages = prepared.site_packages,
                                                           .cuda = request.cuda,
@@ -373,10 +372,9 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
   }
   action->mutable_env()->clear();
   action->mutable_env()->insert(env.begin(), env.end());
-  // The environment (read-only) and pip's cache, shared by every build on this host.
+  // The environments, shared by every build on this host: read-only.
   const SandboxMounts shared = environments_.Mounts();
   mounts.read_only.insert(mounts.read_only.end(), shared.read_only.begin(), shared.read_only.end());
-  mounts.writable.insert(mounts.writable.end(), shared.writable.begin(), shared.writable.end());
   completion = runner_->RunIn(lease, *action, dir->path(), cancel, &streamer, mounts);
   if (!completion.infra_error().empty() || completion.result().exit_code() != 0 || cancel.load()) {
     return completion;

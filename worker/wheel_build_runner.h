@@ -38,7 +38,7 @@ struct WheelBuildOptions {
 class WheelBuildRunner final : public ActionExecutor {
  public:
   WheelBuildRunner(WheelBuildOptions options, ActionRunner* runner, CasClient* cas,
-                   farm::v1::BuildService::StubInterface* builds, std::string token);
+                   farm::v1::BuildService::StubInterface* builds);
 
   farm::v1::Completion Execute(const farm::v1::Lease& lease,
                                const std::atomic<bool>& cancel) override;
@@ -57,14 +57,13 @@ class WheelBuildRunner final : public ActionExecutor {
                                                                 bool strict);
 
  private:
-  // The plain action that runs the build (argv, full environment, inputs).
+  // The plain action that runs the build (argv, environment, inputs).
   absl::StatusOr<farm::v1::Action> PlanAction(const farm::v1::Lease& lease) const;
 
   const WheelBuildOptions options_;
   ActionRunner* const runner_;
   CasClient* const cas_;
   farm::v1::BuildService::StubInterface* const builds_;
-  const std::string token_;
   BuildEnvironments environments_;
 };
 

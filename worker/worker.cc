@@ -130,7 +130,7 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Start(WorkerOptions options) {
   auto channel = DialCoordinator(options.coordinator, *channel_options);
   w->build_stub_ = farm::v1::BuildService::NewStub(channel);
   w->wheel_builds_ = std::make_unique<WheelBuildRunner>(builds, w->runner_.get(), w->cas_.get(),
-                                                        w->build_stub_.get(), *token);
+                                                        w->build_stub_.get());
   w->dispatcher_ = std::make_unique<LeaseDispatcher>(w->runner_.get(), w->wheel_builds_.get());
   w->daemon_ = std::make_unique<WorkerDaemon>(farm::v1::WorkerService::NewStub(channel),
                                               DaemonOptions{.name = options.name,

@@ -16,8 +16,10 @@ constexpr Role kBuild = Role::kBuild;
 
 // Build tokens reach only what a wheel build's farm-nvcc does for its own build (the
 // services check that the build id is the token's). Cache writes: the compile cache takes
-// entries from build tokens and admins only, the action cache is written by the coordinator
-// from what workers report (REAPI's trust model: clients read, trusted executors write).
+// entries from build tokens and admins only, each into its own scope
+// (coordinator/compile_cache/compile_cache_scope.h); the action cache is written by the
+// coordinator from what workers report (REAPI's trust model: clients read, trusted executors
+// write).
 std::vector<MethodAccess> MakeTable() {
   return {
       {"ActionService.Execute", {kAdmin, kSubmit, kBuild}},
@@ -31,7 +33,9 @@ std::vector<MethodAccess> MakeTable() {
       {"BuildService.GetBuild", {kAdmin, kSubmit, kRead}},
       {"BuildService.GetBuildLogs", {kAdmin, kSubmit, kRead}},
       {"BuildService.ListActions", {kAdmin, kSubmit, kRead}},
-      {"BuildService.AppendBuildLog", {kAdmin, kWorker, kBuild}},
+      // A worker streams a wheel build's log with that build's token, so a worker token
+      // writes no build's log.
+      {"BuildService.AppendBuildLog", {kAdmin, kBuild}},
       {"BuildService.SubmitBuild", {kAdmin, kSubmit}},
       {"BuildService.CancelBuild", {kAdmin, kSubmit}},
       {"BuildService.ReportNvccCall", {kAdmin, kSubmit, kBuild}},

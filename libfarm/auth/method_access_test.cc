@@ -91,6 +91,8 @@ TEST(MethodAccessTest, EachRoleIsHeldToItsJob) {
   EXPECT_FALSE(CheckMayCall(Role::kWorker, "ActionService.Execute").ok());
   EXPECT_FALSE(CheckMayCall(Role::kWorker, "ActionService.PutCompileResult").ok());
   EXPECT_FALSE(CheckMayCall(Role::kWorker, "AdminService.Backup").ok());
+  // A wheel build's log goes with its build token: a worker token writes no build's log.
+  EXPECT_FALSE(CheckMayCall(Role::kWorker, "BuildService.AppendBuildLog").ok());
   // A build's token does what its farm-nvcc does, nothing else.
   EXPECT_TRUE(CheckMayCall(Role::kBuild, "ActionService.Execute").ok());
   EXPECT_TRUE(CheckMayCall(Role::kBuild, "ActionService.PutCompileResult").ok());

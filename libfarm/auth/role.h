@@ -14,7 +14,7 @@ namespace farm {
 enum class Role {
   kAdmin,   // everything, including tokens and backups (the coordinator's token file)
   kSubmit,  // submit and cancel builds, run actions, upload sources and wheels, read
-  kWorker,  // register under its own name, lease, report results, write build logs
+  kWorker,  // register under its own name, lease, report results
   kRead,    // status, workers, builds, logs, recipes, the dashboard and index
   kBuild,   // one wheel build's host and its farm-nvcc, while that build runs
 };
