@@ -507,18 +507,6 @@ TEST_F(FarmNvccTest, CompileCacheRestoresAWholeCompileUntilAnIncludedHeaderChang
   EXPECT_NE(ReadFile(d + "/scaled.o"), object);
 }
 
-// The compile cache key farm-nvcc logged as "whole-compile key" (FARM_NVCC_LOG=debug), or "".
-std::string LoggedCacheKey(const std::string& stderr_text) {
-  for (absl::string_view line : absl::StrSplit(stderr_text, '\n')) {
-    const size_t at = line.find("whole-compile key ");
-    if (at != absl::string_view::npos) {
-      absl::string_view rest = line.substr(at + 18);
-      return std::string(rest.substr(0, rest.find(' ')));
-    }
-  }
-  return "";
-}
-
 // Issue 15, item 1: whoever holds the farm token can put a compile cache entry, so an entry
 // is data, not a list of files to write. One naming a file beside k.o must not touch it.
 TEST_F(FarmNvccTest, CompileCacheEntryNamingOtherPathsIsRefusedAndTheCallCompiles) {
@@ -538,7 +526,7 @@ TEST_F(FarmNvccTest, CompileCacheEntryNamingOtherPathsIsRefusedAndTheCallCompile
                                          "-arch=sm_90"};
   CommandResult first = Run(argv, d);
   ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
-  const std::string key = LoggedCacheKey(first.stderr_text);
+  const std::string key = LoggedCompileCacheKey(first.stderr_text);
   ASSERT_EQ(key.size(), 64u) << first.stderr_text;
   const auto payloads = DevicePayloads(d + "/k.o");
   ASSERT_FALSE(payloads.empty());

@@ -23,7 +23,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "farm/v1/builds.grpc.pb.h"
+#include "libfarm/actions/action_client.h"
+#include "libfarm/cas/cas_client.h"
 #include "libfarm/process/subprocess.h"
 #include "libfarm/recipes/python_environment.h"
 #include "libfarm/rpc/channel.h"
@@ -44,6 +47,91 @@ const std::string kVenvBin = FARM_SOURCE_DIR "/.venv/bin";
 const std::string kBuildCommand =
     "command = [\"python{python}\", \"-m\", \"pip\", \"wheel\", \"--no-deps\", "
     "\"--no-build-isolation\",\n           \"--wheel-dir\", \"dist\", \".\"]";
+const std::string kRequirements = "requirements = [\"setuptools>=70.1\", \"wheel\"]";
+
+// A worker's secret that no build may see (issue 24).
+constexpr char kWorkerSecret[] = "hunter2-of-the-worker";
+
+// `text` as a TOML basic string.
+std::string TomlString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A build command that runs `python` (no braces: they would be placeholders) in the
+// recipe's environment.
+std::string PythonCommand(const std::string& python) {
+  return absl::StrCat("command = [\"python{python}\", \"-c\", ", TomlString(python), "]");
+}
+
+// An sdist of `wheelfarm-probe-victim` 1.0 whose in-tree build backend needs nothing from an
+// index: pip builds it, offline, into a wheel whose module says where it came from.
+void WriteVictimSdist(const fs::path& links) {
+  const fs::path src = links.parent_path() / "victim-src" / "wheelfarm_probe_victim-1.0";
+  WriteText(src / "pyproject.toml",
+            "[build-system]\nrequires = []\nbuild-backend = \"backend\"\nbackend-path = [\".\"]\n");
+  WriteText(src / "backend.py", R"(import base64, hashlib, os, zipfile
+NAME, VERSION = "wheelfarm_probe_victim", "1.0"
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    info = NAME + "-" + VERSION + ".dist-info"
+    files = {
+        NAME + ".py": b"ORIGIN = 'built from its sdist'\n",
+        info + "/METADATA": b"Metadata-Version: 2.1\nName: wheelfarm-probe-victim\nVersion: 1.0\n",
+        info + "/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(path + ",sha256=" + digest + "," + str(len(data)))
+    record.append(info + "/RECORD,,")
+    name = NAME + "-" + VERSION + "-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as z:
+        for path, data in files.items():
+            z.writestr(path, data)
+        z.writestr(info + "/RECORD", "\n".join(record) + "\n")
+    return name
+)");
+  fs::create_directories(links);
+  auto tar = RunCommand({"tar", "czf", (links / "wheelfarm_probe_victim-1.0.tar.gz").string(), "-C",
+                         src.parent_path().string(), src.filename().string()});
+  ASSERT_TRUE(tar.ok() && tar->exit_code == 0) << (tar.ok() ? Output(*tar) : "spawn failed");
+}
+
+// What a hostile build does with pip's cache: computes where pip would look for a wheel built
+// from the victim's sdist (pip's own code, in the build's environment) and puts its own wheel
+// there, in its PIP_CACHE_DIR and in the cache every host's builds used to share.
+const std::string kPlantWheel = R"(import glob, inspect, os, sys, zipfile
+from pip._internal.cache import SimpleWheelCache
+from pip._internal.models.format_control import FormatControl
+from pip._internal.models.link import Link
+from pip._internal.utils.urls import path_to_url
+extra = [FormatControl()] if 'format_control' in inspect.signature(SimpleWheelCache).parameters else []
+caches = [os.environ['PIP_CACHE_DIR'], os.path.join(os.path.dirname(os.environ['VIRTUAL_ENV']), 'pip-cache')]
+for cache in caches:
+    for links in os.environ['PIP_FIND_LINKS'].split():
+        for sdist in glob.glob(os.path.join(links, 'wheelfarm_probe_victim-*.tar.gz')):
+            where = SimpleWheelCache(cache, *extra).get_path_for_link(Link(path_to_url(sdist)))
+            try:
+                os.makedirs(where, exist_ok=True)
+                with zipfile.ZipFile(os.path.join(where, 'wheelfarm_probe_victim-1.0-py3-none-any.whl'), 'w') as z:
+                    z.writestr('wheelfarm_probe_victim.py', 'ORIGIN = ' + repr('PLANTED') + chr(10))
+                    info = 'wheelfarm_probe_victim-1.0.dist-info/'
+                    z.writestr(info + 'METADATA', 'Metadata-Version: 2.1' + chr(10) + 'Name: wheelfarm-probe-victim' + chr(10) + 'Version: 1.0' + chr(10))
+                    z.writestr(info + 'WHEEL', 'Wheel-Version: 1.0' + chr(10) + 'Root-Is-Purelib: true' + chr(10) + 'Tag: py3-none-any' + chr(10))
+                    z.writestr(info + 'RECORD', '')
+                print('PLANTED IN', where)
+            except OSError as e:
+                print('NOT PLANTED IN', where, e)
+sys.exit(3)
+)";
 
 class SubmitTest : public ::testing::Test {
  protected:
@@ -84,7 +172,7 @@ class SubmitTest : public ::testing::Test {
                          {{"DEMO_CUDA_ARCHS = \"{cmake_archs}\"", "DEMO_CUDA_ARCHS = \"75\""}}));
     // A requirement no index has: the build fails at its environment step.
     WriteText(recipes + "/badreq.toml",
-              DemoRecipe("badreq", {{"requirements = [\"setuptools>=70.1\", \"wheel\"]",
+              DemoRecipe("badreq", {{kRequirements,
                                      "requirements = [\"wheelfarm-no-such-package-xyz==1.0\"]"}}));
     // An interpreter no worker has.
     WriteText(recipes + "/oldpython.toml",
@@ -105,12 +193,30 @@ class SubmitTest : public ::testing::Test {
     // A real wheel (from --find-links, below) whose variables the build command checks, then
     // stops with exit 7: the prerequisite reached the build without compiling anything.
     ASSERT_TRUE(WriteFakeLibraryWheel(*dir_ / "wheels").ok());
+    WriteVictimSdist(*dir_ / "sdists");
     const char* links = std::getenv("PIP_FIND_LINKS");
-    setenv(
-        "PIP_FIND_LINKS",
-        absl::StrCat(links == nullptr ? "" : links, links == nullptr ? "" : " ", *dir_ / "wheels")
-            .c_str(),
-        1);
+    setenv("PIP_FIND_LINKS",
+           absl::StrCat(links == nullptr ? "" : links, links == nullptr ? "" : " ",
+                        *dir_ / "wheels", " ", *dir_ / "sdists")
+               .c_str(),
+           1);
+    // In the workers' environment, as a secret in a systemd unit would be.
+    setenv("FARM_TEST_SECRET", kWorkerSecret, 1);
+    // Prints the environment the build gets.
+    WriteText(recipes + "/envprobe.toml",
+              DemoRecipe("envprobe", {{kBuildCommand,
+                                       "command = \"env | sed 's/^/ENVPROBE /'; "
+                                       "exit 3\""}}));
+    // A build that plants a wheel in pip's cache, and a later one of another recipe whose
+    // environment needs that wheel's project (issue 24).
+    WriteText(recipes + "/pipplant.toml",
+              DemoRecipe("pipplant", {{kBuildCommand, PythonCommand(kPlantWheel)}}));
+    WriteText(
+        recipes + "/pipvictim.toml",
+        DemoRecipe("pipvictim",
+                   {{kRequirements, "requirements = [\"wheelfarm-probe-victim==1.0\"]"},
+                    {kBuildCommand, PythonCommand("import sys, wheelfarm_probe_victim as v\n"
+                                                  "print('VICTIM ' + v.ORIGIN)\nsys.exit(3)\n")}}));
     WriteText(recipes + "/fakeprereq.toml",
               DemoRecipe("fakeprereq",
                          {{kBuildCommand,
@@ -255,6 +361,37 @@ class SubmitTest : public ::testing::Test {
     if (at == std::string::npos) return "";
     const size_t start = at + marker.size();
     return r.stdout_text.substr(start, r.stdout_text.find_first_of(" \n", start) - start);
+  }
+
+  // Submits the tokenprobe recipe with `token_file` and returns its build id and the build
+  // token it printed (what its build's code can read), once it runs; empty on failure.
+  static std::pair<std::string, std::string> StartTokenProbe(const std::string& token_file) {
+    CommandResult r = RunFarmctl({"--coordinator", coordinator_->grpc_address(), "--token-file",
+                                  token_file, "submit", "tokenprobe-0.1.0", "--archs", "9.0"});
+    EXPECT_EQ(r.exit_code, 0) << Output(r);
+    const std::string id = SubmittedId(r);
+    if (id.empty()) return {};
+    std::string token;
+    const bool printed = WaitFor(
+        [&] {
+          const std::string log = Farmctl({"logs", id}).stdout_text;
+          // The line the command printed (the log also echoes the command itself).
+          const size_t at = log.find("\nBUILD_TOKEN=");
+          if (at == std::string::npos || log.size() < at + 13 + 64) return false;
+          token = log.substr(at + 13, 64);
+          return token.find_first_not_of("0123456789abcdef") == std::string::npos;
+        },
+        absl::Seconds(90));
+    EXPECT_TRUE(printed) << Farmctl({"logs", id}).stdout_text;
+    return {id, printed ? token : ""};
+  }
+
+  // A new token of `role` in a file named after `name`; the file.
+  static std::string MakeToken(const std::string& role, const std::string& name) {
+    const std::string file = *dir_ / (name + ".token");
+    CommandResult r = Farmctl({"token", "create", "--role", role, "--name", name, "--out", file});
+    EXPECT_EQ(r.exit_code, 0) << Output(r);
+    return file;
   }
 
   // Whether some build holds a build tree under the workers' shared --builds-dir (a host's
@@ -501,7 +638,7 @@ TEST_F(SubmitTest, ARequirementNoIndexHasFailsAtTheEnvironmentStepWithPipsMessag
   // Nothing half-made is left in the hosts' environment cache: only links to finished ones.
   for (const auto& e : fs::directory_iterator(*dir_ / "builds/.envs")) {
     const std::string name = e.path().filename().string();
-    EXPECT_TRUE(name == "pip-cache" || absl::EndsWith(name, ".lock") || e.is_symlink() ||
+    EXPECT_TRUE(name == "pip-caches" || absl::EndsWith(name, ".lock") || e.is_symlink() ||
                 fs::exists(e.path() / "made.log"))
         << name;
   }
@@ -542,22 +679,10 @@ TEST_F(SubmitTest, CancelStopsABuildAndCannotCancelTwice) {
 }
 
 TEST_F(SubmitTest, AWheelBuildsTokenActsForThatBuildOnlyAndOnlyWhileItRuns) {
-  CommandResult r = Farmctl({"submit", "tokenprobe-0.1.0", "--archs", "9.0"});
-  ASSERT_EQ(r.exit_code, 0) << Output(r);
-  const std::string id = SubmittedId(r);
-  ASSERT_FALSE(id.empty()) << Output(r);
-  std::string token;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        const std::string log = Farmctl({"logs", id}).stdout_text;
-        // The line the command printed (the log also echoes the command itself).
-        const size_t at = log.find("\nBUILD_TOKEN=");
-        if (at == std::string::npos || log.size() < at + 13 + 64) return false;
-        token = log.substr(at + 13, 64);
-        return token.find_first_not_of("0123456789abcdef") == std::string::npos;
-      },
-      absl::Seconds(90)))
-      << Farmctl({"logs", id}).stdout_text;
+  const std::pair<std::string, std::string> probe = StartTokenProbe(coordinator_->token_file());
+  const std::string& id = probe.first;
+  const std::string& token = probe.second;
+  ASSERT_FALSE(token.empty());
   // Not the worker's token (nor the coordinator's, which the workers here hold).
   EXPECT_NE(token, ReadFile(coordinator_->token_file()).substr(0, 64));
   const std::string token_file = *dir_ / "build.token";
@@ -579,9 +704,9 @@ TEST_F(SubmitTest, AWheelBuildsTokenActsForThatBuildOnlyAndOnlyWhileItRuns) {
   // Its own build's log, yes; another build's, no.
   auto channel = DialCoordinator(coordinator_->grpc_address());
   auto builds = farm::v1::BuildService::NewStub(channel);
-  auto append = [&](const std::string& build) {
+  auto append = [&](const std::string& build, const std::string& with = "") {
     grpc::ClientContext ctx;
-    AttachToken(ctx, token);
+    AttachToken(ctx, with.empty() ? token : with);
     farm::v1::AppendBuildLogRequest req;
     req.set_build_id(build);
     req.set_data("from the build's token\n");
@@ -592,6 +717,29 @@ TEST_F(SubmitTest, AWheelBuildsTokenActsForThatBuildOnlyAndOnlyWhileItRuns) {
   grpc::Status other = append("someone-elses-build");
   EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED) << other.error_message();
   EXPECT_THAT(other.error_message(), HasSubstr("belongs to build '" + id + "'"));
+  // Issue 24: nor another build's actions, whose status names their outputs.
+  const std::string admin(absl::StripAsciiWhitespace(ReadFile(coordinator_->token_file())));
+  farm::v1::Action theirs;
+  theirs.add_argv("true");
+  theirs.set_build_id("someone-elses-build");
+  auto queued = ActionClient::Connect(coordinator_->grpc_address(), admin)->Execute({theirs});
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  const std::string their_id = queued->front().action_id();
+  auto as_build_actions = ActionClient::Connect(coordinator_->grpc_address(), token);
+  for (const absl::Status& refused :
+       {as_build_actions->Get(their_id).status(),
+        as_build_actions->WaitAll({their_id}, absl::Seconds(1)).status()}) {
+    EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << refused;
+    EXPECT_THAT(refused.message(), HasSubstr("belongs to build '" + id + "'"));
+  }
+  // Issue 24: a worker token writes no build's log (the worker streams this one with the
+  // build's token, as the BUILD_TOKEN line above shows).
+  const std::string worker(absl::StripAsciiWhitespace(ReadFile(MakeToken("worker", "log-writer"))));
+  grpc::Status by_worker = append(id, worker);
+  EXPECT_EQ(by_worker.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << by_worker.error_message();
+  EXPECT_THAT(by_worker.error_message(),
+              HasSubstr("a 'worker' token may not call BuildService.AppendBuildLog"));
   // Listed (without its text) while the build runs...
   CommandResult listed = Farmctl({"token", "list"});
   EXPECT_THAT(listed.stdout_text, HasSubstr(id)) << Output(listed);
@@ -607,6 +755,84 @@ TEST_F(SubmitTest, AWheelBuildsTokenActsForThatBuildOnlyAndOnlyWhileItRuns) {
       },
       absl::Seconds(10)))
       << Output(Farmctl({"token", "list"}));
+}
+
+// Issue 24, hole 3: a wheel build's code can read its build token, and a submit token's
+// build wrote the compile cache entry of an admin's compile: the admin's next compile restored
+// the build's bytes as its object. Now a build token's entries answer only its own
+// submitter's builds of its package version.
+TEST_F(SubmitTest, ASubmitTokensBuildCannotAnswerAnAdminsCompile) {
+  const std::pair<std::string, std::string> probe =
+      StartTokenProbe(MakeToken("submit", "ci-attacker"));
+  const std::string& build_token = probe.second;
+  ASSERT_FALSE(build_token.empty());
+
+  // The admin's farm-nvcc compile, recorded in the compile cache.
+  const std::string work = *dir_ / "admin-compile";
+  WriteText(work + "/k.cu", "__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n");
+  auto admin_compile = [&] {
+    auto r = RunCommand({"env", "-C", work, FarmBinary("farm-nvcc"), "/usr/local/cuda/bin/nvcc",
+                         "-c", "k.cu", "-o", "k.o", "-arch=sm_90"},
+                        absl::Minutes(3),
+                        {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                         "FARM_TOKEN_FILE=" + coordinator_->token_file(), "FARM_NVCC_LOG=debug",
+                         "FARM_BUILD_ID=admin-compile"});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  };
+  CommandResult first = admin_compile();
+  ASSERT_EQ(first.exit_code, 0) << Output(first);
+  const std::string key = LoggedCompileCacheKey(first.stderr_text);
+  ASSERT_EQ(key.size(), 64u) << first.stderr_text;
+  const std::string honest = ReadFile(work + "/k.o");
+
+  // The build's code puts its own object under that key, with the token it can read.
+  auto trojan =
+      CasClient::Connect(coordinator_->grpc_address(), build_token)->UploadBytes("trojan object\n");
+  ASSERT_TRUE(trojan.ok()) << trojan.status();
+  farm::v1::CompileResult entry;
+  auto* object = entry.add_outputs();
+  object->set_path("object");
+  *object->mutable_digest() = *trojan;
+  EXPECT_TRUE(ActionClient::Connect(coordinator_->grpc_address(), build_token)
+                  ->PutCompileResult(key, entry)
+                  .ok());
+
+  // The admin's next compile restores the admin's own object.
+  std::filesystem::remove(work + "/k.o");
+  CommandResult again = admin_compile();
+  ASSERT_EQ(again.exit_code, 0) << Output(again);
+  EXPECT_THAT(again.stderr_text, HasSubstr("farm-nvcc: k.cu: compile cache")) << again.stderr_text;
+  EXPECT_EQ(ReadFile(work + "/k.o"), honest);
+  EXPECT_EQ(Farmctl({"cancel", probe.first}).exit_code, 0);
+}
+
+// Issue 24, hole 4: every build on a host shared pip's cache. A build planted a wheel there,
+// and a later recipe's environment installed it without building the sdist it stands for.
+TEST_F(SubmitTest, AWheelABuildPlantsInPipsCacheReachesNoLaterEnvironment) {
+  CommandResult plant = Farmctl({"submit", "pipplant-0.1.0", "--archs", "9.0", "--wait"});
+  EXPECT_NE(plant.exit_code, 0) << Output(plant);
+  const std::string plant_log = Farmctl({"logs", SubmittedId(plant)}).stdout_text;
+  // It planted at least in the cache it was given.
+  ASSERT_THAT(plant_log, HasSubstr("\nPLANTED IN ")) << plant_log;
+
+  CommandResult victim = Farmctl({"submit", "pipvictim-0.1.0", "--archs", "9.0", "--wait"});
+  EXPECT_NE(victim.exit_code, 0) << Output(victim);
+  const std::string log = Farmctl({"logs", SubmittedId(victim)}).stdout_text;
+  EXPECT_THAT(log, HasSubstr("\nVICTIM built from its sdist\n")) << log;
+  EXPECT_THAT(log, Not(HasSubstr("VICTIM PLANTED"))) << log;
+}
+
+// Issue 24: a wheel build inherited the worker's whole environment, its secrets included.
+TEST_F(SubmitTest, AWorkersSecretsNeverReachItsBuilds) {
+  CommandResult r = Farmctl({"submit", "envprobe-0.1.0", "--archs", "9.0", "--wait"});
+  EXPECT_NE(r.exit_code, 0) << Output(r);
+  const std::string log = Farmctl({"logs", SubmittedId(r)}).stdout_text;
+  // What a build needs of the host does arrive: pip's settings, PATH.
+  EXPECT_THAT(log, HasSubstr("\nENVPROBE PIP_FIND_LINKS=")) << log;
+  EXPECT_THAT(log, HasSubstr("\nENVPROBE PATH=")) << log;
+  EXPECT_THAT(log, Not(HasSubstr("FARM_TEST_SECRET"))) << log;
+  EXPECT_THAT(log, Not(HasSubstr(kWorkerSecret))) << log;
 }
 
 TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {

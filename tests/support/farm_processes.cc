@@ -235,4 +235,12 @@ int CountOccurrences(const std::string& text, const std::string& needle) {
   return n;
 }
 
+std::string LoggedCompileCacheKey(const std::string& stderr_text) {
+  const std::string marker = "whole-compile key ";
+  const size_t at = stderr_text.find(marker);
+  if (at == std::string::npos) return "";
+  const size_t start = at + marker.size();
+  return stderr_text.substr(start, stderr_text.find_first_of(" \n", start) - start);
+}
+
 }  // namespace farm::testing

@@ -124,6 +124,10 @@ std::string Output(const CommandResult& r);
 // How often `needle` occurs in `text` (overlaps counted).
 int CountOccurrences(const std::string& text, const std::string& needle);
 
+// The compile cache key farm-nvcc logged as "whole-compile key" (FARM_NVCC_LOG=debug) in
+// its stderr, or "".
+std::string LoggedCompileCacheKey(const std::string& stderr_text);
+
 // A TCP port on 127.0.0.1 that was free a moment ago, for servers that need one up front.
 int FreePort();
 
