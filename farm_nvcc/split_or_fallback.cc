@@ -119,6 +119,10 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   if (!result.ok()) return Fallback(call, options, result.status());
   std::cout << result->stdout_text << std::flush;
   std::cerr << result->stderr_text << std::flush;
+  if (result->module_id_of_inputs) {
+    log->debug("{}: cudafe++'s module id carried its process id; the unit's is {}",
+               parsed.inputs[0], *result->module_id_of_inputs);
+  }
   if (cache_key) {
     if (absl::Status s =
             compile_cache.Record(*cache_key, result->dependencies, CompileCacheOutputs(parsed),

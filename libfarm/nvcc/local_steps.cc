@@ -1,5 +1,7 @@
 #include "libfarm/nvcc/local_steps.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "libfarm/process/path_search.h"
 #include "libfarm/process/subprocess.h"
@@ -41,10 +43,26 @@ absl::Status LocalSteps::RunWithOutput(size_t index, const std::string& output) 
   return RunArgv(index, std::move(argv));
 }
 
+absl::Status LocalSteps::RunWithout(size_t index, absl::string_view word) {
+  std::vector<std::string> argv = Argv(index);
+  argv.erase(std::remove(argv.begin() + 1, argv.end(), word), argv.end());
+  return RunArgv(index, std::move(argv));
+}
+
+pid_t LocalSteps::Pid(size_t index) {
+  absl::MutexLock lock(&mu_);
+  auto it = pids_.find(index);
+  return it == pids_.end() ? 0 : it->second;
+}
+
 absl::Status LocalSteps::RunArgv(size_t index, std::vector<std::string> argv) {
   auto run = RunCommand(argv, kStepTimeout, env_);
   if (!run.ok()) return run.status();
   Record(index, run->stdout_text, run->stderr_text);
+  {
+    absl::MutexLock lock(&mu_);
+    pids_[index] = run->pid;
+  }
   if (run->exit_code != 0) {
     return absl::AbortedError(
         absl::StrCat(dryrun_.steps[index].tool, " exited with ", run->exit_code));

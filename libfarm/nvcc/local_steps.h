@@ -3,6 +3,8 @@
 // kept and handed back in plan order, so the user sees nvcc's output in nvcc's order.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <map>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "libfarm/nvcc/nvcc_dryrun.h"
 
@@ -25,6 +28,10 @@ class LocalSteps {
   absl::Status Run(const std::vector<size_t>& steps);
   // Runs one step with its -o replaced by `output`; records and fails as Run does.
   absl::Status RunWithOutput(size_t index, const std::string& output);
+  // Runs one step without the word `word` (each occurrence); records and fails as Run does.
+  absl::Status RunWithout(size_t index, absl::string_view word);
+  // The process id step `index` last ran as here (0 if it has not run here).
+  pid_t Pid(size_t index);
   // Records what a step that ran elsewhere printed, in its place in the plan.
   void Record(size_t index, std::string out, std::string err);
   // Everything printed, in plan order.
@@ -40,6 +47,7 @@ class LocalSteps {
   std::string path_;
   absl::Mutex mu_;
   std::map<size_t, std::pair<std::string, std::string>> printed_ ABSL_GUARDED_BY(mu_);
+  std::map<size_t, pid_t> pids_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace farm

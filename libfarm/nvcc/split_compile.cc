@@ -18,6 +18,7 @@
 #include "libfarm/nvcc/host_compile_ahead.h"
 #include "libfarm/nvcc/line_markers.h"
 #include "libfarm/nvcc/local_steps.h"
+#include "libfarm/nvcc/module_id.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
@@ -172,6 +173,10 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
 
   LocalSteps local(*dryrun);
   if (absl::Status s = RunChainsInParallel(local, chains); !s.ok()) return s;
+  // A unit whose module id cudafe++ made of its process id gets one made of its inputs: the
+  // same bytes in every run, and device actions the action cache can answer.
+  auto module_id = MakeModuleIdOfInputs(*dryrun, local, temp->path());
+  if (!module_id.ok()) return module_id.status();
 
   // What the preprocessors read: the dependency file's list and the compile cache's.
   // nvcc's own -MD lists the device preprocesses' files first, in plan order.
@@ -235,6 +240,7 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   }
 
   SplitCompileResult result;
+  result.module_id_of_inputs = *std::move(module_id);
   std::set<std::string> read_files;
   for (const auto& files : read_by_step) {
     for (auto& f : IncludedFiles(files, temp->path())) read_files.insert(std::move(f));

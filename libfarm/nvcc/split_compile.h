@@ -4,6 +4,7 @@
 // would have written: the same steps on the same inputs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,14 @@ struct SplitCompileResult {
   std::vector<DeviceJobOutcome> outcomes;
   // Every file the preprocessors read (absolute, sorted): what the compile depends on.
   std::vector<std::string> dependencies;
+  // Set when cudafe++'s module id was per-process and farm-nvcc made it of the unit's inputs.
+  std::optional<std::string> module_id_of_inputs;
 };
 
 // Compiles, or returns why it could not; the caller then runs plain nvcc, which also
 // reports compile errors in nvcc's own words. kAborted: nvcc refused the command line or
-// a step exited non-zero (a compile error; not worth a log line). Anything else: the split itself failed.
+// a step exited non-zero (a compile error; not worth a log line). Anything else: the split itself
+// failed.
 absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& request,
                                                 DeviceCompiler& device_compiler);
 

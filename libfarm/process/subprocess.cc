@@ -119,6 +119,7 @@ absl::StatusOr<CommandResult> RunOnce(const std::vector<std::string>& argv, absl
   }
 
   CommandResult result;
+  result.pid = pid;
   pollfd fds[3] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}, {exec_pipe[0], POLLIN, 0}};
   std::string* sinks[2] = {&result.stdout_text, &result.stderr_text};
   int open_fds = 2;

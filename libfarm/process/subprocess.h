@@ -19,6 +19,7 @@ struct CommandResult {
   std::string stdout_text;  // captured output
   std::string stderr_text;
   uint64_t peak_rss_bytes = 0;  // the child's peak resident set (ru_maxrss), 0 if unknown
+  pid_t pid = 0;                // the child's process id (some tools write theirs into outputs)
 };
 
 // Whether `pid` is still the copy of this process that fork made: it has not reached exec.

@@ -812,5 +812,49 @@ TEST_F(FarmNvccTest, WithDebugInfoAnotherBuildTreeIsCompiledAgain) {
   ExpectSamePayloads(tree2 + "/plain.o", tree2 + "/s.o");
 }
 
+// Issue 27, item 9: a unit that defines no function or variable with external linkage gets
+// from cudafe++ a module id ending in cudafe++'s process id, so plain nvcc's device code
+// differs from run to run. farm-nvcc makes that id of the unit's inputs: two farm builds in
+// fresh build ids write the same object, the second's device code from the action cache.
+// (-MD keys the second call apart in the compile cache, not in the action cache: the device
+// compile is the same.) Plain nvcc's output is per-process, so it is compared by structure.
+TEST_F(FarmNvccTest, PerProcessModuleIdIsMadeOfTheUnitsInputs) {
+  const std::string d = WorkDir("module-id");
+  const std::vector<std::string> call = {"-c", "internal_linkage_only.cu", "-gencode",
+                                         "arch=compute_90,code=sm_90", "-o"};
+  std::vector<std::map<std::string, std::string>> plain;
+  for (const std::string object : {"plain1.o", "plain2.o"}) {
+    std::vector<std::string> argv = {kNvcc};
+    argv.insert(argv.end(), call.begin(), call.end());
+    argv.push_back(object);
+    CommandResult p = Run(argv, d);
+    ASSERT_EQ(p.exit_code, 0) << p.stderr_text;
+    plain.push_back(DevicePayloads(d + "/" + object));
+  }
+  ASSERT_EQ(Keys(plain[0]), Keys(plain[1]));
+  EXPECT_NE(plain[0], plain[1]) << "plain nvcc wrote the same device code twice: the file "
+                                   "no longer has a per-process module id";
+
+  std::vector<std::string> first = {FarmBinary("farm-nvcc"), kNvcc};
+  first.insert(first.end(), call.begin(), call.end());
+  first.push_back("farm1.o");
+  CommandResult f1 = Run(first, d, {"FARM_BUILD_ID=module-id-1"});
+  ASSERT_EQ(f1.exit_code, 0) << f1.stderr_text;
+  EXPECT_THAT(f1.stderr_text, Not(HasSubstr("running plain nvcc"))) << f1.stderr_text;
+  EXPECT_THAT(f1.stderr_text, HasSubstr("module id carried its process id; the unit's is "
+                                        "_"));
+  std::vector<std::string> second = first;
+  second.back() = "farm2.o";
+  second.push_back("-MD");
+  CommandResult f2 = Run(second, d, {"FARM_BUILD_ID=module-id-2"});
+  ASSERT_EQ(f2.exit_code, 0) << f2.stderr_text;
+  EXPECT_THAT(f2.stderr_text, Not(HasSubstr("internal_linkage_only.cu: compile cache")));
+  EXPECT_THAT(f2.stderr_text, HasSubstr("farm-nvcc: sm_90: action cache")) << f2.stderr_text;
+  const std::string want = ComparableObject(d + "/farm1.o");
+  ASSERT_GT(want.size(), 1000u);
+  EXPECT_TRUE(ComparableObject(d + "/farm2.o") == want) << "farm-nvcc's objects differ";
+  EXPECT_EQ(Keys(DevicePayloads(d + "/farm1.o")), Keys(plain[0]));
+}
+
 }  // namespace
 }  // namespace farm::testing
