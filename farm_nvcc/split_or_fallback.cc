@@ -9,15 +9,14 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "farm_nvcc/farm_compile.h"
 #include "farm_nvcc/outcome_report.h"
 #include "farm_nvcc/strict_mode.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/logging/logger.h"
-#include "libfarm/nvcc/compile_cache.h"
-#include "libfarm/nvcc/farm_device_compiler.h"
-#include "libfarm/nvcc/split_compile.h"
+#include "libfarm/nvcc/nvcc_command_line.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
@@ -76,67 +75,10 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   cas_options.initial_backoff = absl::Milliseconds(100);
   auto cas = CasClient::Connect(target->address, target->token, cas_options, target->channel);
   auto actions = ActionClient::Connect(target->address, target->token, target->channel);
-  FarmDeviceCompiler device_compiler(actions.get(), cas.get());
-  auto log = ComponentLogger("farm-nvcc");
-
-  // A compile seen before, whose every input is unchanged, is restored whole.
-  CompileCache compile_cache(actions.get(), cas.get());
-  std::optional<CompileKey> cache_key;
-  if (!command->output.empty()) {
-    if (auto key = CompileCacheKey(call.nvcc, *command); key.ok()) cache_key = *std::move(key);
-  }
-  if (cache_key) {
-    // Says what the key holds of where the call runs, and why: a miss in another build tree
-    // or under another object name is then explained.
-    log->debug("whole-compile key {} (working directory: {}; output names: {})", cache_key->key,
-               cache_key->scope.working_directory.value_or("not in the key"),
-               cache_key->scope.output_names.value_or("not in the key"));
-    auto hit = compile_cache.Restore(*cache_key, CompileCacheOutputs(*command));
-    if (!hit.ok()) {
-      // A refused entry is someone writing to the cache what no compile recorded: say so.
-      if (hit.status().code() == absl::StatusCode::kPermissionDenied) {
-        log->warn("{}", hit.status().message());
-      } else {
-        log->debug("compile cache: {}", hit.status().message());
-      }
-    }
-    if (hit.ok() && hit->has_value()) {
-      std::cout << (*hit)->stdout_text() << std::flush;
-      std::cerr << (*hit)->stderr_text() << std::flush;
-      log->debug("{}: compile cache", command->inputs[0]);
-      ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_CACHED);
-      return 0;
-    }
-  }
-
-  SplitCompileRequest request;
-  request.nvcc = call.nvcc;
-  request.command = *std::move(command);
-  request.build_id = options.build_id;
-  request.host_compile_ahead = options.host_compile_ahead;
-  const NvccCommandLine parsed = request.command;
-  auto result = SplitCompile(request, device_compiler);
-  if (!result.ok()) return Fallback(call, options, result.status());
-  std::cout << result->stdout_text << std::flush;
-  std::cerr << result->stderr_text << std::flush;
-  if (result->module_id_of_inputs) {
-    log->debug("{}: cudafe++'s module id carried its process id; the unit's is {}",
-               parsed.inputs[0], *result->module_id_of_inputs);
-  }
-  if (cache_key) {
-    if (absl::Status s =
-            compile_cache.Record(*cache_key, result->dependencies, CompileCacheOutputs(parsed),
-                                 result->stdout_text, result->stderr_text);
-        !s.ok()) {
-      log->debug("compile cache: not recorded: {}", s.message());
-    }
-  }
-  for (size_t i = 0; i < result->jobs.size(); ++i) {
-    const DeviceJobOutcome& o = result->outcomes[i];
-    log->debug("{}: {}", result->jobs[i].shard,
-               o.cache_hit ? std::string("action cache") : absl::StrCat("ran on ", o.worker));
-  }
-  ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_SPLIT);
+  FarmCompile farm(actions.get(), cas.get(), options);
+  auto outcome = farm.Compile(call.nvcc, *command);
+  if (!outcome.ok()) return Fallback(call, options, outcome.status());
+  ReportCallOutcome(options, *outcome);
   return 0;
 }
 

@@ -1,7 +1,5 @@
 #include "libfarm/nvcc/split_compile.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +17,7 @@
 #include "libfarm/nvcc/line_markers.h"
 #include "libfarm/nvcc/local_steps.h"
 #include "libfarm/nvcc/module_id.h"
+#include "libfarm/nvcc/private_temp_dir.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
@@ -40,34 +39,6 @@ std::string SourceName(const std::string& path) {
   }
   return name.substr(0, 200);
 }
-
-// A directory of our own for nvcc's temporaries, removed with everything in it.
-class PrivateTempDir {
- public:
-  static absl::StatusOr<PrivateTempDir> Create() {
-    const char* base = getenv("TMPDIR");
-    std::string pattern = absl::StrCat(base && *base ? base : "/tmp", "/farm-nvcc-XXXXXX");
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot create a temporary directory like ", pattern));
-    }
-    return PrivateTempDir(pattern);
-  }
-  PrivateTempDir(PrivateTempDir&& other) noexcept : path_(std::move(other.path_)) {
-    other.path_.clear();
-  }
-  PrivateTempDir& operator=(PrivateTempDir&&) = delete;
-  ~PrivateTempDir() {
-    if (path_.empty()) return;
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  explicit PrivateTempDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
 
 bool RunsHere(DryrunStepKind kind) {
   switch (kind) {
