@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -16,7 +17,8 @@
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/logging/logger.h"
-#include "libfarm/nvcc/nvcc_command_line.h"
+#include "libfarm/nvcc/compile_and_link.h"
+#include "libfarm/nvcc/private_temp_dir.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
@@ -42,6 +44,18 @@ int Fallback(const NvccInvocation& call, const FarmNvccOptions& options, const a
   return ExecPlainNvcc(call);
 }
 
+// Runs nvcc with `args` as a child that prints to our stdout and stderr; its exit code.
+int RunNvcc(const std::string& nvcc, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {nvcc};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto child = Subprocess::Spawn(argv);
+  if (!child.ok()) {
+    std::cerr << "farm-nvcc: " << child.status().message() << "\n";
+    return 127;
+  }
+  return child->Wait(absl::InfiniteDuration()).value_or(127);
+}
+
 }  // namespace
 
 int ExecPlainNvcc(const NvccInvocation& call) {
@@ -57,17 +71,34 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   if (options.disabled) return Fallback(call, options, absl::CancelledError("FARM_NVCC_DISABLE=1"));
   auto command = ParseNvccCommandLine(call.args);
   if (!command.ok()) return Fallback(call, options, command.status());
-  if (absl::Status s = CheckDecomposable(*command); !s.ok()) return Fallback(call, options, s);
+  // A call that also links compiles each .cu on the farm into an object of ours, then links.
+  std::optional<PrivateTempDir> objects;
+  std::optional<CompileAndLink> plan;
+  // Plain nvcc replaces this process: the objects' directory goes first.
+  auto fall_back = [&](const absl::Status& why) {
+    objects.reset();
+    return Fallback(call, options, why);
+  };
+  if (CompilesAndLinks(*command)) {
+    auto dir = PrivateTempDir::Create();
+    if (!dir.ok()) return fall_back(dir.status());
+    objects.emplace(*std::move(dir));
+    auto planned = PlanCompileAndLink(*command, objects->path());
+    if (!planned.ok()) return fall_back(planned.status());
+    plan = *std::move(planned);
+  } else if (absl::Status s = CheckDecomposable(*command); !s.ok()) {
+    return fall_back(s);
+  }
   for (const char* variable : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"}) {
     const char* value = std::getenv(variable);
     if (value == nullptr) continue;
     if (absl::Status s = CheckEnvironmentFlags(variable, value); !s.ok()) {
-      return Fallback(call, options, s);
+      return fall_back(s);
     }
   }
 
   auto target = ResolveCoordinatorTarget(options.target);
-  if (!target.ok()) return Fallback(call, options, target.status());
+  if (!target.ok()) return fall_back(target.status());
 
   // A farm that is down must cost a build little: few, short retries.
   CasClientOptions cas_options;
@@ -76,10 +107,27 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   auto cas = CasClient::Connect(target->address, target->token, cas_options, target->channel);
   auto actions = ActionClient::Connect(target->address, target->token, target->channel);
   FarmCompile farm(actions.get(), cas.get(), options);
-  auto outcome = farm.Compile(call.nvcc, *command);
-  if (!outcome.ok()) return Fallback(call, options, outcome.status());
-  ReportCallOutcome(options, *outcome);
-  return 0;
+
+  if (!plan) {
+    auto outcome = farm.Compile(call.nvcc, *command);
+    if (!outcome.ok()) return fall_back(outcome.status());
+    ReportCallOutcome(options, *outcome);
+    return 0;
+  }
+  auto outcome = farm::v1::NVCC_CALL_OUTCOME_CACHED;
+  for (const NvccCommandLine& compile : plan->compiles) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(compile.output).parent_path(), ec);
+    auto compiled = farm.Compile(call.nvcc, compile);
+    if (!compiled.ok()) return fall_back(compiled.status());
+    if (*compiled == farm::v1::NVCC_CALL_OUTCOME_SPLIT) outcome = *compiled;
+  }
+  ComponentLogger("farm-nvcc")
+      ->debug("{} .cu compiled on the farm; nvcc links here", plan->compiles.size());
+  const int link = RunNvcc(call.nvcc, plan->link_args);
+  // A link that fails is the user's to fix (nvcc said why), as a compile error is.
+  ReportCallOutcome(options, link == 0 ? outcome : farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
+  return link;
 }
 
 }  // namespace farm

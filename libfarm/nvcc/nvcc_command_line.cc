@@ -249,6 +249,26 @@ bool IsLeftOutOfSplit(Action action) {
          action == Action::kSchedulingOnly;
 }
 
+// The options that choose where nvcc stops (its "phase options").
+bool IsPhase(Action action) {
+  switch (action) {
+    case Action::kCompile:
+    case Action::kDeviceCompile:
+    case Action::kDeviceLink:
+    case Action::kPreprocess:
+    case Action::kDepsOnly:
+    case Action::kDepsOnlyNonsystem:
+    case Action::kCubin:
+    case Action::kPtx:
+    case Action::kFatbin:
+    case Action::kLib:
+    case Action::kLinkMode:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Short options nvcc also accepts with the value glued on: -I/usr/include, -DNDEBUG, -O3.
 constexpr const char* kAttachedValueShortNames[] = {"I", "D", "U", "L", "l", "O", "m"};
 
@@ -259,10 +279,6 @@ const OptionSpec* FindOption(absl::string_view name) {
     }
   }
   return nullptr;
-}
-
-absl::Status NotDecomposable(absl::string_view reason) {
-  return absl::UnimplementedError(absl::StrCat("not decomposable: ", reason));
 }
 
 absl::StatusOr<std::vector<std::string>> ReadOptionsFile(const std::string& path,
@@ -489,6 +505,10 @@ absl::Status ApplyOption(const OptionSpec& spec, absl::string_view arg, const st
 
 }  // namespace
 
+absl::Status NotDecomposable(absl::string_view reason) {
+  return absl::UnimplementedError(absl::StrCat("not decomposable: ", reason));
+}
+
 absl::StatusOr<GencodeSpec> ParseGencode(absl::string_view value) {
   // "arch=compute_90,code=[compute_90,sm_90]": code's list may be bracketed, quoted or bare.
   if (!absl::StartsWith(value, "arch=")) {
@@ -530,6 +550,7 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
     const std::string& arg = words[i];
     if (arg.size() < 2 || arg[0] != '-') {
       cmd.inputs.push_back(arg);
+      cmd.input_positions.push_back(i);
       cmd.args_without_dependencies.push_back(arg);
       continue;
     }
@@ -570,6 +591,8 @@ absl::StatusOr<NvccCommandLine> ParseNvccCommandLine(const std::vector<std::stri
       return NotDecomposable(absl::StrCat("nvcc option '", arg, "' takes no value"));
     }
     if (absl::Status s = ApplyOption(*spec, arg, value, cmd, mode_set); !s.ok()) return s;
+    if (spec->action == Action::kOutput) cmd.output_words.emplace_back(first, i);
+    if (IsPhase(spec->action)) cmd.phase_words.emplace_back(first, i);
     if (!IsLeftOutOfSplit(spec->action)) {
       cmd.args_without_dependencies.insert(cmd.args_without_dependencies.end(),
                                            words.begin() + first, words.begin() + i + 1);

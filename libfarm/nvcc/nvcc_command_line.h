@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -51,6 +52,12 @@ struct NvccCommandLine {
   std::vector<std::string> args_without_dependencies;
   std::vector<std::string> inputs;
   std::string output;  // -o; empty means nvcc's default name
+  // Where in `args` each input stands, and the words (first, last) of each -o and of each
+  // phase option: a call that compiles and links is rewritten word by word into a compile
+  // per CUDA source and a link (compile_and_link.h).
+  std::vector<size_t> input_positions;
+  std::vector<std::pair<size_t, size_t>> output_words;
+  std::vector<std::pair<size_t, size_t>> phase_words;
   NvccMode mode = NvccMode::kLink;
   bool relocatable_device_code = false;  // -rdc=true or -dc
   std::vector<std::string> arch;         // -arch values ("sm_90a", "all", ...)
@@ -97,6 +104,9 @@ absl::Status CheckEnvironmentFlags(absl::string_view variable, absl::string_view
 // Parses a -gencode value: "arch=compute_90,code=[compute_90,sm_90]", "code=sm_90",
 // "code=\"sm_80,sm_86\"".
 absl::StatusOr<GencodeSpec> ParseGencode(absl::string_view value);
+
+// kUnimplemented "not decomposable: <reason>": the status for "run plain nvcc".
+absl::Status NotDecomposable(absl::string_view reason);
 
 // True for the status CheckDecomposable / ParseNvccCommandLine give for "run plain nvcc".
 bool IsNotDecomposable(const absl::Status& status);

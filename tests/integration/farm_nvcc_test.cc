@@ -812,6 +812,74 @@ TEST_F(FarmNvccTest, WithDebugInfoAnotherBuildTreeIsCompiledAgain) {
   ExpectSamePayloads(tree2 + "/plain.o", tree2 + "/s.o");
 }
 
+// Issue 27, item 3: compiling and linking in one call, as Makefiles and READMEs write it. Each
+// .cu is compiled as a -c call through the split path (into an object of farm-nvcc's), then
+// nvcc links those objects here with the call's own options: the library holds plain nvcc's
+// device code. The same call again is answered by the compile cache and links again.
+TEST_F(FarmNvccTest, OneShotSharedLibrarySplitsTheCompileAndLinksHere) {
+  const std::string d = WorkDir("one-shot-shared");
+  const std::vector<std::string> call = {"-shared",  "-Xcompiler",
+                                         "-fPIC",    "saxpy.cu",
+                                         "-gencode", "arch=compute_75,code=sm_75",
+                                         "-gencode", "arch=compute_90,code=[compute_90,sm_90]",
+                                         "-o"};
+  auto argv = [&](bool farm, const std::string& library) {
+    std::vector<std::string> words;
+    if (farm) words.push_back(FarmBinary("farm-nvcc"));
+    words.push_back(kNvcc);
+    words.insert(words.end(), call.begin(), call.end());
+    words.push_back(library);
+    return words;
+  };
+  CommandResult p = Run(argv(false, "libplain.so"), d);
+  ASSERT_EQ(p.exit_code, 0) << p.stderr_text;
+  CommandResult f = Run(argv(true, "libfarm.so"), d);
+  ASSERT_EQ(f.exit_code, 0) << f.stderr_text;
+  EXPECT_THAT(f.stderr_text, Not(HasSubstr("running plain nvcc"))) << f.stderr_text;
+  EXPECT_THAT(f.stderr_text, HasSubstr("farm-nvcc: sm_75: ")) << f.stderr_text;
+  EXPECT_THAT(f.stderr_text, HasSubstr("farm-nvcc: sm_90: ")) << f.stderr_text;
+  EXPECT_THAT(f.stderr_text, HasSubstr("1 .cu compiled on the farm; nvcc links here"));
+  ExpectSamePayloads(d + "/libplain.so", d + "/libfarm.so");
+
+  CommandResult again = Run(argv(true, "libagain.so"), d);
+  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
+  EXPECT_THAT(again.stderr_text, HasSubstr("farm-nvcc: saxpy.cu: compile cache"));
+  EXPECT_THAT(again.stderr_text, Not(HasSubstr("running plain nvcc")));
+  ExpectSamePayloads(d + "/libplain.so", d + "/libagain.so");
+}
+
+// Several .cu files with relocatable device code and a host source, linked into a program in
+// one call: each .cu compiles on the farm (as -rdc=true -c), main.cpp and the device link are
+// nvcc's own in the link. The program holds plain nvcc's device code, and it runs on this
+// GPU-less host as long as it launches nothing.
+TEST_F(FarmNvccTest, OneShotProgramWithRelocatableDeviceCodeAndAHostSourceLinks) {
+  const std::string d = WorkDir("one-shot-rdc-program");
+  std::ofstream(d + "/main.cpp") << "#include <cstdio>\n"
+                                    "void LaunchSquareAll(float*, int);\n"
+                                    "int main(int argc, char**) {\n"
+                                    "  if (argc > 1) LaunchSquareAll(nullptr, 0);\n"
+                                    "  std::puts(\"linked\");\n"
+                                    "}\n";
+  const std::vector<std::string> call = {"-rdc=true", "rdc_caller.cu", "rdc_callee.cu",
+                                         "main.cpp",  "-arch=sm_90",   "-o"};
+  std::vector<std::string> plain = {kNvcc};
+  plain.insert(plain.end(), call.begin(), call.end());
+  plain.push_back("plain_prog");
+  CommandResult p = Run(plain, d);
+  ASSERT_EQ(p.exit_code, 0) << p.stderr_text;
+  std::vector<std::string> farm = {FarmBinary("farm-nvcc"), kNvcc};
+  farm.insert(farm.end(), call.begin(), call.end());
+  farm.push_back("farm_prog");
+  CommandResult f = Run(farm, d);
+  ASSERT_EQ(f.exit_code, 0) << f.stderr_text;
+  EXPECT_THAT(f.stderr_text, Not(HasSubstr("running plain nvcc"))) << f.stderr_text;
+  EXPECT_EQ(CountOccurrences(f.stderr_text, "farm-nvcc: sm_90: "), 2) << f.stderr_text;
+  ExpectSamePayloads(d + "/plain_prog", d + "/farm_prog");
+  CommandResult run = Run({d + "/farm_prog"}, d);
+  EXPECT_EQ(run.exit_code, 0) << run.stderr_text;
+  EXPECT_EQ(run.stdout_text, "linked\n");
+}
+
 // Issue 27, item 9: a unit that defines no function or variable with external linkage gets
 // from cudafe++ a module id ending in cudafe++'s process id, so plain nvcc's device code
 // differs from run to run. farm-nvcc makes that id of the unit's inputs: two farm builds in
