@@ -1,6 +1,7 @@
 #include "libfarm/rpc/request_limits.h"
 
 #include "absl/strings/str_cat.h"
+#include "libfarm/text/utf8.h"
 
 namespace farm {
 
@@ -67,11 +68,8 @@ absl::Status CheckWorkerLabels(const farm::v1::WorkerCapabilities& capabilities)
 
 std::string BoundedErrorMessage(absl::string_view message) {
   if (message.size() <= kMaxErrorMessageBytes) return std::string(message);
-  size_t keep = kMaxErrorMessageBytes - 64;
-  // Never end inside a UTF-8 sequence: back up over continuation bytes.
-  while (keep > 0 && (static_cast<unsigned char>(message[keep]) & 0xC0) == 0x80) --keep;
-  return absl::StrCat(message.substr(0, keep), "… [", message.size() - keep,
-                      " more bytes of this error cut]");
+  const absl::string_view kept = Utf8Prefix(message, kMaxErrorMessageBytes - 64);
+  return absl::StrCat(kept, "… [", message.size() - kept.size(), " more bytes of this error cut]");
 }
 
 }  // namespace farm

@@ -3,40 +3,10 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
+#include "libfarm/text/utf8.h"
 
 namespace farm {
 namespace {
-
-// Length of the UTF-8 sequence starting at text[i] and its code point; 0 when the bytes
-// there are not valid UTF-8 (overlong forms and surrogates included), -1 when they may be
-// the start of a sequence that `text` cuts off.
-int DecodeUtf8(absl::string_view text, size_t i, uint32_t* code_point) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char lead = byte(i);
-  int length = 0;
-  uint32_t cp = 0;
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-    cp = lead & 0x1f;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    cp = lead & 0x0f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    cp = lead & 0x07;
-  } else {
-    return 0;
-  }
-  for (int k = 1; k < length; ++k) {
-    if (i + k >= text.size()) return -1;
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3f);
-  }
-  const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < min[length] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  *code_point = cp;
-  return length;
-}
 
 // C1 controls, and the characters that reorder text on screen (embeddings, overrides and
 // isolates): what is shown would not be what was printed.
