@@ -255,6 +255,11 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
       metrics->GetGauge("farm_state_store_memory_bytes", help, {{"kind", kind}})
           ->Set(static_cast<double>(bytes));
     }
+    metrics
+        ->GetGauge("farm_state_quarantined_records",
+                   "Stored records the coordinator could not read, kept aside byte for byte in "
+                   "the state's quarantine table (the log names each).")
+        ->Set(static_cast<double>(store->QuarantinedRecords()));
   });
   metrics->AddRefreshHook([metrics, dir = options.data_dir] {
     if (auto free = FreeBytes(dir); free.ok()) {

@@ -14,7 +14,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "libfarm/disk/disk_space.h"
+#include "libfarm/logging/logger.h"
 #include "libfarm/status/status_macros.h"
+#include "libfarm/text/utf8.h"
+#include "libfarm/text/utf8_fields.h"
 #include "libfarm/units/byte_size.h"
 
 namespace farm::coordinator {
@@ -25,8 +28,8 @@ namespace fs = std::filesystem;
 // Order matches enum Table.
 const std::vector<std::string>& OurFamilies() {
   static const std::vector<std::string> kNames = {
-      "meta",       "workers",  "actions",       "action_cache", "cas",           "builds",
-      "build_logs", "packages", "compile_cache", "tokens",       "action_history"};
+      "meta",     "workers",       "actions", "action_cache",   "cas",       "builds", "build_logs",
+      "packages", "compile_cache", "tokens",  "action_history", "quarantine"};
   return kNames;
 }
 
@@ -184,7 +187,22 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(const std::string& 
   std::unique_ptr<rocksdb::DB> db(raw);
   db->DestroyColumnFamilyHandle(handles.front());
   handles.erase(handles.begin());
-  return std::unique_ptr<StateStore>(new StateStore(dir, std::move(db), std::move(handles)));
+  std::unique_ptr<StateStore> store(new StateStore(dir, std::move(db), std::move(handles)));
+  uint64_t quarantined = 0;
+  FARM_RETURN_IF_ERROR(
+      store->ForEach(Table::kQuarantine, [&](const std::string&, const std::string&) {
+        ++quarantined;
+        return absl::OkStatus();
+      }));
+  store->quarantined_ = quarantined;
+  if (quarantined > 0) {
+    ComponentLogger("coordinator")
+        ->warn(
+            "the farm state in {} holds {} quarantined record(s) (table \"quarantine\"): records "
+            "an earlier start could not read, kept byte for byte for the operator",
+            dir, quarantined);
+  }
+  return store;
 }
 
 StateStore::StateStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
@@ -252,11 +270,77 @@ absl::Status StateStore::Get(Table table, const std::string& key,
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), Handle(table), key, &bytes);
   if (s.IsNotFound()) return absl::NotFoundError(key);
   if (!s.ok()) return FromRocks(s, dir_);
-  if (!value->ParseFromString(bytes)) {
+  if (ParseEscapingInvalidUtf8(bytes, value) < 0) {
     return absl::DataLossError(
         absl::StrCat("record ", key, " in ", dir_, " is not a valid ", value->GetTypeName()));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> StateStore::MoveToQuarantine(
+    Table table, const std::string& key, const std::string& bytes,
+    const google::protobuf::Message* readable) {
+  const std::string base = absl::StrCat(OurFamilies()[static_cast<size_t>(table)], "/", key);
+  std::string kept = base;
+  std::string ignored;
+  for (int n = 2; db_->Get(rocksdb::ReadOptions(), Handle(Table::kQuarantine), kept, &ignored).ok();
+       ++n) {
+    kept = absl::StrCat(base, "#", n);  // the same record went bad again: keep both
+  }
+  rocksdb::WriteBatch batch;
+  batch.Put(Handle(Table::kQuarantine), kept, bytes);
+  if (readable != nullptr) {
+    batch.Put(Handle(table), key, readable->SerializeAsString());
+  } else {
+    batch.Delete(Handle(table), key);
+  }
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  FARM_RETURN_IF_ERROR(FromRocks(db_->Write(sync, &batch), dir_));
+  ++quarantined_;
+  return kept;
+}
+
+absl::StatusOr<std::string> StateStore::Quarantine(Table table, const std::string& key,
+                                                   const std::string& why) {
+  std::string bytes;
+  FARM_RETURN_IF_ERROR(
+      FromRocks(db_->Get(rocksdb::ReadOptions(), Handle(table), key, &bytes), dir_));
+  FARM_ASSIGN_OR_RETURN(const std::string kept, MoveToQuarantine(table, key, bytes, nullptr));
+  ComponentLogger("coordinator")
+      ->error(
+          "record \"{}\" of table {} moved to the quarantine as \"{}\" and left out: {}. The "
+          "farm goes on without it. Fix: restore it from a backup if it is needed",
+          ValidUtf8OrEscaped(key), OurFamilies()[static_cast<size_t>(table)], kept, why);
+  return kept;
+}
+
+absl::Status StateStore::ForEachParsed(
+    Table table, google::protobuf::Message* record,
+    const std::function<absl::Status(const std::string& key)>& visit) {
+  const std::string& family = OurFamilies()[static_cast<size_t>(table)];
+  // Writes during the scan are not seen by it: its iterator reads the store as it began.
+  return ForEach(table, [&](const std::string& key, const std::string& bytes) -> absl::Status {
+    const int escaped = ParseEscapingInvalidUtf8(bytes, record);
+    if (escaped == 0) return visit(key);
+    FARM_ASSIGN_OR_RETURN(const std::string kept,
+                          MoveToQuarantine(table, key, bytes, escaped > 0 ? record : nullptr));
+    auto log = ComponentLogger("coordinator");
+    if (escaped < 0) {
+      log->error(
+          "record \"{}\" of table {} does not parse as a {}: moved to the quarantine as "
+          "\"{}\" and left out; the farm starts without it. Fix: restore it from a backup "
+          "if it is needed",
+          ValidUtf8OrEscaped(key), family, record->GetTypeName(), kept);
+      return absl::OkStatus();
+    }
+    log->warn(
+        "record \"{}\" of table {} held {} text value(s) that are not UTF-8: read and "
+        "stored again with those bytes escaped as \\xNN; its original bytes are in the "
+        "quarantine as \"{}\"",
+        ValidUtf8OrEscaped(key), family, escaped, kept);
+    return visit(key);
+  });
 }
 
 absl::Status StateStore::ForEach(

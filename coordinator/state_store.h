@@ -2,6 +2,7 @@
 // Every write is synced before it returns, so a caller may acknowledge after it.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -28,6 +29,9 @@ enum class Table {
   kCompileCache,   // farm.v1.CompileResult by key (coordinator/compile_cache/)
   kTokens,         // farm.v1.TokenRecord by id (coordinator/tokens/)
   kActionHistory,  // farm.v1.ActionHistory by Action.history_key (coordinator/scheduler/)
+  // Stored records the coordinator could not read, byte for byte, by "<table>/<key>"
+  // (ForEachRecord): kept for the operator, never read back by the farm.
+  kQuarantine,
 };
 
 // Puts and deletes applied together by StateStore::Write, atomically and durably.
@@ -70,12 +74,34 @@ class StateStore {
   // Applies the whole batch or nothing, synced. Safe to call from many threads at once:
   // RocksDB commits concurrent batches together with one sync.
   absl::Status Write(const StateBatch& batch);
-  // NOT_FOUND when absent; DATA_LOSS when the stored bytes don't parse.
+  // NOT_FOUND when absent; DATA_LOSS when the stored bytes don't parse. A record whose only
+  // fault is text that is not UTF-8 is read with that text escaped (ParseEscapingInvalidUtf8).
   absl::Status Get(Table table, const std::string& key, google::protobuf::Message* value) const;
   // Visits every record of `table` in key order; stops at the first error `visit` returns.
   absl::Status ForEach(Table table,
                        const std::function<absl::Status(const std::string& key,
                                                         const std::string& value)>& visit) const;
+
+  // What a loader reads its table with at start: visits every record of `table` parsed as a
+  // `Record`, and never lets one record keep the farm from starting. A record whose string
+  // fields hold bytes that are not UTF-8 (stored by a coordinator before they were escaped
+  // where they enter) is read with them escaped and stored so; its original bytes go to the
+  // quarantine. A record that does not parse at all is moved to the quarantine and skipped.
+  // Both are logged with the keys. Errors: what `visit` returns, or a failed write.
+  template <typename Record>
+  absl::Status ForEachRecord(
+      Table table,
+      const std::function<absl::Status(const std::string& key, Record& record)>& visit) {
+    Record record;
+    return ForEachParsed(table, &record,
+                         [&](const std::string& key) { return visit(key, record); });
+  }
+  // Moves the record `key` of `table` to the quarantine, byte for byte, saying `why` in the
+  // log; for a loader that finds a record it parses but cannot use. Returns the quarantine key.
+  absl::StatusOr<std::string> Quarantine(Table table, const std::string& key,
+                                         const std::string& why);
+  // How many records the quarantine holds (farm_state_quarantined_records).
+  uint64_t QuarantinedRecords() const { return quarantined_.load(); }
 
   // A consistent copy of the whole store as it is now, in `dir` (which must not exist), made
   // while the store serves: table files are hard-linked where the filesystem allows.
@@ -96,10 +122,19 @@ class StateStore {
   StateStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
              std::vector<rocksdb::ColumnFamilyHandle*> handles);
   rocksdb::ColumnFamilyHandle* Handle(Table table) const;
+  absl::Status ForEachParsed(Table table, google::protobuf::Message* record,
+                             const std::function<absl::Status(const std::string& key)>& visit);
+  // Keeps `bytes`, record `key` of `table` as stored, in the quarantine under a key not yet
+  // taken and, in the same write, replaces the record with `readable` or deletes it.
+  // Returns the quarantine key.
+  absl::StatusOr<std::string> MoveToQuarantine(Table table, const std::string& key,
+                                               const std::string& bytes,
+                                               const google::protobuf::Message* readable);
 
   std::string dir_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // all opened families, ours first
+  std::atomic<uint64_t> quarantined_{0};
 };
 
 }  // namespace farm::coordinator

@@ -2,12 +2,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include <google/protobuf/wrappers.pb.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "farm/v1/cas.pb.h"
 #include "farm/v1/types.pb.h"
 
 namespace farm::coordinator {
@@ -100,6 +102,85 @@ TEST_F(StateStoreTest, EveryTableReadsThroughOneBoundedCacheHoldingItsIndexBlock
   EXPECT_LE(use.block_cache, StateStore::kBlockCacheBytes);
   // Index and filter blocks are in the cache, not beside it in the table readers.
   EXPECT_LT(use.table_readers, 16u << 10) << use.table_readers;
+}
+
+TEST_F(StateStoreTest, ARecordThatDoesNotParseIsQuarantinedNotFatal) {
+  farm::v1::Worker latin1 = MakeWorker("latin1");
+  latin1.mutable_capabilities()->set_hostname("h\xf6st");  // stored before text was escaped
+  const std::string latin1_bytes = latin1.SerializeAsString();
+  farm::v1::Worker check;
+  ASSERT_FALSE(check.ParseFromString(latin1_bytes));
+  // Field 3 of a Worker is its capabilities: these bytes there say 0xffff bytes follow.
+  farm::v1::UploadRequest garbage;
+  garbage.set_data(std::string("\x0a\xff\xff\x03", 4));
+  {
+    auto store = StateStore::Open(dir_.string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    StateBatch batch;
+    batch.Put(Table::kWorkers, "a", MakeWorker("a"));
+    batch.Put(Table::kWorkers, "garbage", garbage);
+    batch.Put(Table::kWorkers, "latin1", latin1);
+    batch.Put(Table::kWorkers, "unusable", MakeWorker("u"));
+    ASSERT_TRUE((*store)->Write(batch).ok());
+  }
+
+  std::vector<std::string> seen;
+  auto visit = [&](const std::string& key, farm::v1::Worker& w) {
+    seen.push_back(absl::StrCat(key, "=", w.capabilities().hostname()));
+    return absl::OkStatus();
+  };
+  auto quarantine = [](StateStore& store) {
+    std::map<std::string, std::string> kept;
+    EXPECT_TRUE(store
+                    .ForEach(Table::kQuarantine,
+                             [&](const std::string& k, const std::string& v) {
+                               kept[k] = v;
+                               return absl::OkStatus();
+                             })
+                    .ok());
+    return kept;
+  };
+  {
+    auto store = StateStore::Open(dir_.string());
+    ASSERT_TRUE(store.ok());
+    EXPECT_EQ((*store)->QuarantinedRecords(), 0u);
+    ASSERT_TRUE((*store)->ForEachRecord<farm::v1::Worker>(Table::kWorkers, visit).ok());
+    EXPECT_EQ(seen, (std::vector<std::string>{"a=", "latin1=h\\xf6st", "unusable="}));
+    EXPECT_EQ((*store)->QuarantinedRecords(), 2u);
+    // The original bytes are kept; the Latin-1 record reads cleanly from now on.
+    const auto kept = quarantine(**store);
+    EXPECT_EQ(kept.at("workers/garbage"), garbage.SerializeAsString());
+    EXPECT_EQ(kept.at("workers/latin1"), latin1_bytes);
+    farm::v1::Worker w;
+    EXPECT_EQ((*store)->Get(Table::kWorkers, "garbage", &w).code(), absl::StatusCode::kNotFound);
+    ASSERT_TRUE((*store)->Get(Table::kWorkers, "latin1", &w).ok());
+    EXPECT_EQ(w.capabilities().hostname(), "h\\xf6st");
+    // A record a loader parses but cannot use goes the same way.
+    auto moved = (*store)->Quarantine(Table::kWorkers, "unusable", "a test says so");
+    ASSERT_TRUE(moved.ok()) << moved.status();
+    EXPECT_EQ(*moved, "workers/unusable");
+    EXPECT_EQ((*store)->Get(Table::kWorkers, "unusable", &w).code(), absl::StatusCode::kNotFound);
+    // The same key again keeps both.
+    ASSERT_TRUE((*store)->Put(Table::kWorkers, "unusable", MakeWorker("u2")).ok());
+    moved = (*store)->Quarantine(Table::kWorkers, "unusable", "again");
+    ASSERT_TRUE(moved.ok()) << moved.status();
+    EXPECT_EQ(*moved, "workers/unusable#2");
+  }
+  seen.clear();
+  auto store = StateStore::Open(dir_.string());
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ((*store)->QuarantinedRecords(), 4u);
+  ASSERT_TRUE((*store)->ForEachRecord<farm::v1::Worker>(Table::kWorkers, visit).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"a=", "latin1=h\\xf6st"}));
+  EXPECT_EQ((*store)->QuarantinedRecords(), 4u);
+  // A record read on demand (the action cache, a finished action): its text escaped, not an
+  // error.
+  farm::v1::Worker on_demand = MakeWorker("d");
+  on_demand.set_peer("\xfe");
+  ASSERT_TRUE((*store)->Put(Table::kWorkers, "d", on_demand).ok());
+  farm::v1::Worker w;
+  ASSERT_TRUE((*store)->Get(Table::kWorkers, "d", &w).ok());
+  EXPECT_EQ(w.peer(), "\\xfe");
 }
 
 TEST_F(StateStoreTest, SecondOpenOfSameDirIsRefusedAsLocked) {

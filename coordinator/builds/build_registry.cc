@@ -14,6 +14,8 @@
 #include "libfarm/actions/action_client.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/status/status_macros.h"
+#include "libfarm/text/utf8.h"
+#include "libfarm/text/utf8_fields.h"
 #include "libfarm/time/proto_time.h"
 
 namespace farm::coordinator {
@@ -56,7 +58,7 @@ std::string FirstLine(const std::string& text, size_t max) {
                          end + 1 - (start == std::string::npos ? 0 : start + 1));
     }
   }
-  if (line.size() > max) line = line.substr(0, max) + "...";
+  if (line.size() > max) line = absl::StrCat(Utf8Prefix(line, max), "...");
   return line;
 }
 
@@ -108,18 +110,15 @@ BuildRegistry::BuildRegistry(StateStore* store, MetricsRegistry* metrics,
 absl::Status BuildRegistry::Load() {
   absl::MutexLock lock(&mu_);
   // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
-  return store_->ForEach(
-      Table::kBuilds,
-      [&](const std::string& key, const std::string& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        Entry e;
-        if (!e.record.ParseFromString(value)) {
-          return absl::DataLossError(absl::StrCat("build record '", key, "' in ", store_->dir(),
-                                                  " does not parse; the state is damaged"));
-        }
-        e.record.clear_shards();
-        builds_.insert_or_assign(key, std::move(e));
-        return absl::OkStatus();
-      });
+  return store_->ForEachRecord<Build>(Table::kBuilds,
+                                      [&](const std::string& key, Build& record)
+                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                                            Entry e;
+                                            e.record = std::move(record);
+                                            e.record.clear_shards();
+                                            builds_.insert_or_assign(key, std::move(e));
+                                            return absl::OkStatus();
+                                          });
 }
 
 void BuildRegistry::OnActionsChanged(const std::vector<ActionUpdate>& updates) {
@@ -323,6 +322,9 @@ absl::Status BuildRegistry::Mutate(const std::string& id,
   }
   StateBatch batch;
   FARM_RETURN_IF_ERROR(change(copy, batch));
+  // Reasons and verification notes quote what the build made (wheel member names, tool
+  // output): text that is not UTF-8 would make the record unreadable to every client.
+  EscapeInvalidUtf8Fields(&copy);
   batch.Put(Table::kBuilds, id, copy);
   FARM_RETURN_IF_ERROR(store_->Write(batch));
   absl::MutexLock lock(&mu_);
@@ -356,6 +358,7 @@ absl::StatusOr<Build> BuildRegistry::CreateWheelBuild(const WheelBuildSpec& spec
   *b.mutable_submitted_by() = spec.submitted_by;
   b.set_state(farm::v1::BUILD_STATE_QUEUED);
   *b.mutable_submitted_at() = ToProtoTime(clock_());
+  EscapeInvalidUtf8Fields(&b);  // the plan quotes the recipe and the source
   absl::MutexLock write(&write_mu_);
   {
     absl::MutexLock lock(&mu_);

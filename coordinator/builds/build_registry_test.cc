@@ -207,6 +207,25 @@ TEST_F(BuildRegistryTest, WheelBuildsAreDrivenThroughTheApi) {
   EXPECT_TRUE(got->has_finished_at());
 }
 
+TEST_F(BuildRegistryTest, AReasonQuotingLatin1MemberNamesIsKeptEscapedAndReadableByEveryone) {
+  auto b = builds_->CreateWheelBuild({.package = "demo", .version = "1.0", .archs = {"sm_90"}});
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_TRUE(builds_
+                  ->SetState(b->id(), farm::v1::BUILD_STATE_FAILED,
+                             "the wheel cannot be tagged: member 'demo/caf\xe9.py' is odd")
+                  .ok());
+  const std::string escaped = "the wheel cannot be tagged: member 'demo/caf\\xe9.py' is odd";
+  auto got = builds_->Get(b->id());
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->reason(), escaped);
+  // What ListBuilds sends parses on the client, and the stored record parses on restart.
+  farm::v1::Build sent;
+  EXPECT_TRUE(sent.ParseFromString(builds_->List(10).front().SerializeAsString()));
+  Reopen();
+  EXPECT_EQ(builds_->Get(b->id())->reason(), escaped);
+  EXPECT_EQ(store_->QuarantinedRecords(), 0u);
+}
+
 TEST_F(BuildRegistryTest, LogsKeepTheirTailAcrossBlocksAndRestarts) {
   auto b = builds_->CreateWheelBuild({.package = "p", .version = "1", .id = "logs"});
   ASSERT_TRUE(b.ok());

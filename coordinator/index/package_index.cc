@@ -79,15 +79,9 @@ absl::Status PackageIndex::Load() {
   auto log = ComponentLogger("index");
   size_t loaded = 0;
   absl::MutexLock lock(&mu_);
-  absl::Status s = state_->ForEach(
+  absl::Status s = state_->ForEachRecord<farm::v1::PackageFile>(
       Table::kPackages,
-      [&](const std::string& key, const std::string& value) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-        farm::v1::PackageFile file;
-        if (!file.ParseFromString(value)) {
-          return absl::DataLossError(
-              absl::StrCat("package index record \"", key, "\" in ", state_->dir(),
-                           " does not parse. Fix: restore the data dir from a backup"));
-        }
+      [&](const std::string& key, farm::v1::PackageFile& file) ABSL_NO_THREAD_SAFETY_ANALYSIS {
         // Pin first: nothing may evict a published wheel, even one we are about to check.
         blobs_->Pin(kOwnerPrefix + key, {file.wheel(), file.core_metadata()});
         if (!blobs_->Contains(file.wheel())) {

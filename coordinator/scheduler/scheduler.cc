@@ -81,14 +81,11 @@ absl::Status Scheduler::Load() {
   const absl::Time now = clock_();
   FARM_RETURN_IF_ERROR(history_.Load(*store_));
   // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
-  return store_->ForEach(
-      Table::kActions,
-      [&](const std::string& key, const std::string& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  return store_->ForEachRecord<farm::v1::ActionRecord>(
+      Table::kActions, [&](const std::string& key,
+                           farm::v1::ActionRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         Entry entry;
-        if (!entry.record.ParseFromString(value)) {
-          return absl::DataLossError(absl::StrCat("action record '", key, "' in ", store_->dir(),
-                                                  " does not parse; the state is damaged"));
-        }
+        entry.record = std::move(record);
         if (IsTerminalActionState(entry.record.status().state())) {
           // Finished: read from the store when asked for, never held in memory.
           CountStored(entry.record.status().state(), +1);

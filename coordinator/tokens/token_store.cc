@@ -39,13 +39,15 @@ absl::StatusOr<std::unique_ptr<TokenStore>> TokenStore::Load(StateStore* store,
   std::unique_ptr<TokenStore> tokens(new TokenStore(store, std::move(build_is_running)));
   std::vector<std::string> ended;
   std::vector<farm::v1::TokenRecord> live;
-  absl::Status s = store->ForEach(
-      Table::kTokens, [&](const std::string& id, const std::string& bytes) -> absl::Status {
-        farm::v1::TokenRecord record;
-        if (!record.ParseFromString(bytes) || record.id() != id || !RoleNamed(record.role())) {
-          return absl::DataLossError(absl::StrCat(
-              "token record '", id, "' does not parse. Fix: revoke it (farmctl token revoke ", id,
-              ") after restoring the data dir from a backup"));
+  absl::Status s = store->ForEachRecord<farm::v1::TokenRecord>(
+      Table::kTokens, [&](const std::string& id, farm::v1::TokenRecord& record) -> absl::Status {
+        if (record.id() != id || !RoleNamed(record.role())) {
+          // Left out, the token is refused: the safe side for a record that says no role.
+          return store
+              ->Quarantine(Table::kTokens, id,
+                           absl::StrCat("the token record names id '", record.id(), "' and role '",
+                                        record.role(), "'; the token it stood for is refused"))
+              .status();
         }
         if (!record.build_id().empty() && !tokens->build_is_running_(record.build_id())) {
           ended.push_back(id);

@@ -40,18 +40,18 @@ absl::Status WorkerRegistry::Load() {
   workers_.clear();
   const absl::Time now = clock_();
   // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
-  return store_->ForEach(
+  return store_->ForEachRecord<farm::v1::Worker>(
       Table::kWorkers,
-      [&](const std::string& key, const std::string& value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      [&](const std::string& key, farm::v1::Worker& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         Entry entry;
+        // The value is a Worker followed by its WorkerSession, which the record kept as an
+        // unknown field: read from there, then dropped so that a listing never sends it.
         farm::v1::WorkerSession session;
-        if (!entry.record.ParseFromString(value) || !session.ParseFromString(value)) {
-          return absl::DataLossError(absl::StrCat("worker record '", key, "' in ", store_->dir(),
-                                                  " does not parse; the state is damaged"));
+        if (!session.ParseFromString(record.SerializeAsString())) {
+          return store_->Quarantine(Table::kWorkers, key, "its session does not parse").status();
         }
-        // The session parsed into the record too, as an unknown field that a listing would
-        // send along.
-        entry.record.DiscardUnknownFields();
+        record.DiscardUnknownFields();
+        entry.record = std::move(record);
         entry.session_id = session.session_id();
         entry.last_heard = now;
         workers_.emplace(key, std::move(entry));
