@@ -16,6 +16,7 @@
 #include "libfarm/files/source_tree_walk.h"
 #include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/exit_code.h"
+#include "libfarm/text/utf8.h"
 
 namespace farm::cli {
 namespace {
@@ -41,6 +42,13 @@ absl::Status UploadSource(const GlobalOptions& global, const std::string& dir,
   std::vector<SourceTreeFile> files;
   size_t path_bytes = 0;
   absl::Status walked = WalkSourceTree(dir, [&](const SourceTreeFile& f) -> absl::Status {
+    // The farm carries paths as UTF-8 text; an escaped name would be another file.
+    if (!IsValidUtf8(f.relative)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the source file '", ValidUtf8OrEscaped(f.relative), "' in ", ValidUtf8OrEscaped(dir),
+          " has a name that is not UTF-8, which the farm cannot carry. Nothing was uploaded. "
+          "Fix: rename it in UTF-8 (convmv -f latin1 -t utf8 --notest FILE)"));
+    }
     files.push_back(f);
     path_bytes += f.relative.size();
     return absl::OkStatus();

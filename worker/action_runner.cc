@@ -17,6 +17,7 @@
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/device_job.h"
 #include "libfarm/process/process_table.h"
+#include "libfarm/text/utf8.h"
 #include "worker/command_runner.h"
 
 namespace farm::worker {
@@ -26,17 +27,18 @@ namespace fs = std::filesystem;
 
 constexpr size_t kTailBytes = 4096;
 
+// The last kTailBytes of the file, starting on a character: 3 bytes more are read so that
+// a cut through a multi-byte character (gcc's quotes are three) can drop its rest.
 std::string Tail(const std::string& path) {
+  constexpr std::streamoff kRead = kTailBytes + 3;
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return "";
   const std::streamoff size = in.tellg();
-  const std::streamoff start = size > static_cast<std::streamoff>(kTailBytes)
-                                   ? size - static_cast<std::streamoff>(kTailBytes)
-                                   : 0;
+  const std::streamoff start = size > kRead ? size - kRead : 0;
   in.seekg(start);
   std::string out(static_cast<size_t>(size - start), '\0');
   in.read(out.data(), static_cast<std::streamsize>(out.size()));
-  return out;
+  return std::string(Utf8Tail(out, kTailBytes));
 }
 
 // A declared output is taken only if it is a regular file reached without symlinks, so an

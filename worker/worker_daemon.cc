@@ -9,6 +9,7 @@
 #include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
+#include "libfarm/text/utf8_fields.h"
 
 namespace farm::worker {
 namespace {
@@ -237,6 +238,14 @@ void WorkerDaemon::Report(const farm::v1::Completion& completion) {
       // the next attempt carries the new session.
       .also_retry = MustRegisterAgain,
   };
+  // Output tails, error text and file names can hold any bytes; the coordinator cannot parse
+  // a string that is not UTF-8 and would refuse the whole report, leaving the action RUNNING
+  // until its lease ran out. The full output keeps its bytes in the CAS.
+  farm::v1::Completion sendable = completion;
+  if (const int escaped = EscapeInvalidUtf8Fields(&sendable); escaped > 0) {
+    log->debug("lease {}: {} text field(s) not UTF-8, sent escaped", completion.lease_id(),
+               escaped);
+  }
   farm::v1::CompleteActionsResponse resp;
   absl::Status s = Retry(retry, [&] {
     grpc::ClientContext ctx;
@@ -244,7 +253,7 @@ void WorkerDaemon::Report(const farm::v1::Completion& completion) {
     farm::v1::CompleteActionsRequest req;
     req.set_name(options_.name);
     req.set_session_id(session());
-    *req.add_completions() = completion;
+    *req.add_completions() = sendable;
     resp.Clear();
     return FromGrpcStatus(stub_->CompleteActions(&ctx, req, &resp));
   });

@@ -8,6 +8,7 @@
 #include "libfarm/recipes/recipe_proto.h"
 #include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/status_macros.h"
+#include "libfarm/text/utf8.h"
 
 namespace farm::coordinator {
 
@@ -52,10 +53,11 @@ grpc::Status RecipeServiceImpl::ListRecipes(grpc::ServerContext* context,
                                             farm::v1::ListRecipesResponse* response) {
   return gate_->Serve(*context, "RecipeService.ListRecipes", [&] {
     for (const Recipe& r : recipes_.recipes) *response->add_recipes() = RecipeToProto(r);
+    // Errors name files, and file names are the host's bytes.
     for (const absl::Status& e : recipes_.errors) {
-      response->add_load_errors(std::string(e.message()));
+      response->add_load_errors(ValidUtf8OrEscaped(e.message()));
     }
-    response->set_recipes_dir(dir_);
+    response->set_recipes_dir(ValidUtf8OrEscaped(dir_));
     return absl::OkStatus();
   });
 }

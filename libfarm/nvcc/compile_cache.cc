@@ -16,6 +16,7 @@
 #include "libfarm/digest/sha256.h"
 #include "libfarm/nvcc/shell_words.h"
 #include "libfarm/process/path_search.h"
+#include "libfarm/text/utf8.h"
 
 namespace farm {
 namespace {
@@ -404,6 +405,14 @@ absl::Status CompileCache::Record(const CompileKey& key,
                                   const std::vector<std::string>& dependencies,
                                   const std::vector<CompileCacheOutput>& outputs,
                                   const std::string& stdout_text, const std::string& stderr_text) {
+  // A hit replays the output byte for byte, and the coordinator takes UTF-8 text only: such a
+  // compile is not cached (it ran and printed all it said; only the shortcut is lost).
+  const bool paths_utf8 = std::all_of(dependencies.begin(), dependencies.end(),
+                                      [](const std::string& p) { return IsValidUtf8(p); });
+  if (!paths_utf8 || !IsValidUtf8(stdout_text) || !IsValidUtf8(stderr_text)) {
+    return absl::FailedPreconditionError(
+        "its output or a dependency's path is not UTF-8, which a cache entry cannot hold");
+  }
   farm::v1::CompileResult result;
   for (const std::string& path : dependencies) {
     auto fingerprint = DependencyFingerprint(path, key.scope.source_stamps);

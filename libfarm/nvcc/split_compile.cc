@@ -19,6 +19,7 @@
 #include "libfarm/nvcc/module_id.h"
 #include "libfarm/nvcc/private_temp_dir.h"
 #include "libfarm/process/subprocess.h"
+#include "libfarm/text/utf8.h"
 
 namespace farm {
 namespace {
@@ -37,7 +38,8 @@ std::string SourceName(const std::string& path) {
     if (!name.empty()) name += "/";
     name += parts[i];
   }
-  return name.substr(0, 200);
+  // A label only (Action.history_key, a proto string): any bytes of the path escaped.
+  return ValidUtf8OrEscaped(Utf8Prefix(name, 200));
 }
 
 bool RunsHere(DryrunStepKind kind) {

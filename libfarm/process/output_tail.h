@@ -6,7 +6,7 @@
 namespace farm {
 
 // The last `max_lines` lines of `text` (trailing whitespace dropped), at most the last 4000
-// characters of them.
+// bytes of them, cut between characters.
 std::string TailLines(const std::string& text, int max_lines);
 
 }  // namespace farm

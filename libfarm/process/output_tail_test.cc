@@ -15,5 +15,11 @@ TEST(TailLinesTest, KeepsTheLastLinesAndAtMost4000Characters) {
   EXPECT_EQ(tail.substr(0, 4), "...x");
 }
 
+TEST(TailLinesTest, TheCutNeverSplitsACharacter) {
+  // gcc's quote U+2018 is three bytes; a cut after its first leaves two continuation bytes.
+  const std::string text = "\xe2\x80\x98" + std::string(3998, 'x');
+  EXPECT_EQ(TailLines(text, 1), "..." + std::string(3998, 'x'));
+}
+
 }  // namespace
 }  // namespace farm

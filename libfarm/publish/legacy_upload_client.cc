@@ -13,6 +13,7 @@
 #include "libfarm/publish/multipart_body.h"
 #include "libfarm/publish/upload_digests.h"
 #include "libfarm/publish/wheel_package.h"
+#include "libfarm/text/utf8.h"
 
 namespace farm {
 namespace {
@@ -49,7 +50,7 @@ std::string Summarize(const std::string& body) {
       }
     }
   }
-  if (text.size() > 400) text = text.substr(0, 400) + "...";
+  if (text.size() > 400) text = absl::StrCat(Utf8Prefix(text, 400), "...");
   return text;
 }
 

@@ -1,5 +1,7 @@
 #include "libfarm/recipes/recipe_proto.h"
 
+#include "libfarm/text/utf8_fields.h"
+
 namespace farm {
 namespace {
 
@@ -82,6 +84,9 @@ farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
     out.set_size_base_mib(recipe.size.base_mib.value_or(0.0));
     out.set_size_per_arch_mib(*recipe.size.per_arch_mib);
   }
+  // TOML text is UTF-8 (the parser checks), but the file's path and the directories resolved
+  // against it are the host's bytes; a lease or a reply carrying them must still parse.
+  EscapeInvalidUtf8Fields(&out);
   return out;
 }
 
