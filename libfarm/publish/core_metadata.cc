@@ -1,10 +1,13 @@
 #include "libfarm/publish/core_metadata.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "libfarm/text/utf8.h"
 
 namespace farm {
 
@@ -23,7 +26,31 @@ std::vector<std::string> CoreMetadata::GetAll(absl::string_view key) const {
   return values;
 }
 
+namespace {
+
+// Core Metadata is UTF-8 (PEP 566): pip, twine and PyPI read it so. Refused rather than
+// escaped, since an escaped Requires-Python is no longer what the author wrote, and the
+// index serves METADATA byte for byte (PEP 658) next to what it lists from it.
+absl::Status CheckUtf8(absl::string_view text) {
+  const size_t bad = FirstInvalidUtf8(text);
+  if (bad == text.size()) return absl::OkStatus();
+  const size_t previous = text.rfind('\n', bad);
+  const size_t begin = previous == absl::string_view::npos ? 0 : previous + 1;
+  const size_t end = std::min(text.find('\n', bad), text.size());
+  const auto line_number = 1 + std::count(text.begin(), text.begin() + bad, '\n');
+  constexpr size_t kShown = 120;
+  const absl::string_view line = text.substr(begin, std::min(end - begin, kShown));
+  return absl::InvalidArgumentError(
+      absl::StrCat("METADATA line ", line_number, " is not UTF-8 (byte ", bad - begin + 1, " of \"",
+                   ValidUtf8OrEscaped(line),
+                   "\"): Core Metadata is UTF-8 (PEP 566), as pip reads it. Fix: "
+                   "write that field in UTF-8 and build the wheel again"));
+}
+
+}  // namespace
+
 absl::StatusOr<CoreMetadata> ParseCoreMetadata(absl::string_view text) {
+  if (absl::Status s = CheckUtf8(text); !s.ok()) return s;
   CoreMetadata metadata;
   absl::string_view rest = text;
   int line_number = 0;

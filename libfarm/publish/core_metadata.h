@@ -28,7 +28,7 @@ struct CoreMetadata {
 };
 
 // Parses METADATA text. Name and Version are required (the only fields an index cannot do
-// without); errors say which is missing.
+// without); errors say which is missing. Text that is not UTF-8 is refused, naming the line.
 absl::StatusOr<CoreMetadata> ParseCoreMetadata(absl::string_view text);
 
 // PEP 503 project name normalization: runs of "-", "_", "." become "-", lowercased.

@@ -55,6 +55,21 @@ TEST(CoreMetadataTest, ParsesHeadersContinuationsAndBody) {
   EXPECT_EQ(NormalizeProjectName("Demo__Pkg.x-Y"), "demo-pkg-x-y");
 }
 
+TEST(CoreMetadataTest, TextThatIsNotUtf8IsRefusedNamingTheLine) {
+  auto m =
+      ParseCoreMetadata("Metadata-Version: 2.1\nName: x\nVersion: 1\nRequires-Python: >=3.8\xff\n");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      m.status().message(),
+      HasSubstr("METADATA line 4 is not UTF-8 (byte 23 of \"Requires-Python: >=3.8\\xff\")"));
+  EXPECT_THAT(m.status().message(), HasSubstr("Fix:"));
+  // In the description too; UTF-8 anywhere is fine.
+  EXPECT_THAT(ParseCoreMetadata("Name: x\nVersion: 1\n\ncaf\xe9\n").status().message(),
+              HasSubstr("line 4 is not UTF-8"));
+  EXPECT_TRUE(ParseCoreMetadata("Name: x\nVersion: 1\nSummary: caf\xc3\xa9\n").ok());
+}
+
 TEST(WheelPackageTest, FileNamesThatCouldEscapeOrAreNotWheelsAreRefused) {
   EXPECT_TRUE(CheckWheelFilename("demo_pkg-1.0+cu126-py3-none-any.whl").ok());
   for (const char* bad : {"../demo-1.0-py3-none-any.whl", "a/demo-1.0-py3-none-any.whl",
