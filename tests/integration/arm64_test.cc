@@ -228,9 +228,8 @@ TEST_F(Arm64Test, TheDemosAarch64WheelIsBuiltVerifiedPublishedAndRunsOnArm) {
   ASSERT_EQ(r.exit_code, 0) << Output(r) << ReadFile(arm_worker_->log_path());
   EXPECT_THAT(r.stdout_text, HasSubstr("verification passed"));
   EXPECT_THAT(r.stdout_text, HasSubstr("none ran plain nvcc"));
-  const std::string marker = "submitted build ";
-  const size_t at = r.stdout_text.find(marker) + marker.size();
-  const std::string id = r.stdout_text.substr(at, r.stdout_text.find_first_of(" \n", at) - at);
+  const std::string id = SubmittedBuildId(r);
+  ASSERT_FALSE(id.empty()) << Output(r);
   nlohmann::json build = Json(Farmctl({"--json", "build", id}));
   EXPECT_EQ(build.value("build_host", ""), "arm1") << build.dump(2);
   const std::string filename = build["wheel"].value("filename", "");

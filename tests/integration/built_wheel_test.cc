@@ -154,14 +154,6 @@ class BuiltWheelTest : public ::testing::Test {
     return nlohmann::json::parse(Farmctl({"--json", "build", id}).stdout_text, nullptr, false);
   }
 
-  static std::string SubmittedId(const CommandResult& r) {
-    const std::string marker = "submitted build ";
-    const size_t at = r.stdout_text.find(marker);
-    if (at == std::string::npos) return "";
-    const size_t start = at + marker.size();
-    return r.stdout_text.substr(start, r.stdout_text.find_first_of(" \n", start) - start);
-  }
-
   // The built-in index's status for a project page (404: it has no such project).
   static int IndexStatus(const std::string& project) {
     auto hp = ParseHostPort(coordinator_->http_address());
@@ -197,7 +189,7 @@ TEST_F(BuiltWheelTest, AWheelOfAnotherProjectFailsTheBuildNamingBothAndIsNotPubl
   EXPECT_THAT(r.stderr_text, HasSubstr(", a wheel of numpy 99.0: a build publishes only its own "
                                        "package and version"))
       << Output(r);
-  const nlohmann::json build = BuildJson(SubmittedId(r));
+  const nlohmann::json build = BuildJson(SubmittedBuildId(r));
   EXPECT_EQ(build.value("state", ""), "BUILD_STATE_FAILED") << build.dump(2);
   EXPECT_FALSE(build.contains("published_to") && !build["published_to"].empty()) << build.dump(2);
   EXPECT_EQ(IndexStatus("numpy"), 404);
@@ -212,7 +204,7 @@ TEST_F(BuiltWheelTest, AWheelNamedAsShellTextFailsTheBuildAndNeverReachesTheHook
       << Output(r);
   EXPECT_THAT(r.stderr_text, HasSubstr("the version \"0.1.0$(id>PWNED)\" is not a PEP 440 version"))
       << Output(r);
-  const nlohmann::json build = BuildJson(SubmittedId(r));
+  const nlohmann::json build = BuildJson(SubmittedBuildId(r));
   EXPECT_EQ(build.value("state", ""), "BUILD_STATE_FAILED") << build.dump(2);
   EXPECT_FALSE(build.contains("published_to") && !build["published_to"].empty()) << build.dump(2);
   EXPECT_THAT(HookFiles(), ::testing::IsEmpty());

@@ -355,21 +355,13 @@ class SubmitTest : public ::testing::Test {
     return out;
   }
 
-  static std::string SubmittedId(const CommandResult& r) {
-    const std::string marker = "submitted build ";
-    const size_t at = r.stdout_text.find(marker);
-    if (at == std::string::npos) return "";
-    const size_t start = at + marker.size();
-    return r.stdout_text.substr(start, r.stdout_text.find_first_of(" \n", start) - start);
-  }
-
   // Submits the tokenprobe recipe with `token_file` and returns its build id and the build
   // token it printed (what its build's code can read), once it runs; empty on failure.
   static std::pair<std::string, std::string> StartTokenProbe(const std::string& token_file) {
     CommandResult r = RunFarmctl({"--coordinator", coordinator_->grpc_address(), "--token-file",
                                   token_file, "submit", "tokenprobe-0.1.0", "--archs", "9.0"});
     EXPECT_EQ(r.exit_code, 0) << Output(r);
-    const std::string id = SubmittedId(r);
+    const std::string id = SubmittedBuildId(r);
     if (id.empty()) return {};
     std::string token;
     const bool printed = WaitFor(
@@ -518,7 +510,7 @@ TEST_F(SubmitTest, AWheelPrerequisiteReachesTheBuildWithItsVariables) {
   CommandResult r = Farmctl({"submit", "fakeprereq-0.1.0", "--archs", "9.0", "--wait"});
   // The recipe's command checks the variables, prints FAKE_OK and stops with exit 7.
   EXPECT_NE(r.stderr_text.find("failed with exit code 7"), std::string::npos) << Output(r);
-  CommandResult logs = Farmctl({"logs", SubmittedId(r)});
+  CommandResult logs = Farmctl({"logs", SubmittedBuildId(r)});
   EXPECT_NE(logs.stdout_text.find("wheelfarm: prerequisite Fake >=1.2: wheelfarm-prereq-fake "
                                   "1.2.3 (wheel)"),
             std::string::npos)
@@ -542,7 +534,7 @@ TEST_F(SubmitTest, AnUninstallablePrerequisiteWheelFailsAtTheEnvironmentStepNami
                                (*dir_ / "recipes/badprereq.toml") + ":"),
             std::string::npos)
       << Output(r);
-  CommandResult logs = Farmctl({"logs", SubmittedId(r)});
+  CommandResult logs = Farmctl({"logs", SubmittedBuildId(r)});
   EXPECT_EQ(logs.stdout_text.find("'pip' 'wheel'"), std::string::npos) << Output(logs);
 }
 
@@ -552,7 +544,7 @@ TEST_F(SubmitTest, AFailingBuildCommandShowsItsErrorText) {
   EXPECT_NE(r.stderr_text.find("failed with exit code 3"), std::string::npos) << Output(r);
   EXPECT_NE(r.stderr_text.find("identifier \"blockDimx\" is undefined"), std::string::npos)
       << Output(r);
-  const std::string id = SubmittedId(r);
+  const std::string id = SubmittedBuildId(r);
   CommandResult logs = Farmctl({"logs", id});
   EXPECT_NE(logs.stdout_text.find("blockDimx"), std::string::npos) << Output(logs);
 }
@@ -563,7 +555,7 @@ TEST_F(SubmitTest, AFailingBuildCommandShowsItsErrorText) {
 TEST_F(SubmitTest, WatchAndLogsFollowRideOutACoordinatorRestart) {
   CommandResult r = Farmctl({"submit", "outlives-0.1.0", "--archs", "9.0"});
   ASSERT_EQ(r.exit_code, 0) << Output(r);
-  const std::string id = SubmittedId(r);
+  const std::string id = SubmittedBuildId(r);
   ASSERT_TRUE(WaitFor(
       [&] {
         return absl::StrContains(Farmctl({"logs", id}).stdout_text, "before-restart");
@@ -632,7 +624,7 @@ TEST_F(SubmitTest, ARequirementNoIndexHasFailsAtTheEnvironmentStepWithPipsMessag
             std::string::npos)
       << Output(r);
   // It stopped there: the recipe's build command never ran.
-  CommandResult logs = Farmctl({"logs", SubmittedId(r)});
+  CommandResult logs = Farmctl({"logs", SubmittedBuildId(r)});
   EXPECT_NE(logs.stdout_text.find("'pip' 'install'"), std::string::npos) << Output(logs);
   EXPECT_EQ(logs.stdout_text.find("'pip' 'wheel'"), std::string::npos) << Output(logs);
   // Nothing half-made is left in the hosts' environment cache: only links to finished ones.
@@ -650,7 +642,7 @@ TEST_F(SubmitTest, AWheelThatFailsVerificationIsNotPublished) {
   EXPECT_NE(r.stderr_text.find("verification failed, not published"), std::string::npos)
       << Output(r);
   EXPECT_NE(r.stderr_text.find("sm_90"), std::string::npos) << Output(r);
-  const nlohmann::json build = BuildJson(SubmittedId(r));
+  const nlohmann::json build = BuildJson(SubmittedBuildId(r));
   EXPECT_EQ(build.value("state", ""), "BUILD_STATE_FAILED") << build.dump(2);
   EXPECT_FALSE(build.contains("published_to") && !build["published_to"].empty()) << build.dump(2);
 }
@@ -658,7 +650,7 @@ TEST_F(SubmitTest, AWheelThatFailsVerificationIsNotPublished) {
 TEST_F(SubmitTest, CancelStopsABuildAndCannotCancelTwice) {
   CommandResult r = Farmctl({"submit", "slow-0.1.0", "--archs", "9.0"});
   ASSERT_EQ(r.exit_code, 0) << Output(r);
-  const std::string id = SubmittedId(r);
+  const std::string id = SubmittedBuildId(r);
   ASSERT_FALSE(id.empty()) << Output(r);
   ASSERT_TRUE(WaitFor([&] { return BuildJson(id).value("state", "") == "BUILD_STATE_BUILDING"; },
                       absl::Seconds(60)));
@@ -812,13 +804,13 @@ TEST_F(SubmitTest, ASubmitTokensBuildCannotAnswerAnAdminsCompile) {
 TEST_F(SubmitTest, AWheelABuildPlantsInPipsCacheReachesNoLaterEnvironment) {
   CommandResult plant = Farmctl({"submit", "pipplant-0.1.0", "--archs", "9.0", "--wait"});
   EXPECT_NE(plant.exit_code, 0) << Output(plant);
-  const std::string plant_log = Farmctl({"logs", SubmittedId(plant)}).stdout_text;
+  const std::string plant_log = Farmctl({"logs", SubmittedBuildId(plant)}).stdout_text;
   // It planted at least in the cache it was given.
   ASSERT_THAT(plant_log, HasSubstr("\nPLANTED IN ")) << plant_log;
 
   CommandResult victim = Farmctl({"submit", "pipvictim-0.1.0", "--archs", "9.0", "--wait"});
   EXPECT_NE(victim.exit_code, 0) << Output(victim);
-  const std::string log = Farmctl({"logs", SubmittedId(victim)}).stdout_text;
+  const std::string log = Farmctl({"logs", SubmittedBuildId(victim)}).stdout_text;
   EXPECT_THAT(log, HasSubstr("\nVICTIM built from its sdist\n")) << log;
   EXPECT_THAT(log, Not(HasSubstr("VICTIM PLANTED"))) << log;
 }
@@ -827,7 +819,7 @@ TEST_F(SubmitTest, AWheelABuildPlantsInPipsCacheReachesNoLaterEnvironment) {
 TEST_F(SubmitTest, AWorkersSecretsNeverReachItsBuilds) {
   CommandResult r = Farmctl({"submit", "envprobe-0.1.0", "--archs", "9.0", "--wait"});
   EXPECT_NE(r.exit_code, 0) << Output(r);
-  const std::string log = Farmctl({"logs", SubmittedId(r)}).stdout_text;
+  const std::string log = Farmctl({"logs", SubmittedBuildId(r)}).stdout_text;
   // What a build needs of the host does arrive: pip's settings, PATH.
   EXPECT_THAT(log, HasSubstr("\nENVPROBE PIP_FIND_LINKS=")) << log;
   EXPECT_THAT(log, HasSubstr("\nENVPROBE PATH=")) << log;
@@ -845,7 +837,7 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   // 1. The headline: three archs, through farm-nvcc on both workers.
   CommandResult r = Farmctl({"submit", "demo-0.1.0", "--archs", "7.5;9.0;12.1", "--wait"});
   ASSERT_EQ(r.exit_code, 0) << Output(r);
-  const std::string id = SubmittedId(r);
+  const std::string id = SubmittedBuildId(r);
   EXPECT_NE(r.stdout_text.find("verification passed"), std::string::npos) << r.stdout_text;
   const std::string pip_hint = "pip install --index-url http://" + coordinator_->http_address() +
                                "/simple/ demo-cuda-ext==0.1.0+cu130";
@@ -907,7 +899,7 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   // nvcc's random temp names, so the bytes may differ, and the index keeps the first file.)
   CommandResult again = Farmctl({"submit", "demo-hook-0.1.0", "--archs", "7.5;9.0;12.1"});
   ASSERT_EQ(again.exit_code, 0) << Output(again);
-  const std::string again_id = SubmittedId(again);
+  const std::string again_id = SubmittedBuildId(again);
   ASSERT_TRUE(
       WaitFor([&] { return BuildJson(again_id).value("state", "") == "BUILD_STATE_BUILDING"; },
               absl::Seconds(60)));
@@ -932,7 +924,7 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   CommandResult more =
       Farmctl({"submit", "demo-pypi-0.1.0", "--archs", "7.5;9.0;10.0+PTX;12.1", "--wait"});
   ASSERT_EQ(more.exit_code, 0) << Output(more);
-  build = BuildJson(SubmittedId(more));
+  build = BuildJson(SubmittedBuildId(more));
   shards = Shards(build);
   EXPECT_GT(shards["sm_100"].first, 0) << build.dump(2);
   EXPECT_EQ(shards["sm_100"].second, 0) << "sm_100 was never built before: " << build.dump(2);

@@ -235,12 +235,24 @@ int CountOccurrences(const std::string& text, const std::string& needle) {
   return n;
 }
 
-std::string LoggedCompileCacheKey(const std::string& stderr_text) {
-  const std::string marker = "whole-compile key ";
-  const size_t at = stderr_text.find(marker);
+namespace {
+
+// The word that follows the first `marker` in `text`; "" when there is none.
+std::string WordAfter(const std::string& text, const std::string& marker) {
+  const size_t at = text.find(marker);
   if (at == std::string::npos) return "";
   const size_t start = at + marker.size();
-  return stderr_text.substr(start, stderr_text.find_first_of(" \n", start) - start);
+  return text.substr(start, text.find_first_of(" \n", start) - start);
+}
+
+}  // namespace
+
+std::string LoggedCompileCacheKey(const std::string& stderr_text) {
+  return WordAfter(stderr_text, "whole-compile key ");
+}
+
+std::string SubmittedBuildId(const CommandResult& r) {
+  return WordAfter(r.stdout_text, "submitted build ");
 }
 
 }  // namespace farm::testing

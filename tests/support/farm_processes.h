@@ -128,6 +128,9 @@ int CountOccurrences(const std::string& text, const std::string& needle);
 // its stderr, or "".
 std::string LoggedCompileCacheKey(const std::string& stderr_text);
 
+// The build id `farmctl submit` printed ("submitted build ID ..."), or "".
+std::string SubmittedBuildId(const CommandResult& r);
+
 // A TCP port on 127.0.0.1 that was free a moment ago, for servers that need one up front.
 int FreePort();
 
