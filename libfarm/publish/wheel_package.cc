@@ -8,12 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "libfarm/elf/mapped_file.h"
+#include "libfarm/wheel/wheel_metadata.h"
 #include "libfarm/zip/zip_archive.h"
 
 namespace farm {
 namespace {
-
-constexpr uint64_t kMaxMetadataBytes = 16 << 20;
 
 std::string VersionKey(absl::string_view v) {
   std::string out = absl::AsciiStrToLower(v);
@@ -112,7 +111,7 @@ absl::StatusOr<WheelPackage> ReadWheelPackage(const std::string& path, absl::str
   if (entry == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(filename, " has no ", member));
   }
-  auto bytes = zip->Read(*entry, kMaxMetadataBytes);
+  auto bytes = zip->Read(*entry, kMaxWheelMetadataBytes);
   if (!bytes.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot read ", member, " in ", filename, ": ", bytes.status().message()));

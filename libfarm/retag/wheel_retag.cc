@@ -16,6 +16,7 @@
 #include "libfarm/elf/mapped_file.h"
 #include "libfarm/wheel/record_file.h"
 #include "libfarm/wheel/wheel_filename.h"
+#include "libfarm/wheel/wheel_metadata.h"
 #include "libfarm/zip/zip_archive.h"
 #include "libfarm/zip/zip_writer.h"
 
@@ -86,10 +87,6 @@ std::string RewriteWheelFile(absl::string_view text, const std::string& platform
   }
   return absl::StrJoin(lines, "\n");
 }
-
-// METADATA and WHEEL are read whole to be rewritten; PyPI's own limit on a long description
-// is far below this.
-constexpr uint64_t kMaxMetadataBytes = 16 << 20;
 
 // What retag needs of a member: its RECORD hash and size, and, for an ELF file only, its
 // bytes (to check the CPU and the glibc it needs).
@@ -256,7 +253,7 @@ absl::StatusOr<RetagResult> RetagWheel(const std::string& wheel_path, const Reta
       const std::string leaf = e.name.substr(dist_info.size() + 1);
       if (leaf == "RECORD" || leaf == "RECORD.jws" || leaf == "RECORD.p7s") continue;
       if (leaf == "METADATA" || leaf == "WHEEL") {
-        auto text = zip->Read(e, kMaxMetadataBytes);
+        auto text = zip->Read(e, kMaxWheelMetadataBytes);
         if (!text.ok()) return text.status();
         (leaf == "METADATA" ? metadata_text : wheel_text) = std::string(AsChars(text->bytes()));
       }

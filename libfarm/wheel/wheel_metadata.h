@@ -1,6 +1,7 @@
 // The dist-info WHEEL file ("Key: Value" lines).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,10 @@
 #include "absl/strings/string_view.h"
 
 namespace farm {
+
+// The most a wheel's METADATA or WHEEL file may hold when read whole (to be parsed or
+// rewritten); PyPI's own limit on a long description is far below this.
+inline constexpr uint64_t kMaxWheelMetadataBytes = 16 << 20;
 
 struct WheelMetadata {
   std::string wheel_version;  // "1.0"
