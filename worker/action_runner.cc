@@ -19,6 +19,7 @@
 #include "libfarm/process/process_table.h"
 #include "libfarm/text/utf8.h"
 #include "worker/command_runner.h"
+#include "worker/file_tree_image.h"
 
 namespace farm::worker {
 namespace {
@@ -134,12 +135,38 @@ absl::Status CheckPaths(const farm::v1::Action& action) {
 }  // namespace
 
 ActionRunner::ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas,
-                           std::map<std::string, std::string> cuda_roots, const Sandbox* sandbox)
+                           std::map<std::string, std::string> cuda_roots, const Sandbox* sandbox,
+                           HostToolchains* toolchains)
     : scratch_root_(std::move(scratch_root)),
       cache_(cache),
       cas_(cas),
       cuda_roots_(std::move(cuda_roots)),
-      sandbox_(sandbox) {}
+      sandbox_(sandbox),
+      toolchains_(toolchains) {}
+
+absl::Status ActionRunner::LayOutImage(const farm::v1::Action& action, const std::string& scratch,
+                                       SandboxMounts& mounts) {
+  if (sandbox_ == nullptr || toolchains_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "this worker runs without a sandbox (--no-sandbox), so it cannot run a filesystem image "
+        "action");
+  }
+  auto toolchain = toolchains_->Prepare(action.toolchain());
+  if (!toolchain.ok()) return toolchain.status();
+  auto bytes = cas_->DownloadBytes(action.input_tree(), kMaxFileTreeBytes);
+  if (!bytes.ok()) return bytes.status();
+  auto inputs = ParseFileTree(*bytes);
+  if (!inputs.ok()) return inputs.status();
+  if (absl::Status s = CheckTreesAgree((*toolchain)->tree, *inputs); !s.ok()) return s;
+  auto files = MountPointsFor((*toolchain)->tree, (*toolchain)->root, scratch);
+  if (!files.ok()) return files.status();
+  if (absl::Status s = LayOutFileTree(*inputs, scratch, cache_); !s.ok()) return s;
+  std::error_code ec;
+  fs::create_directories(fs::path(scratch) / action.working_directory().substr(1), ec);
+  mounts.image_root = scratch;
+  mounts.image_files = *std::move(files);
+  return absl::OkStatus();
+}
 
 absl::Status ActionRunner::ClearScratchRoot() {
   if (const int killed = KillSandboxesUnder(scratch_root_); killed > 0) {
@@ -200,6 +227,16 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
         absl::StrCat("cannot create ", scratch.string(), ": ", ec.message()));
     return completion;
   }
+  const bool image = !action.working_directory().empty();
+  if (image) {
+    if (absl::Status s = LayOutImage(action, scratch.string(), mounts); !s.ok()) {
+      // The client's trees or this worker's toolchain: the action cannot run here as asked.
+      result->set_exit_code(126);
+      result->set_stderr_tail(
+          absl::StrCat("wheelfarm: cannot run the image action: ", s.message(), "\n"));
+      return completion;
+    }
+  }
   for (const auto& in : action.inputs()) {
     const fs::path dest = scratch / in.path();
     fs::create_directories(dest.parent_path(), ec);
@@ -237,6 +274,7 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
     }
   }
   spec.cwd = scratch.string();
+  if (image) spec.image_cwd = action.working_directory();
   spec.stdout_path = (base / "stdout").string();
   spec.stderr_path = (base / "stderr").string();
   spec.timeout = absl::Seconds(action.timeout_seconds() > 0 ? action.timeout_seconds() : 3600);

@@ -1,6 +1,7 @@
 // The real ActionExecutor: a fresh scratch directory per lease, inputs copied from the blob
 // cache, the command run inside it (in the sandbox, which shows it only the scratch directory,
-// its toolkit and the system), outputs and logs uploaded to the CAS. Nothing outside the
+// its toolkit and the system; for a filesystem image action, only its trees laid out in the
+// scratch directory and its toolchain), outputs and logs uploaded to the CAS. Nothing outside the
 // scratch directory is read or written on the action's behalf.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include "libfarm/cas/cas_client.h"
 #include "worker/action_executor.h"
 #include "worker/blob_cache.h"
+#include "worker/host_toolchains.h"
 #include "worker/sandbox.h"
 
 namespace farm::worker {
@@ -30,8 +32,8 @@ class ActionRunner final : public ActionExecutor {
   // can name tools without knowing where this host keeps them.
   // `sandbox`: where commands run; null runs them with the worker's own rights (--no-sandbox).
   ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas,
-               std::map<std::string, std::string> cuda_roots = {},
-               const Sandbox* sandbox = nullptr);
+               std::map<std::string, std::string> cuda_roots = {}, const Sandbox* sandbox = nullptr,
+               HostToolchains* toolchains = nullptr);
 
   // Empties the scratch root: what a worker killed mid-action left there. Called at start,
   // before any lease runs.
@@ -51,11 +53,17 @@ class ActionRunner final : public ActionExecutor {
   bool sandboxed() const { return sandbox_ != nullptr; }
 
  private:
+  // A filesystem image action's root in `scratch`: its toolchain's mount points and its input
+  // tree's files; sets `mounts` to show it.
+  absl::Status LayOutImage(const farm::v1::Action& action, const std::string& scratch,
+                           SandboxMounts& mounts);
+
   std::string scratch_root_;
   BlobCache* cache_;
   CasClient* cas_;
   std::map<std::string, std::string> cuda_roots_;
   const Sandbox* const sandbox_;
+  HostToolchains* const toolchains_;  // filesystem image actions; null: refused
 };
 
 }  // namespace farm::worker

@@ -54,14 +54,19 @@ absl::StatusOr<CommandOutcome> RunCommandInDirectory(const CommandSpec& spec,
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, ResetChildSignals(&attr) | POSIX_SPAWN_SETPGROUP);
 
-  const std::optional<std::string> program = ResolveProgram(spec.argv[0], spec.cwd, spec.env);
+  const bool image = spec.sandbox != nullptr && !spec.mounts.image_root.empty();
+  const std::optional<std::string> program = image
+                                                 ? std::optional<std::string>(spec.argv[0])
+                                                 : ResolveProgram(spec.argv[0], spec.cwd, spec.env);
   if (!program.has_value()) {
     return absl::NotFoundError(
         absl::StrCat("cannot start '", spec.argv[0], "': ", std::strerror(ENOENT)));
   }
   // bwrap finds the program the same way inside (execvp on the command's PATH, from `cwd`).
   std::vector<std::string> args =
-      spec.sandbox != nullptr ? spec.sandbox->Wrap(spec.argv, spec.cwd, spec.mounts) : spec.argv;
+      spec.sandbox != nullptr
+          ? spec.sandbox->Wrap(spec.argv, image ? spec.image_cwd : spec.cwd, spec.mounts)
+          : spec.argv;
   const std::string& executable = spec.sandbox != nullptr ? args[0] : *program;
   std::vector<std::string> env;
   for (const auto& [k, v] : spec.env) env.push_back(absl::StrCat(k, "=", v));

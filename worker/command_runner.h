@@ -33,6 +33,9 @@ struct CommandSpec {
   // (which must include `cwd`).
   const Sandbox* sandbox = nullptr;
   SandboxMounts mounts;
+  // With `mounts.image_root`: where the command runs inside the image (`cwd` is then the host
+  // directory bwrap starts in), and argv[0] is the image's, not looked up on this host.
+  std::string image_cwd;
 };
 
 // The command runs in its own process group, so a timeout or cancellation also stops the

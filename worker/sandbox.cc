@@ -63,8 +63,53 @@ Sandbox::Sandbox(SandboxOptions options) : options_(std::move(options)) {
   }
 }
 
+std::vector<std::string> Sandbox::Namespaces(bool network) const {
+  std::vector<std::string> argv = {options_.bwrap, "--unshare-user", "--uid",
+                                   absl::StrCat(options_.uid), "--gid", absl::StrCat(options_.gid),
+                                   // No user namespaces inside: no way back to more rights.
+                                   "--disable-userns", "--unshare-pid", "--unshare-ipc",
+                                   "--unshare-uts"};
+  if (!network) argv.push_back("--unshare-net");
+  argv.insert(argv.end(), {"--die-with-parent", "--proc", "/proc", "--dev", "/dev"});
+  return argv;
+}
+
+std::vector<std::string> Sandbox::WrapImage(const std::vector<std::string>& command,
+                                            const std::string& cwd,
+                                            const SandboxMounts& mounts) const {
+  std::vector<std::string> argv = Namespaces(mounts.network);
+  std::error_code ec;
+  std::vector<fs::directory_entry> top;
+  for (fs::directory_iterator it(mounts.image_root, ec), end; !ec && it != end; it.increment(ec)) {
+    top.push_back(*it);
+  }
+  std::sort(top.begin(), top.end(),
+            [](const auto& a, const auto& b) { return a.path() < b.path(); });
+  bool has_tmp = false;
+  for (const fs::directory_entry& entry : top) {
+    const std::string name = entry.path().filename().string();
+    const std::string inside = absl::StrCat("/", name);
+    if (name == "proc" || name == "dev") continue;  // the kernel's, never the image's
+    if (entry.is_symlink(ec)) {
+      argv.insert(argv.end(), {"--symlink", fs::read_symlink(entry.path(), ec).string(), inside});
+      continue;
+    }
+    has_tmp = has_tmp || name == "tmp";
+    argv.insert(argv.end(), {"--bind", entry.path().string(), inside});
+  }
+  if (!has_tmp) argv.insert(argv.end(), {"--tmpfs", "/tmp"});
+  for (const auto& [host, inside] : mounts.image_files) {
+    argv.insert(argv.end(), {"--ro-bind", host, inside});
+  }
+  if (!cwd.empty()) argv.insert(argv.end(), {"--chdir", cwd});
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
 std::vector<std::string> Sandbox::Wrap(const std::vector<std::string>& command,
                                        const std::string& cwd, const SandboxMounts& mounts) const {
+  if (!mounts.image_root.empty()) return WrapImage(command, cwd, mounts);
   std::vector<MountOp> ops;
   std::vector<std::string> visible;  // host trees mounted inside, for hiding what they hold
   std::vector<std::string> system;
@@ -163,13 +208,7 @@ std::vector<std::string> Sandbox::Wrap(const std::vector<std::string>& command,
     return Depth(a.path) < Depth(b.path);
   });
 
-  std::vector<std::string> argv = {options_.bwrap, "--unshare-user", "--uid",
-                                   absl::StrCat(options_.uid), "--gid", absl::StrCat(options_.gid),
-                                   // No user namespaces inside: no way back to more rights.
-                                   "--disable-userns", "--unshare-pid", "--unshare-ipc",
-                                   "--unshare-uts"};
-  if (!mounts.network) argv.push_back("--unshare-net");
-  argv.insert(argv.end(), {"--die-with-parent", "--proc", "/proc", "--dev", "/dev"});
+  std::vector<std::string> argv = Namespaces(mounts.network);
   for (const MountOp& m : ops) {
     switch (m.op) {
       case Op::kSymlink:

@@ -31,6 +31,13 @@ struct SandboxMounts {
   // only where the sandbox has nothing of the host's: outside every mounted directory, or
   // over a regular file of a read-only one; never inside a writable one or /proc, /dev.
   std::vector<std::pair<std::string, std::string>> stand_ins;
+  // A filesystem image (farm-cc's host compiles, Action.working_directory): the sandbox's root
+  // is this host directory's top-level entries, writable (it is the action's scratch), with a
+  // private /tmp unless it holds one, and nothing of the host's system at all; the other fields
+  // above are ignored. `image_files` are host files shown read-only at their path inside (the
+  // toolchain, prepared once per worker: no action can change it for the next one).
+  std::string image_root;
+  std::vector<std::pair<std::string, std::string>> image_files;  // {host file, path inside}
 };
 
 struct SandboxOptions {
@@ -51,7 +58,8 @@ class Sandbox {
   explicit Sandbox(SandboxOptions options);
 
   // The argv that runs `command` inside the sandbox with `mounts`, in `cwd` (a mounted
-  // directory; empty: bwrap's default). argv[0] is bwrap; the command keeps the environment
+  // directory, or with `mounts.image_root` a directory inside the image; empty: bwrap's
+  // default). argv[0] is bwrap; the command keeps the environment
   // it is started with. Mounts are made parents first, so a writable directory inside a hidden
   // or read-only one is still there and writable.
   std::vector<std::string> Wrap(const std::vector<std::string>& command, const std::string& cwd,
@@ -64,6 +72,11 @@ class Sandbox {
   const std::string& bwrap() const { return options_.bwrap; }
 
  private:
+  // bwrap and its namespaces, /proc and /dev: what every sandbox starts with.
+  std::vector<std::string> Namespaces(bool network) const;
+  std::vector<std::string> WrapImage(const std::vector<std::string>& command,
+                                     const std::string& cwd, const SandboxMounts& mounts) const;
+
   SandboxOptions options_;
 };
 

@@ -114,9 +114,13 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Start(WorkerOptions options) {
     // Device compiles name the exact release ("13.0.88"; nvcc says "V13.0.88").
     cuda_roots.emplace(std::string(absl::StripPrefix(t.release(), "V")), t.path());
   }
-  w->runner_ = std::make_unique<ActionRunner>(caps_options.work_dir + "/scratch", w->cache_.get(),
-                                              w->cas_.get(), std::move(cuda_roots),
-                                              w->sandbox_.has_value() ? &*w->sandbox_ : nullptr);
+  if (w->sandbox_.has_value()) {
+    w->toolchains_ = std::make_unique<HostToolchains>(
+        caps_options.work_dir + "/toolchains", w->cache_.get(), w->cas_.get(), &*w->sandbox_);
+  }
+  w->runner_ = std::make_unique<ActionRunner>(
+      caps_options.work_dir + "/scratch", w->cache_.get(), w->cas_.get(), std::move(cuda_roots),
+      w->sandbox_.has_value() ? &*w->sandbox_ : nullptr, w->toolchains_.get());
   if (absl::Status s = w->runner_->ClearScratchRoot(); !s.ok()) return ForOperator(s);
 
   WheelBuildOptions& builds = options.wheel_builds;

@@ -54,6 +54,7 @@ class Worker {
   farm::v1::WorkerCapabilities capabilities_;
   std::unique_ptr<CasClient> cas_;
   std::unique_ptr<BlobCache> cache_;
+  std::unique_ptr<HostToolchains> toolchains_;  // with a sandbox only
   std::unique_ptr<ActionRunner> runner_;
   std::unique_ptr<farm::v1::BuildService::Stub> build_stub_;
   std::unique_ptr<WheelBuildRunner> wheel_builds_;

@@ -48,6 +48,56 @@ absl::Status ValidateSourceStamps(const farm::v1::Action& action) {
   return absl::OkStatus();
 }
 
+bool IsAbsoluteNormalPath(const std::string& p) {
+  return !p.empty() && p[0] == '/' && p.size() <= kMaxStampPathBytes &&
+         p.find('\0') == std::string::npos &&
+         std::filesystem::path(p).lexically_normal().string() == p;
+}
+
+// farm-cc's actions: a root made of two trees, a working directory inside it, and a worker
+// that can run the toolchain's binaries in a sandbox.
+absl::Status ValidateImageAction(const farm::v1::Action& action) {
+  const bool image = !action.working_directory().empty();
+  if (!image) {
+    if (action.has_toolchain() || action.has_input_tree()) {
+      return absl::InvalidArgumentError(
+          "an action with a toolchain or an input tree needs a working_directory (it is a "
+          "filesystem image action)");
+    }
+    return absl::OkStatus();
+  }
+  if (action.has_wheel_build()) {
+    return absl::InvalidArgumentError("a wheel build cannot be a filesystem image action");
+  }
+  if (!IsAbsoluteNormalPath(action.working_directory())) {
+    return absl::InvalidArgumentError(absl::StrCat("working_directory '",
+                                                   action.working_directory().substr(0, 200),
+                                                   "' is not an absolute, normalized path"));
+  }
+  if (action.inputs_size() > 0) {
+    return absl::InvalidArgumentError(
+        "a filesystem image action takes its files from input_tree; inputs must be empty");
+  }
+  if (!action.has_toolchain() || !action.has_input_tree()) {
+    return absl::InvalidArgumentError(
+        "a filesystem image action needs a toolchain and an input_tree");
+  }
+  const farm::v1::HostToolchain& t = action.toolchain();
+  FARM_RETURN_IF_ERROR(ValidateDigest(t.tree()));
+  FARM_RETURN_IF_ERROR(ValidateDigest(action.input_tree()));
+  if (!IsAbsoluteNormalPath(t.compiler())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "toolchain compiler '", t.compiler().substr(0, 200), "' is not an absolute path"));
+  }
+  const farm::v1::Requirements& r = action.requirements();
+  if (t.cpu_arch().empty() || r.cpu_arch() != t.cpu_arch() || !r.sandbox()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a filesystem image action must require its toolchain's CPU arch ('",
+                     t.cpu_arch(), "', requires '", r.cpu_arch(), "') and a sandbox"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string ActionKey(const farm::v1::Action& action) {
@@ -82,6 +132,12 @@ std::string ActionKey(const farm::v1::Action& action) {
   std::vector<std::string> sms(r.sms().begin(), r.sms().end());
   std::sort(sms.begin(), sms.end());
   for (auto& sm : sms) key_req->add_sms(std::move(sm));
+  // A filesystem image action (farm-cc): its toolchain and its files by their trees' digests,
+  // and where it runs. Unset for every other action, so their keys stay as they were.
+  key_req->set_sandbox(r.sandbox());
+  canonical.set_working_directory(action.working_directory());
+  if (action.has_toolchain()) *canonical.mutable_toolchain() = action.toolchain();
+  if (action.has_input_tree()) *canonical.mutable_input_tree() = action.input_tree();
 
   // Deterministic serialization orders map entries, so equal actions give equal bytes.
   std::string bytes;
@@ -126,6 +182,7 @@ absl::Status ValidateAction(const farm::v1::Action& action) {
     }
   }
   FARM_RETURN_IF_ERROR(ValidateSourceStamps(action));
+  FARM_RETURN_IF_ERROR(ValidateImageAction(action));
   if (action.timeout_seconds() > kMaxTimeoutSeconds) {
     return absl::InvalidArgumentError(absl::StrCat("timeout_seconds ", action.timeout_seconds(),
                                                    " is over the limit of ", kMaxTimeoutSeconds));

@@ -1,5 +1,7 @@
 #include "coordinator/scheduler/action_key.h"
 
+#include <functional>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -81,4 +83,73 @@ TEST(ActionKeyTest, SourceStampsMustBeAbsoluteNormalOnceAndFew) {
 }
 
 }  // namespace
+farm::v1::Digest DigestOf(char c) {
+  farm::v1::Digest d;
+  d.set_hash(std::string(64, c));
+  d.set_size_bytes(100);
+  return d;
+}
+
+// farm-cc's host compile: the build host's argv in its own directory, in a root made of a
+// toolchain tree and an input tree.
+farm::v1::Action ImageCompile() {
+  farm::v1::Action a;
+  for (const char* w : {"/usr/bin/g++", "-O2", "-c", "/src/a.cc", "-o", "/build/a.o"})
+    a.add_argv(w);
+  a.add_output_paths("build/a.o");
+  a.set_working_directory("/build");
+  *a.mutable_toolchain()->mutable_tree() = DigestOf('a');
+  a.mutable_toolchain()->set_compiler("/usr/bin/g++");
+  a.mutable_toolchain()->set_cpu_arch("x86_64");
+  *a.mutable_input_tree() = DigestOf('b');
+  a.mutable_requirements()->set_cpu_arch("x86_64");
+  a.mutable_requirements()->set_sandbox(true);
+  return a;
+}
+
+// Two toolchains (g++-11, g++-12) or two sets of headers never share a result; nor do two
+// working directories (debug info records it).
+TEST(ActionKeyTest, ToolchainInputTreeAndDirectoryArePartOfTheKey) {
+  const farm::v1::Action a = ImageCompile();
+  EXPECT_EQ(ActionKey(a), ActionKey(ImageCompile()));
+  farm::v1::Action other_toolchain = a;
+  *other_toolchain.mutable_toolchain()->mutable_tree() = DigestOf('c');
+  farm::v1::Action other_inputs = a;
+  *other_inputs.mutable_input_tree() = DigestOf('c');
+  farm::v1::Action other_dir = a;
+  other_dir.set_working_directory("/build2");
+  for (const auto& b : {other_toolchain, other_inputs, other_dir}) {
+    EXPECT_NE(ActionKey(a), ActionKey(b));
+  }
+}
+
+TEST(ActionKeyTest, ImageActionsAreCheckedWhole) {
+  EXPECT_TRUE(ValidateAction(ImageCompile()).ok());
+  auto refused = [](const std::function<void(farm::v1::Action&)>& change, const std::string& why) {
+    farm::v1::Action a = ImageCompile();
+    change(a);
+    const absl::Status s = ValidateAction(a);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << why;
+    EXPECT_THAT(s.message(), ::testing::HasSubstr(why));
+  };
+  refused([](auto& a) { a.set_working_directory("build"); }, "not an absolute, normalized path");
+  refused([](auto& a) { a.set_working_directory("/build/../etc"); },
+          "not an absolute, normalized path");
+  refused([](auto& a) { a.mutable_requirements()->set_sandbox(false); }, "and a sandbox");
+  refused([](auto& a) { a.mutable_requirements()->set_cpu_arch("aarch64"); },
+          "must require its toolchain's CPU arch");
+  refused([](auto& a) { a.mutable_requirements()->clear_cpu_arch(); },
+          "must require its toolchain's CPU arch");
+  refused([](auto& a) { a.clear_input_tree(); }, "needs a toolchain and an input_tree");
+  refused([](auto& a) { a.mutable_toolchain()->set_compiler("g++"); }, "not an absolute path");
+  refused(
+      [](auto& a) {
+        auto* in = a.add_inputs();
+        in->set_path("x");
+        *in->mutable_digest() = DigestOf('d');
+      },
+      "inputs must be empty");
+  refused([](auto& a) { a.clear_working_directory(); }, "needs a working_directory");
+}
+
 }  // namespace farm::coordinator

@@ -112,6 +112,9 @@ absl::Status CheckRequirements(const farm::v1::Requirements& req,
   if (!req.max_glibc().empty() && !VersionAtMost(w.glibc(), req.max_glibc())) {
     return miss("needs glibc <= ", req.max_glibc(), ", has ", w.glibc());
   }
+  if (req.sandbox() && !w.sandboxed()) {
+    return miss("needs a sandboxed worker (a filesystem image action), runs with --no-sandbox");
+  }
   if (req.min_ram_bytes() > w.ram_bytes()) {
     return miss("needs ", req.min_ram_bytes() >> 20, " MiB RAM, has ", w.ram_bytes() >> 20, " MiB");
   }

@@ -36,6 +36,19 @@ TEST(RequirementsTest, MatchingWorkerQualifies) {
   EXPECT_TRUE(CheckRequirements(r, Grace()).ok());
 }
 
+// A filesystem image action builds its root from its inputs: only a sandboxed worker can.
+TEST(RequirementsTest, ASandboxNeedsASandboxedWorker) {
+  farm::v1::Requirements r;
+  r.set_sandbox(true);
+  farm::v1::WorkerCapabilities w = Grace();
+  w.set_sandboxed(false);
+  const absl::Status s = CheckRequirements(r, w);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("needs a sandboxed worker"));
+  w.set_sandboxed(true);
+  EXPECT_TRUE(CheckRequirements(r, w).ok());
+}
+
 TEST(RequirementsTest, ArchSpecificAndFamilyTargetsNeedTheirBaseSm) {
   farm::v1::Requirements r;
   r.add_sms("sm_90a");

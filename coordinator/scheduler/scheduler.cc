@@ -290,6 +290,16 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
     if (absl::Status s = ValidateAction(actions[i]); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("action ", i, ": ", s.message()));
     }
+    // An image action's trees must be here; the files they list are the worker's to fetch
+    // (a missing one fails that action, not the farm).
+    for (const farm::v1::Digest* tree :
+         {&actions[i].toolchain().tree(), &actions[i].input_tree()}) {
+      if (!actions[i].working_directory().empty() && !blobs_->Contains(*tree)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("action ", i, ": file tree ", tree->hash(), "/", tree->size_bytes(),
+                         " is not in the CAS. Fix: upload it first"));
+      }
+    }
     for (const auto& in : actions[i].inputs()) {
       if (!blobs_->Contains(in.digest())) {
         return absl::FailedPreconditionError(

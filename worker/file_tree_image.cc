@@ -1,0 +1,169 @@
+#include "worker/file_tree_image.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "libfarm/digest/digest.h"
+#include "libfarm/files/relative_path.h"
+
+namespace farm::worker {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxLinkTargetBytes = 4096;
+
+bool IsLink(const farm::v1::InputFile& entry) { return !entry.symlink_target().empty(); }
+
+// The directories above `path`: "a/b/c" -> "a", "a/b".
+std::vector<std::string> Parents(const std::string& path) {
+  std::vector<std::string> out;
+  for (size_t slash = path.find('/'); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    out.push_back(path.substr(0, slash));
+  }
+  return out;
+}
+
+absl::Status BelowLink(const std::string& path, const std::set<std::string>& links) {
+  for (const std::string& parent : Parents(path)) {
+    if (links.count(parent) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("file tree entry '", path, "' lies below the link '", parent, "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateFileTree(const farm::v1::FileTree& tree) {
+  if (tree.files_size() > kMaxFileTreeEntries) {
+    return absl::InvalidArgumentError(absl::StrCat("file tree of ", tree.files_size(),
+                                                   " entries; the limit is ", kMaxFileTreeEntries));
+  }
+  std::set<std::string> paths;
+  std::set<std::string> links;
+  for (const farm::v1::InputFile& entry : tree.files()) {
+    if (absl::Status s = ValidateRelativePath(entry.path()); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("file tree entry: ", s.message()));
+    }
+    if (entry.path() == "proc" || entry.path() == "dev" ||
+        absl::StartsWith(entry.path(), "proc/") || absl::StartsWith(entry.path(), "dev/")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("file tree entry '", entry.path(), "' is under /proc or /dev"));
+    }
+    if (!paths.insert(entry.path()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("file tree entry '", entry.path(), "' appears twice"));
+    }
+    if (IsLink(entry)) {
+      if (entry.symlink_target().size() > kMaxLinkTargetBytes ||
+          entry.symlink_target().find('\0') != std::string::npos) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("file tree link '", entry.path(), "' has a malformed target"));
+      }
+      links.insert(entry.path());
+    } else if (absl::Status s = ValidateDigest(entry.digest()); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("file tree entry '", entry.path(), "': ", s.message()));
+    }
+  }
+  for (const std::string& path : paths) {
+    if (absl::Status s = BelowLink(path, links); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes) {
+  farm::v1::FileTree tree;
+  if (!tree.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError("file tree blob does not parse as a farm.v1.FileTree");
+  }
+  if (absl::Status s = ValidateFileTree(tree); !s.ok()) return s;
+  return tree;
+}
+
+absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain,
+                             const farm::v1::FileTree& inputs) {
+  std::map<std::string, const farm::v1::InputFile*> by_path;
+  std::set<std::string> links;
+  for (const auto& e : toolchain.files()) {
+    by_path[e.path()] = &e;
+    if (IsLink(e)) links.insert(e.path());
+  }
+  for (const auto& e : inputs.files()) {
+    if (IsLink(e)) links.insert(e.path());
+  }
+  for (const auto& e : inputs.files()) {
+    auto it = by_path.find(e.path());
+    if (it != by_path.end() && (it->second->symlink_target() != e.symlink_target() ||
+                                it->second->digest().hash() != e.digest().hash())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'/", e.path(), "' is one thing in the toolchain and another in the input tree"));
+    }
+    if (absl::Status s = BelowLink(e.path(), links); !s.ok()) return s;
+  }
+  for (const auto& e : toolchain.files()) {
+    if (absl::Status s = BelowLink(e.path(), links); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& root,
+                            BlobCache* cache) {
+  std::error_code ec;
+  for (const farm::v1::InputFile& entry : tree.files()) {
+    const fs::path dest = fs::path(root) / entry.path();
+    if (IsLink(entry)) {
+      fs::create_directories(dest.parent_path(), ec);
+      if (::symlink(entry.symlink_target().c_str(), dest.c_str()) != 0 && errno != EEXIST) {
+        return absl::InternalError(
+            absl::StrCat("cannot make the link ", dest.string(), ": ", std::strerror(errno)));
+      }
+      continue;
+    }
+    if (fs::exists(fs::symlink_status(dest, ec))) continue;  // the same file, from the toolchain
+    if (absl::Status s = cache->MaterializeAt(entry.digest(), dest.string(), entry.executable());
+        !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("'/", entry.path(), "': ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MountPointsFor(
+    const farm::v1::FileTree& tree, const std::string& tree_root, const std::string& root) {
+  std::vector<std::pair<std::string, std::string>> mounts;
+  std::error_code ec;
+  for (const farm::v1::InputFile& entry : tree.files()) {
+    const fs::path dest = fs::path(root) / entry.path();
+    fs::create_directories(dest.parent_path(), ec);
+    if (IsLink(entry)) {
+      if (::symlink(entry.symlink_target().c_str(), dest.c_str()) != 0 && errno != EEXIST) {
+        return absl::InternalError(
+            absl::StrCat("cannot make the link ", dest.string(), ": ", std::strerror(errno)));
+      }
+      continue;
+    }
+    const int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+    if (fd < 0) {
+      return absl::InternalError(
+          absl::StrCat("cannot make the mount point ", dest.string(), ": ", std::strerror(errno)));
+    }
+    ::close(fd);
+    mounts.emplace_back((fs::path(tree_root) / entry.path()).string(),
+                        absl::StrCat("/", entry.path()));
+  }
+  return mounts;
+}
+
+}  // namespace farm::worker

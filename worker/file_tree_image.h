@@ -1,0 +1,45 @@
+// Filesystem image actions (farm-cc's host compiles): their toolchain and input trees, checked
+// and laid out as the root a sandbox shows the command. A tree comes from a client: every path
+// is checked before anything is written, and nothing is ever written through a link.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "farm/v1/actions.pb.h"
+#include "worker/blob_cache.h"
+
+namespace farm::worker {
+
+// A torch translation unit reads ~5,000 headers; its tree is ~0.5 MB.
+inline constexpr int64_t kMaxFileTreeBytes = int64_t{64} << 20;
+inline constexpr int kMaxFileTreeEntries = 200000;
+
+// INVALID_ARGUMENT naming the entry: a path that is not relative and normalized, one that
+// appears twice or lies below a link, a link without a target (or one over 4096 bytes or with
+// a NUL), a file without a digest, anything under proc/ or dev/ (the kernel's, inside).
+absl::Status ValidateFileTree(const farm::v1::FileTree& tree);
+
+// Parses and validates a tree blob.
+absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes);
+
+// The two trees of one action must agree: a path both name is the same file (same digest) or
+// the same link; no entry of one lies below a link of the other.
+absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain, const farm::v1::FileTree& inputs);
+
+// Writes `tree`'s links and files under `root` (files copied from `cache`, read-only). A path
+// already there is left as it is: the toolchain's mount point for the same file (call
+// MountPointsFor first, and CheckTreesAgree before both).
+absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& root,
+                            BlobCache* cache);
+
+// For a tree shown read-only over `root` (the toolchain's): its links under `root`, and an empty
+// file at each file's path as the mount point; returns {host file under `tree_root`, path
+// inside} for the sandbox.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MountPointsFor(
+    const farm::v1::FileTree& tree, const std::string& tree_root, const std::string& root);
+
+}  // namespace farm::worker
