@@ -118,6 +118,20 @@ absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain,
   return absl::OkStatus();
 }
 
+absl::Status CheckNotThroughLinks(const std::string& path, const farm::v1::FileTree& toolchain,
+                                  const farm::v1::FileTree& inputs) {
+  std::set<std::string> links;
+  for (const auto* tree : {&toolchain, &inputs}) {
+    for (const auto& e : tree->files()) {
+      if (IsLink(e)) links.insert(e.path());
+    }
+  }
+  if (links.count(path) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("'/", path, "' is a link of the file trees"));
+  }
+  return BelowLink(path, links);
+}
+
 absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& root,
                             BlobCache* cache) {
   std::error_code ec;

@@ -30,6 +30,11 @@ absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes);
 // the same link; no entry of one lies below a link of the other.
 absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain, const farm::v1::FileTree& inputs);
 
+// INVALID_ARGUMENT when `path` (relative, e.g. an output or the working directory less '/') is
+// or lies below a link of either tree: the worker would write through it, out of the scratch.
+absl::Status CheckNotThroughLinks(const std::string& path, const farm::v1::FileTree& toolchain,
+                                  const farm::v1::FileTree& inputs);
+
 // Writes `tree`'s links and files under `root` (files copied from `cache`, read-only). A path
 // already there is left as it is: the toolchain's mount point for the same file (call
 // MountPointsFor first, and CheckTreesAgree before both).

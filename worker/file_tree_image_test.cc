@@ -38,10 +38,10 @@ std::string Refusal(const farm::v1::FileTree& tree) {
 }
 
 TEST(FileTreeImageTest, AToolchainShapedTreeIsValid) {
-  EXPECT_TRUE(ValidateFileTree(Tree({Link("usr/bin/g++", "g++-12"), File("usr/bin/g++-12"),
-                                     Link("lib64", "usr/lib64"),
-                                     File("usr/lib64/ld-linux-x86-64.so.2")}))
-                  .ok());
+  EXPECT_TRUE(
+      ValidateFileTree(Tree({Link("usr/bin/g++", "g++-12"), File("usr/bin/g++-12"),
+                             Link("lib64", "usr/lib64"), File("usr/lib64/ld-linux-x86-64.so.2")}))
+          .ok());
 }
 
 // A client names every path: none may leave the scratch directory, reach the kernel's
@@ -69,6 +69,19 @@ TEST(FileTreeImageTest, TheTwoTreesMustAgree) {
               HasSubstr("below the link 'lib64'"));
   EXPECT_THAT(CheckTreesAgree(toolchain, Tree({Link("usr/bin", "/etc")})).message(),
               HasSubstr("below the link 'usr/bin'"));
+}
+
+// The worker makes the working directory and the outputs' directories: never through a link.
+TEST(FileTreeImageTest, OutputsAndTheWorkingDirectoryNeverGoThroughALink) {
+  const auto toolchain = Tree({Link("lib64", "usr/lib64")});
+  const auto inputs = Tree({Link("home", "/etc"), File("src/a.cc")});
+  EXPECT_TRUE(CheckNotThroughLinks("build/a.o", toolchain, inputs).ok());
+  EXPECT_TRUE(CheckNotThroughLinks("src", toolchain, inputs).ok());
+  EXPECT_THAT(CheckNotThroughLinks("home/u/build/a.o", toolchain, inputs).message(),
+              HasSubstr("below the link 'home'"));
+  EXPECT_THAT(CheckNotThroughLinks("home", toolchain, inputs).message(), HasSubstr("is a link"));
+  EXPECT_THAT(CheckNotThroughLinks("lib64/x.o", toolchain, inputs).message(),
+              HasSubstr("below the link 'lib64'"));
 }
 
 TEST(FileTreeImageTest, ParseRefusesWhatIsNotATree) {
