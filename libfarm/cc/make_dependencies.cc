@@ -7,18 +7,29 @@ namespace farm::cc {
 std::vector<std::string> ParseMakeDependencies(absl::string_view text) {
   std::vector<std::string> files;
   std::set<std::string> seen;
+  std::vector<std::string> line_words;  // the words of this rule so far
+  bool after_colon = false;
   std::string word;
   bool in_word = false;
   auto end_word = [&] {
     if (!in_word) return;
     in_word = false;
-    // A target ("t.o:"), or the lone ':' some writers put after one.
-    if (!word.empty() && word.back() == ':') {
-      word.clear();
-      return;
+    if (!after_colon && !word.empty() && word.back() == ':') {
+      // "t.o:" or a lone ':': everything before it on this rule is a target.
+      line_words.clear();
+      after_colon = true;
+    } else {
+      line_words.push_back(std::move(word));
     }
-    if (seen.insert(word).second) files.push_back(word);
     word.clear();
+  };
+  auto end_rule = [&] {
+    end_word();
+    for (std::string& file : line_words) {
+      if (seen.insert(file).second) files.push_back(std::move(file));
+    }
+    line_words.clear();
+    after_colon = false;
   };
   size_t i = 0;
   while (i < text.size()) {
@@ -64,7 +75,12 @@ std::vector<std::string> ParseMakeDependencies(absl::string_view text) {
       i += 2;
       continue;
     }
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+    if (c == '\n') {
+      end_rule();
+      ++i;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') {
       end_word();
       ++i;
       continue;
@@ -73,7 +89,7 @@ std::vector<std::string> ParseMakeDependencies(absl::string_view text) {
     in_word = true;
     ++i;
   }
-  end_word();
+  end_rule();
   return files;
 }
 
