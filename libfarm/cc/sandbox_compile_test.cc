@@ -129,11 +129,11 @@ void CompileBothWays(const std::string& compiler, const std::vector<std::string>
   std::vector<std::string> sandboxed = BwrapArgv(tree, root, cwd);
   sandboxed.insert(sandboxed.end(), argv.begin(), argv.end());
   absl::StatusOr<CommandResult> result = RunCommand(sandboxed, absl::Minutes(5));
-  ASSERT_TRUE(result.ok()) << result.status();
-  ASSERT_EQ(result->exit_code, 0) << absl::StrJoin(sandboxed, " ") << "\n" << result->stderr_text;
   remote.object = ReadFileContents(root + object_path).value_or("missing");
   remote.depfile = ReadFileContents(root + depfile_path).value_or("missing");
   fs::remove_all(root);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->exit_code, 0) << absl::StrJoin(sandboxed, " ") << "\n" << result->stderr_text;
 }
 
 // A C++ file that reads system headers, a header through -I, one through a symlink and
