@@ -1,0 +1,188 @@
+#include "libfarm/cc/file_tree_builder.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "libfarm/cc/include_probes.h"
+#include "libfarm/digest/digest.h"
+#include "libfarm/files/file_contents.h"
+
+namespace farm::cc {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+class FileTreeBuilderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string dir = ::testing::TempDir() + "/farm-cc-tree-XXXXXX";
+    ASSERT_NE(mkdtemp(dir.data()), nullptr);
+    root_ = fs::canonical(dir).string();
+    rel_ = root_.substr(1);  // tree paths have no leading '/'
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void Write(const std::string& path, const std::string& text, bool executable = false) {
+    fs::create_directories(fs::path(root_ + "/" + path).parent_path());
+    ASSERT_TRUE(WriteFileAtomically(root_ + "/" + path, text, executable ? 0755 : 0644).ok());
+  }
+  void Link(const std::string& target, const std::string& path) {
+    fs::create_directories(fs::path(root_ + "/" + path).parent_path());
+    fs::create_symlink(target, root_ + "/" + path);
+  }
+  // "path -> target" for links, "path digest-size x" for files, relative to root_.
+  std::vector<std::string> Shown(const FileTreeBuilder& builder) {
+    std::vector<std::string> shown;
+    const farm::v1::FileTree tree = builder.Tree();
+    for (const farm::v1::InputFile& entry : tree.files()) {
+      if (entry.path().rfind(rel_ + "/", 0) != 0) {
+        shown.push_back("outside: " + entry.path());
+        continue;
+      }
+      std::string path = entry.path().substr(rel_.size() + 1);
+      if (!entry.symlink_target().empty()) {
+        EXPECT_TRUE(entry.digest().hash().empty());
+        shown.push_back(path + " -> " + entry.symlink_target());
+      } else {
+        shown.push_back(path + " " + std::to_string(entry.digest().size_bytes()) +
+                        (entry.executable() ? " x" : ""));
+      }
+    }
+    return shown;
+  }
+
+  std::string root_;
+  std::string rel_;
+};
+
+TEST_F(FileTreeBuilderTest, FilesAndLinksAtTheirPaths) {
+  Write("real/dir/a.h", "int a;\n");
+  Write("bin/tool-12", "#!x\n", /*executable=*/true);
+  Link("tool-12", "bin/tool");
+  Link("real/dir", "alias");            // a linked directory
+  Link(root_ + "/real", "abs");         // an absolute target
+  Link("../real/dir/a.h", "bin/up.h");  // '..' in a target
+  FileTreeBuilder builder;
+  ASSERT_TRUE(builder.Add(root_ + "/bin/tool", "/").ok());
+  ASSERT_TRUE(builder.Add("alias/a.h", root_).ok());
+  ASSERT_TRUE(builder.Add("abs/dir/./a.h", root_).ok());
+  ASSERT_TRUE(builder.Add("bin/up.h", root_).ok());
+  ASSERT_TRUE(builder.Add("bin/up.h", root_).ok());  // twice is fine
+  EXPECT_THAT(Shown(builder),
+              ElementsAre("abs -> " + root_ + "/real", "alias -> real/dir", "bin/tool -> tool-12",
+                          "bin/tool-12 4 x", "bin/up.h -> ../real/dir/a.h", "real/dir/a.h 7"));
+  farm::v1::FileTree tree = builder.Tree();
+  EXPECT_EQ(tree.files(5).digest().hash(), DigestOfBytes("int a;\n").hash());
+  auto uploads = builder.FilesToUpload();
+  ASSERT_EQ(uploads.size(), 2u);
+  EXPECT_EQ(uploads[0].first, root_ + "/bin/tool-12");
+  EXPECT_EQ(uploads[1].first, root_ + "/real/dir/a.h");
+}
+
+TEST_F(FileTreeBuilderTest, DotDotAfterALinkLeavesItsTarget) {
+  // The kernel resolves "alias/../b.h" as real/dir/../b.h = real/b.h, not ./b.h.
+  Write("real/dir/a.h", "a");
+  Write("real/b.h", "bb");
+  Write("b.h", "wrong");
+  Link("real/dir", "alias");
+  FileTreeBuilder builder;
+  ASSERT_TRUE(builder.Add("alias/../b.h", root_).ok());
+  EXPECT_THAT(Shown(builder), ElementsAre("alias -> real/dir", "real/b.h 2"));
+}
+
+TEST_F(FileTreeBuilderTest, NoEntryBelowALink) {
+  Write("usr/lib/x/libc.so", "elf");
+  Link("usr/lib", "lib");
+  FileTreeBuilder builder;
+  ASSERT_TRUE(builder.Add(root_ + "/lib/x/libc.so", "/").ok());
+  ASSERT_TRUE(builder.Add(root_ + "/usr/lib/x/libc.so", "/").ok());
+  EXPECT_THAT(Shown(builder), ElementsAre("lib -> usr/lib", "usr/lib/x/libc.so 3"));
+  farm::v1::FileTree tree = builder.Tree();
+  for (const auto& link : tree.files()) {
+    if (link.symlink_target().empty()) continue;
+    for (const auto& other : tree.files()) {
+      EXPECT_NE(other.path().rfind(link.path() + "/", 0), 0u) << other.path();
+    }
+  }
+}
+
+TEST_F(FileTreeBuilderTest, Errors) {
+  Write("f.h", "x");
+  fs::create_directories(root_ + "/d");
+  Link("loop2", "loop1");
+  Link("loop1", "loop2");
+  Link("missing", "dangling");
+  FileTreeBuilder builder;
+  absl::Status missing = builder.Add("nope.h", root_);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.message(), HasSubstr("nope.h"));
+  EXPECT_EQ(builder.Add("dangling", root_).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(builder.Add("d", root_).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(builder.Add("f.h/x", root_).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(builder.Add("/dev/null", "/").code(), absl::StatusCode::kFailedPrecondition);
+  absl::Status loop = builder.Add("loop1", root_);
+  EXPECT_EQ(loop.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(loop.message(), HasSubstr("symbolic links"));
+  EXPECT_EQ(builder.Add("rel.h", "").code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(FileTreeBuilderTest, TimeMacrosAndEmptyDirectories) {
+  Write("a.h", "int x;\n");
+  Write("t.h", "const char* when = __DATE__;\n");
+  fs::create_directories(root_ + "/empty");
+  FileTreeBuilder builder;
+  ASSERT_TRUE(builder.Add("a.h", root_).ok());
+  EXPECT_FALSE(builder.mentions_time_macros());
+  ASSERT_TRUE(builder.Add("empty/../t.h", root_).ok());
+  EXPECT_TRUE(builder.mentions_time_macros());
+  EXPECT_THAT(builder.DirectoriesWithoutEntries(), ElementsAre(root_ + "/empty"));
+  Write("empty/e.h", "");
+  ASSERT_TRUE(builder.Add("empty/e.h", root_).ok());
+  EXPECT_THAT(builder.DirectoriesWithoutEntries(), IsEmpty());
+}
+
+TEST_F(FileTreeBuilderTest, SerializationIsCanonical) {
+  Write("a.h", "a");
+  Write("b.h", "b");
+  FileTreeBuilder one, two;
+  ASSERT_TRUE(one.Add("a.h", root_).ok());
+  ASSERT_TRUE(one.Add("b.h", root_).ok());
+  ASSERT_TRUE(two.Add("b.h", root_).ok());
+  ASSERT_TRUE(two.Add("a.h", root_).ok());
+  EXPECT_EQ(SerializeFileTree(one.Tree()), SerializeFileTree(two.Tree()));
+  farm::v1::FileTree reversed = one.Tree();
+  std::swap(*reversed.mutable_files(0), *reversed.mutable_files(1));
+  EXPECT_TRUE(SameDigest(FileTreeDigest(reversed), FileTreeDigest(one.Tree())));
+  farm::v1::FileTree parsed;
+  ASSERT_TRUE(parsed.ParseFromString(SerializeFileTree(one.Tree())));
+  EXPECT_EQ(parsed.files_size(), 2);
+  Write("c.h", "c");
+  ASSERT_TRUE(two.Add("c.h", root_).ok());
+  EXPECT_FALSE(SameDigest(FileTreeDigest(one.Tree()), FileTreeDigest(two.Tree())));
+}
+
+TEST_F(FileTreeBuilderTest, IncludedHeadersGccDoesNotList) {
+  Write("inc/real.h", "#pragma once\n");
+  Write("inc/probed.h", "");
+  Write("other/unused.h", "");
+  Link("../inc", "gen/alias");
+  Write("src/a.cc",
+        "#include \"real.h\"\n#include \"gen/alias/real.h\"\n"
+        "#if __has_include(<probed.h>)\n#endif\n#include <absent.h>\n");
+  FileTreeBuilder builder;
+  ASSERT_TRUE(builder.Add("src/a.cc", root_).ok());
+  ASSERT_TRUE(builder.Add("inc/real.h", root_).ok());
+  ASSERT_TRUE(AddIncludedHeaders(builder, {"inc", root_}, root_).ok());
+  EXPECT_THAT(Shown(builder), ElementsAre("gen/alias -> ../inc", "inc/probed.h 0", "inc/real.h 13",
+                                          "src/a.cc 103"));
+}
+
+}  // namespace
+}  // namespace farm::cc

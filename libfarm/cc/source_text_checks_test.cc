@@ -1,0 +1,35 @@
+#include "libfarm/cc/source_text_checks.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace farm::cc {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Field;
+
+TEST(MentionsTimeMacrosTest, WholeNamesOnly) {
+  EXPECT_TRUE(MentionsTimeMacros("const char* built = __DATE__ \" \" __TIME__;"));
+  EXPECT_TRUE(MentionsTimeMacros("__TIMESTAMP__"));
+  EXPECT_FALSE(MentionsTimeMacros("#define __TIME_T_TYPE __SYSCALL_SLONG_TYPE\n__DATE_X"));
+}
+
+TEST(IncludedNamesTest, DirectivesAndProbes) {
+  std::vector<IncludedName> names = IncludedNames(
+      "#include <vector>\n  #  include \"a/b.h\"  // c\n#include_next <limits.h>\n"
+      "#import \"o.h\"\n#define X 1\n#include MACRO\n"
+      "#if __has_include(<tbb/tbb.h>) && __has_include_next ( \"n.h\" )\n#endif\n"
+      "int x; // #include <not_a_directive.h>\n");
+  EXPECT_THAT(
+      names,
+      ElementsAre(Field(&IncludedName::name, "vector"), Field(&IncludedName::name, "a/b.h"),
+                  Field(&IncludedName::name, "limits.h"), Field(&IncludedName::name, "o.h"),
+                  Field(&IncludedName::name, "tbb/tbb.h"), Field(&IncludedName::name, "n.h")));
+  EXPECT_FALSE(names[0].probe);
+  EXPECT_TRUE(names[4].probe);
+  EXPECT_TRUE(names[5].probe);
+}
+
+}  // namespace
+}  // namespace farm::cc
