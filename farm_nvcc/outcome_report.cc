@@ -24,8 +24,15 @@ std::string ReportableReason(const std::string& reason, size_t max_bytes) {
 
 void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
                        const std::string& reason) {
-  auto log = ComponentLogger("farm-nvcc");
-  auto target = ResolveCoordinatorTarget(options.target);
+  ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_NVCC, outcome,
+                    reason);
+}
+
+void ReportCallOutcome(const CoordinatorChoice& choice, const std::string& build_id,
+                       farm::v1::CompileCallKind kind, farm::v1::NvccCallOutcome outcome,
+                       const std::string& reason) {
+  auto log = ComponentLogger(kind == farm::v1::COMPILE_CALL_KIND_HOST ? "farm-cc" : "farm-nvcc");
+  auto target = ResolveCoordinatorTarget(choice);
   if (!target.ok()) {
     log->debug("call not reported: {}", target.status().message());
     return;
@@ -34,11 +41,12 @@ void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome
       farm::v1::BuildService::NewStub(DialCoordinator(target->address, target->channel)),
       target->address, target->token, kReportTimeout);
   farm::v1::ReportNvccCallRequest request;
-  request.set_build_id(options.build_id);
+  request.set_build_id(build_id);
   request.set_outcome(outcome);
   request.set_reason(ReportableReason(reason));
+  request.set_kind(kind);
   if (absl::Status s = client.ReportNvccCall(request); !s.ok()) {
-    log->debug("call not reported to build {}: {}", options.build_id, s.message());
+    log->debug("call not reported to build {}: {}", build_id, s.message());
   }
 }
 

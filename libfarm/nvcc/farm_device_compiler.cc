@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "libfarm/actions/action_logs.h"
 
 namespace farm {
 namespace {
@@ -11,16 +12,6 @@ namespace {
 // Long device compiles exist (CUTLASS instantiations take many minutes); an hour matches the
 // coordinator's default and still ends a hung cicc.
 constexpr uint32_t kDeviceActionTimeoutSeconds = 3600;
-constexpr int64_t kMaxLogBytes = 16 << 20;
-
-// The full text of a log: the inline tail when it is all of it, else the blob.
-absl::StatusOr<std::string> FullLog(CasClient* cas, const farm::v1::Digest& digest,
-                                    const std::string& tail) {
-  if (digest.hash().empty() || digest.size_bytes() <= static_cast<int64_t>(tail.size())) {
-    return tail;
-  }
-  return cas->DownloadBytes(digest, kMaxLogBytes);
-}
 
 }  // namespace
 
@@ -71,9 +62,9 @@ absl::StatusOr<DeviceJobOutcome> FarmDeviceCompiler::Collect(const DeviceJob& jo
   outcome.exit_code = r.exit_code();
   outcome.worker = r.worker();
   outcome.cache_hit = r.cache_hit();
-  auto out = FullLog(cas_, r.stdout_digest(), r.stdout_tail());
+  auto out = ActionLogText(cas_, r.stdout_digest(), r.stdout_tail());
   if (!out.ok()) return out.status();
-  auto err = FullLog(cas_, r.stderr_digest(), r.stderr_tail());
+  auto err = ActionLogText(cas_, r.stderr_digest(), r.stderr_tail());
   if (!err.ok()) return err.status();
   outcome.stdout_text = *std::move(out);
   outcome.stderr_text = *std::move(err);

@@ -1,0 +1,78 @@
+#include "farm_cc/compiler_locator.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "libfarm/process/path_search.h"
+
+namespace farm {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsSelf(const std::string& candidate, const std::string& self) {
+  std::error_code ec;
+  return !self.empty() && fs::equivalent(candidate, self, ec);
+}
+
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+}  // namespace
+
+absl::StatusOr<CcInvocation> LocateCompiler(const std::vector<std::string>& argv,
+                                            const std::string& self, const std::string& path_env) {
+  auto not_self = [&](const std::string& c) { return !IsSelf(c, self); };
+  if (argv.empty()) return absl::InvalidArgumentError("farm-cc: empty command line");
+  const std::string called_as = fs::path(argv[0]).filename().string();
+  CcInvocation call;
+  if (called_as != "farm-cc") {
+    // Masquerade: called through a link named after the compiler.
+    auto found = FindOnPath(called_as, path_env, not_self);
+    if (!found) {
+      return absl::NotFoundError(
+          absl::StrCat("farm-cc: called as '", called_as, "', but no other '", called_as,
+                       "' is on PATH (", path_env,
+                       "). Fix: keep the real compiler's directory on PATH after "
+                       "farm-cc's masquerade directory"));
+    }
+    call.compiler = Absolute(*found);
+    call.args.assign(argv.begin() + 1, argv.end());
+    return call;
+  }
+  if (argv.size() < 2) {
+    return absl::InvalidArgumentError(
+        "farm-cc: no compiler named. Usage: farm-cc g++ -c a.cc -o a.o (or set "
+        "CMAKE_CXX_COMPILER_LAUNCHER=farm-cc, or CC=\"farm-cc gcc\")");
+  }
+  const std::string& named = argv[1];
+  if (named.find('/') != std::string::npos) {
+    std::error_code ec;
+    if (!fs::is_regular_file(named, ec) || ::access(named.c_str(), X_OK) != 0) {
+      return absl::NotFoundError(
+          absl::StrCat("farm-cc: the compiler '", named, "' is not an executable file"));
+    }
+    if (IsSelf(named, self)) {
+      return absl::InvalidArgumentError("farm-cc: the compiler named is farm-cc itself");
+    }
+    call.compiler = Absolute(named);
+  } else {
+    auto found = FindOnPath(named, path_env, not_self);
+    if (!found) {
+      return absl::NotFoundError(absl::StrCat(
+          "farm-cc: the compiler '", named, "' is not on PATH (", path_env,
+          "). Fix: install it, put its directory on PATH or name it by its path: farm-cc "
+          "/usr/bin/g++ ARGS..."));
+    }
+    call.compiler = Absolute(*found);
+  }
+  call.args.assign(argv.begin() + 2, argv.end());
+  return call;
+}
+
+}  // namespace farm

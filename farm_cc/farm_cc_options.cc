@@ -1,0 +1,38 @@
+#include "farm_cc/farm_cc_options.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "farm_nvcc/farm_nvcc_options.h"
+
+namespace farm {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+}  // namespace
+
+FarmCcOptions FarmCcOptionsFromEnvironment() {
+  // The coordinator and build as farm-nvcc finds them: one build counts both launchers' calls.
+  const FarmNvccOptions nvcc = FarmNvccOptionsFromEnvironment();
+  FarmCcOptions options;
+  options.target = nvcc.target;
+  options.build_id = nvcc.build_id;
+  options.disabled = Env("FARM_CC_DISABLE") == "1";
+  options.strict = Env("FARM_CC_STRICT") == "1";
+  options.cache_dir = Env("FARM_CC_CACHE_DIR");
+  if (options.cache_dir.empty()) {
+    const std::string xdg = Env("XDG_CACHE_HOME");
+    const std::string home = Env("HOME");
+    options.cache_dir = !xdg.empty()    ? absl::StrCat(xdg, "/wheelfarm/farm-cc")
+                        : !home.empty() ? absl::StrCat(home, "/.cache/wheelfarm/farm-cc")
+                                        : "/tmp/wheelfarm-farm-cc";
+  }
+  return options;
+}
+
+}  // namespace farm

@@ -1,0 +1,25 @@
+// farm-cc's settings; every argument is the compiler's, so they come from the environment.
+#pragma once
+
+#include <string>
+
+#include "libfarm/client/coordinator_target.h"
+
+namespace farm {
+
+struct FarmCcOptions {
+  // Which coordinator: as farm-nvcc (FARM_COORDINATOR, FARM_DIR, FARM_TOKEN_FILE, FARM_TLS_*).
+  CoordinatorChoice target;
+  // FARM_BUILD_ID: the build the compiles count in (a wheel build sets it); default: one per
+  // working directory, the same id farm-nvcc uses there.
+  std::string build_id;
+  bool disabled = false;  // FARM_CC_DISABLE=1: always the local compiler
+  // FARM_CC_STRICT=1: a compile farm-cc would run locally fails instead, naming the reason.
+  bool strict = false;
+  // FARM_CC_CACHE_DIR: the toolchain closures found (default ~/.cache/wheelfarm/farm-cc).
+  std::string cache_dir;
+};
+
+FarmCcOptions FarmCcOptionsFromEnvironment();
+
+}  // namespace farm

@@ -1,0 +1,208 @@
+#include "farm_cc/farm_host_compile.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "farm_cc/locale_files.h"
+#include "libfarm/actions/action_logs.h"
+#include "libfarm/cc/file_tree_builder.h"
+#include "libfarm/cc/include_probes.h"
+
+namespace farm {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Long C++ compiles exist (template-heavy units take many minutes); an hour ends a hung one.
+constexpr uint32_t kHostActionTimeoutSeconds = 3600;
+constexpr size_t kMaxHistoryKeyBytes = 256;
+
+absl::Status Local(const std::string& why) { return absl::FailedPreconditionError(why); }
+
+// An absolute path the way the call means it, and whether the host reaches it without a link
+// (the worker makes the directories of the working directory and the outputs as real ones).
+absl::StatusOr<std::string> RealOutputPath(const std::string& path, const std::string& cwd) {
+  const fs::path absolute = (fs::path(cwd) / path).lexically_normal();
+  std::error_code ec;
+  const fs::path parent = fs::canonical(absolute.parent_path(), ec);
+  if (ec) return Local(absl::StrCat("the directory of '", path, "' does not exist"));
+  if (parent != absolute.parent_path()) {
+    return Local(absl::StrCat("'", path, "' lies in a directory reached through a link"));
+  }
+  return absolute.string();
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, std::string>> CompileEnvironment(
+    const std::map<std::string, std::string>& env, const std::string& cwd) {
+  for (const char* name :
+       {"DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "LD_PRELOAD", "GCC_COMPARE_DEBUG"}) {
+    if (env.count(name) != 0) return Local(absl::StrCat(name, " is set"));
+  }
+  std::map<std::string, std::string> out;
+  for (const char* name :
+       {"PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "CPATH", "C_INCLUDE_PATH",
+        "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH", "SOURCE_DATE_EPOCH", "COMPILER_PATH",
+        "GCC_EXEC_PREFIX", "LD_LIBRARY_PATH"}) {
+    if (auto it = env.find(name); it != env.end()) out[name] = it->second;
+  }
+  // GCC takes PWD as the working directory's name when it is that directory (debug info).
+  if (auto it = env.find("PWD"); it != env.end()) {
+    std::error_code ec;
+    if (it->second == cwd) {
+      out["PWD"] = cwd;
+    } else if (fs::equivalent(it->second, cwd, ec)) {
+      return Local("PWD names the working directory through a link");
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
+    const CcInvocation& call, const cc::CcCompilePlan& plan,
+    const cc::HostToolchainFiles& toolchain, const std::vector<std::string>& dependencies,
+    const std::map<std::string, std::string>& env, const std::string& cwd,
+    const FarmCcOptions& options, ActionClient* actions, CasClient* cas) {
+  std::error_code ec;
+  if (fs::canonical(cwd, ec) != fs::path(cwd) || ec) {
+    return Local("the working directory is reached through a link");
+  }
+  auto action_env = CompileEnvironment(env, cwd);
+  if (!action_env.ok()) return action_env.status();
+
+  cc::FileTreeBuilder inputs;
+  for (const std::string& path : dependencies) {
+    if (absl::Status s = inputs.Add(path, cwd); !s.ok()) {
+      return Local(absl::StrCat("input '", path, "': ", s.message()));
+    }
+  }
+  // What GCC's -M leaves out but the compile still looks for (__has_include probes, a
+  // #pragma once header reached by a second path).
+  if (absl::Status s = cc::AddIncludedHeaders(inputs, plan.include_dirs, cwd); !s.ok()) {
+    return Local(absl::StrCat("include probes: ", s.message()));
+  }
+  for (const std::string& path : LocaleFiles(env)) {
+    if (absl::Status s = inputs.Add(path, cwd); !s.ok()) return s;
+  }
+  if (inputs.mentions_time_macros()) {
+    return Local("__DATE__/__TIME__/__TIMESTAMP__ in its sources: the object differs per run");
+  }
+  if (auto empty = inputs.DirectoriesWithoutEntries(); !empty.empty()) {
+    return Local(absl::StrCat("it reaches files through '", empty.front(),
+                              "/..', a directory with nothing the compile reads"));
+  }
+
+  // The tree carries no empty directory: an -I directory the compile reads nothing from is
+  // missing on the worker, which -Wmissing-include-dirs would report there only.
+  const bool warns_missing_dirs = std::any_of(call.args.begin(), call.args.end(), [](auto& a) {
+    return absl::StrContains(a, "missing-include-dirs") && !absl::StartsWith(a, "-Wno-");
+  });
+  if (warns_missing_dirs) {
+    const std::set<std::string> dirs = inputs.Directories();
+    for (const std::string& dir : plan.include_dirs) {
+      const std::string absolute = (fs::path(cwd) / dir).lexically_normal().string();
+      if (fs::is_directory(absolute, ec) && dirs.count(absolute) == 0) {
+        return Local(absl::StrCat("-Wmissing-include-dirs and -I", dir,
+                                  ", which holds nothing the compile reads"));
+      }
+    }
+  }
+
+  std::vector<std::string> outputs;
+  std::vector<std::pair<std::string, std::string>> local_outputs;  // {absolute, as named}
+  for (const std::string* named : {&plan.object, &plan.depfile}) {
+    if (named->empty()) continue;
+    auto absolute = RealOutputPath(*named, cwd);
+    if (!absolute.ok()) return absolute.status();
+    outputs.push_back(absolute->substr(1));
+    local_outputs.emplace_back(*absolute, *named);
+  }
+
+  // Upload what the CAS lacks: every file of both trees, then the trees.
+  const farm::v1::FileTree input_tree = inputs.Tree();
+  const std::string input_bytes = cc::SerializeFileTree(input_tree);
+  const std::string toolchain_bytes = cc::SerializeFileTree(toolchain.tree);
+  std::vector<farm::v1::Digest> wanted;
+  std::map<std::string, std::string> path_of;  // hash -> local file
+  for (const farm::v1::FileTree* tree : {&toolchain.tree, &input_tree}) {
+    for (const farm::v1::InputFile& f : tree->files()) {
+      if (!f.symlink_target().empty() ||
+          !path_of.emplace(f.digest().hash(), "/" + f.path()).second) {
+        continue;
+      }
+      wanted.push_back(f.digest());
+    }
+  }
+  auto missing = cas->FindMissing(wanted);
+  if (!missing.ok()) return missing.status();
+  for (const farm::v1::Digest& d : *missing) {
+    auto uploaded = cas->UploadFile(path_of[d.hash()]);
+    if (!uploaded.ok()) return uploaded.status();
+    if (uploaded->hash() != d.hash()) {
+      return absl::AbortedError(absl::StrCat(path_of[d.hash()], " changed while farm-cc read it"));
+    }
+  }
+  auto input_digest = cas->UploadBytes(input_bytes);
+  if (!input_digest.ok()) return input_digest.status();
+  auto toolchain_digest = cas->UploadBytes(toolchain_bytes);
+  if (!toolchain_digest.ok()) return toolchain_digest.status();
+
+  farm::v1::Action action;
+  action.add_argv(call.compiler);
+  for (const std::string& arg : call.args) action.add_argv(arg);
+  action.mutable_env()->insert(action_env->begin(), action_env->end());
+  for (const std::string& out : outputs) action.add_output_paths(out);
+  action.set_working_directory(cwd);
+  auto* t = action.mutable_toolchain();
+  *t->mutable_tree() = *toolchain_digest;
+  t->set_compiler(toolchain.compiler);
+  t->set_cpu_arch(toolchain.cpu_arch);
+  *action.mutable_input_tree() = *input_digest;
+  auto* req = action.mutable_requirements();
+  req->set_os("linux");
+  req->set_cpu_arch(toolchain.cpu_arch);
+  req->set_sandbox(true);
+  action.set_timeout_seconds(kHostActionTimeoutSeconds);
+  action.set_build_id(options.build_id);
+  action.set_shard("host");
+  action.set_history_key(plan.source.substr(0, kMaxHistoryKeyBytes));
+
+  auto submitted = actions->Execute({action});
+  if (!submitted.ok()) return submitted.status();
+  auto done = actions->WaitAll({submitted->front().action_id()},
+                               absl::Seconds(kHostActionTimeoutSeconds + 600));
+  if (!done.ok()) return done.status();
+  if (done->size() != 1 || done->front().state() != farm::v1::ACTION_STATE_COMPLETED) {
+    const std::string error = done->empty() ? "" : done->front().error();
+    return absl::UnavailableError(
+        absl::StrCat("the compile did not run on the farm: ", error.empty() ? "cancelled" : error));
+  }
+  const farm::v1::ActionResult& r = done->front().result();
+  FarmHostCompileResult result;
+  result.exit_code = r.exit_code();
+  result.cache_hit = r.cache_hit();
+  result.worker = r.worker();
+  auto out = ActionLogText(cas, r.stdout_digest(), r.stdout_tail());
+  if (!out.ok()) return out.status();
+  auto err = ActionLogText(cas, r.stderr_digest(), r.stderr_tail());
+  if (!err.ok()) return err.status();
+  result.stdout_text = *std::move(out);
+  result.stderr_text = *std::move(err);
+  if (result.exit_code != 0) return result;
+  std::map<std::string, farm::v1::Digest> by_path;
+  for (const auto& o : r.outputs()) by_path[o.path()] = o.digest();
+  for (const auto& [absolute, named] : local_outputs) {
+    auto it = by_path.find(absolute.substr(1));
+    if (it == by_path.end()) {
+      return absl::DataLossError(absl::StrCat("the farm's compile wrote no '", named, "'"));
+    }
+    if (absl::Status s = cas->DownloadToFile(it->second, absolute); !s.ok()) return s;
+  }
+  return result;
+}
+
+}  // namespace farm

@@ -1,0 +1,48 @@
+// One C/C++ compile on the farm: the toolchain's and the compile's files into the CAS (each
+// file once: the CAS keeps what it has), one filesystem image action that runs the call's own
+// argv in its own working directory on a worker of the toolchain's CPU, and its object and
+// dependency file written back where the call names them.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "farm_cc/compiler_locator.h"
+#include "farm_cc/farm_cc_options.h"
+#include "libfarm/actions/action_client.h"
+#include "libfarm/cas/cas_client.h"
+#include "libfarm/cc/cc_command_line.h"
+#include "libfarm/cc/host_toolchain.h"
+
+namespace farm {
+
+struct FarmHostCompileResult {
+  int exit_code = 0;
+  std::string stdout_text;
+  std::string stderr_text;
+  bool cache_hit = false;
+  std::string worker;
+};
+
+// The environment a compile on the farm gets from this one: what GCC and clang read (PATH,
+// locale, CPATH and the other include paths, SOURCE_DATE_EPOCH, COMPILER_PATH, GCC_EXEC_PREFIX,
+// LD_LIBRARY_PATH, PWD when it is the working directory). FAILED_PRECONDITION, with the
+// reason, for one that makes the compile read or write what the farm cannot see:
+// DEPENDENCIES_OUTPUT, SUNPRO_DEPENDENCIES, LD_PRELOAD, GCC_COMPARE_DEBUG, a PWD that names
+// the working directory through a link.
+absl::StatusOr<std::map<std::string, std::string>> CompileEnvironment(
+    const std::map<std::string, std::string>& env, const std::string& cwd);
+
+// Builds the input tree (the scanned files, the locale's files), refuses what would not be
+// the same on a worker (FAILED_PRECONDITION with the reason), uploads, runs and collects. An
+// exit code other than 0 is the worker's compile's; UNAVAILABLE and the like say the farm
+// could not run it.
+absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
+    const CcInvocation& call, const cc::CcCompilePlan& plan,
+    const cc::HostToolchainFiles& toolchain, const std::vector<std::string>& dependencies,
+    const std::map<std::string, std::string>& env, const std::string& cwd,
+    const FarmCcOptions& options, ActionClient* actions, CasClient* cas);
+
+}  // namespace farm

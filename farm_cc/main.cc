@@ -1,0 +1,44 @@
+// farm-cc: a C/C++ compiler launcher (gcc, g++, clang, clang++) that runs each compile it can
+// reproduce exactly on a farm worker, in a sandbox holding the build host's own toolchain and
+// the files the compile reads, at their paths; anything else runs the local compiler, with the
+// reason counted in the build. Used as CMake's C/CXX compiler launcher, as CC="farm-cc gcc", or
+// masqueraded as gcc/g++/cc/c++/clang/clang++ (a link to it first on PATH).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "farm_cc/compiler_locator.h"
+#include "farm_cc/farm_cc_options.h"
+#include "farm_cc/remote_or_local.h"
+#include "libfarm/logging/logger.h"
+
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+std::string SelfExe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto log = farm::ComponentLogger("farm-cc");
+  log->set_pattern("farm-cc: %v");
+  farm::SetLogLevel(Env("FARM_CC_LOG").empty() ? "info" : Env("FARM_CC_LOG"));
+  auto call =
+      farm::LocateCompiler(std::vector<std::string>(argv, argv + argc), SelfExe(), Env("PATH"));
+  if (!call.ok()) {
+    std::cerr << call.status().message() << "\n";
+    return 2;
+  }
+  return farm::RemoteOrLocal(*call, farm::FarmCcOptionsFromEnvironment());
+}

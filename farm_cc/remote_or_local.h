@@ -1,0 +1,16 @@
+// farm-cc's decision for one call: on the farm when it can be the same compile there, else the
+// local compiler, with the reason counted in the build (and, in strict mode, a failure).
+#pragma once
+
+#include "farm_cc/compiler_locator.h"
+#include "farm_cc/farm_cc_options.h"
+
+namespace farm {
+
+// What farm-cc exits with when strict mode refuses a local compile.
+inline constexpr int kStrictLocalExitCode = 3;
+
+// Runs the call and returns its exit code; the compiler's output reaches our stdout/stderr.
+int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options);
+
+}  // namespace farm
