@@ -1,5 +1,7 @@
 #include "farm_cc/farm_host_compile.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -33,6 +35,30 @@ absl::StatusOr<std::string> RealOutputPath(const std::string& path, const std::s
     return Local(absl::StrCat("'", path, "' lies in a directory reached through a link"));
   }
   return absolute.string();
+}
+
+// GCC takes two `#pragma once` headers with the same size, mtime and bytes for one file
+// (torch ships such copies with one mtime). The worker shows every file with mtime 0 but
+// byte-identical files whose mtimes differ here: each gets the rank of its mtime among them.
+void DistinguishCopiesByMtime(farm::v1::FileTree& tree) {
+  std::map<std::string, std::vector<farm::v1::InputFile*>> by_content;
+  for (farm::v1::InputFile& f : *tree.mutable_files()) {
+    if (f.symlink_target().empty()) by_content[f.digest().hash()].push_back(&f);
+  }
+  for (auto& [hash, copies] : by_content) {
+    if (copies.size() < 2) continue;
+    std::map<int64_t, std::vector<farm::v1::InputFile*>> by_mtime;
+    for (farm::v1::InputFile* f : copies) {
+      struct stat st {};
+      const int64_t mtime = ::stat(("/" + f->path()).c_str(), &st) == 0 ? st.st_mtime : 0;
+      by_mtime[mtime].push_back(f);
+    }
+    int64_t rank = 0;
+    for (auto& [mtime, files] : by_mtime) {
+      for (farm::v1::InputFile* f : files) f->set_mtime_seconds(rank);
+      ++rank;
+    }
+  }
 }
 
 }  // namespace
@@ -91,9 +117,15 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   if (inputs.mentions_time_macros()) {
     return Local("__DATE__/__TIME__/__TIMESTAMP__ in its sources: the object differs per run");
   }
-  if (auto empty = inputs.DirectoriesWithoutEntries(); !empty.empty()) {
-    return Local(absl::StrCat("it reaches files through '", empty.front(),
-                              "/..', a directory with nothing the compile reads"));
+  // Where the toolchain has files is a directory on the worker too (clang reaches libstdc++
+  // through its GCC installation: .../gcc/x86_64-linux-gnu/12/../../../../include/c++/12).
+  for (const std::string& dir : inputs.DirectoriesWithoutEntries()) {
+    const std::string below = absl::StrCat(dir.substr(1), "/");
+    if (std::none_of(toolchain.tree.files().begin(), toolchain.tree.files().end(),
+                     [&](const auto& f) { return absl::StartsWith(f.path(), below); })) {
+      return Local(absl::StrCat("it reaches files through ", dir,
+                                "/.., a directory with nothing the compile reads"));
+    }
   }
 
   // The tree carries no empty directory: an -I directory the compile reads nothing from is
@@ -123,12 +155,14 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   }
 
   // Upload what the CAS lacks: every file of both trees, then the trees.
-  const farm::v1::FileTree input_tree = inputs.Tree();
+  farm::v1::FileTree input_tree = inputs.Tree();
+  DistinguishCopiesByMtime(input_tree);
   const std::string input_bytes = cc::SerializeFileTree(input_tree);
   const std::string toolchain_bytes = cc::SerializeFileTree(toolchain.tree);
   std::vector<farm::v1::Digest> wanted;
   std::map<std::string, std::string> path_of;  // hash -> local file
-  for (const farm::v1::FileTree* tree : {&toolchain.tree, &input_tree}) {
+  for (const farm::v1::FileTree* tree :
+       {&toolchain.tree, const_cast<const farm::v1::FileTree*>(&input_tree)}) {
     for (const farm::v1::InputFile& f : tree->files()) {
       if (!f.symlink_target().empty() ||
           !path_of.emplace(f.digest().hash(), "/" + f.path()).second) {

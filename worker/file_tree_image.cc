@@ -1,6 +1,7 @@
 #include "worker/file_tree_image.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -149,6 +150,11 @@ absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& r
     if (absl::Status s = cache->MaterializeAt(entry.digest(), dest.string(), entry.executable());
         !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("'/", entry.path(), "': ", s.message()));
+    }
+    const struct timespec times[2] = {{entry.mtime_seconds(), 0}, {entry.mtime_seconds(), 0}};
+    if (::utimensat(AT_FDCWD, dest.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+      return absl::InternalError(
+          absl::StrCat("cannot set the mtime of ", dest.string(), ": ", std::strerror(errno)));
     }
   }
   return absl::OkStatus();

@@ -35,7 +35,8 @@ absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain, const farm::v1
 absl::Status CheckNotThroughLinks(const std::string& path, const farm::v1::FileTree& toolchain,
                                   const farm::v1::FileTree& inputs);
 
-// Writes `tree`'s links and files under `root` (files copied from `cache`, read-only). A path
+// Writes `tree`'s links and files under `root` (files copied from `cache`, read-only, with
+// their mtime_seconds). A path
 // already there is left as it is: the toolchain's mount point for the same file (call
 // MountPointsFor first, and CheckTreesAgree before both).
 absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& root,

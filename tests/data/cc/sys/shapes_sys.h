@@ -1,0 +1,2 @@
+#pragma once
+inline constexpr int kShapesSys = 11;

@@ -1,0 +1,2 @@
+/* __TIME__ differs per run: farm-cc compiles it here. */
+const char* built_at = __TIME__;

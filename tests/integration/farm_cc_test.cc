@@ -1,0 +1,258 @@
+// farm-cc against a real local farm (coordinator + 2 sandboxed workers) and the local compilers:
+// each compile it sends must write the object, dependency file and diagnostics a local compile
+// writes, byte for byte, for the flag sets real builds use (CMake, setuptools, cpp_extension);
+// what it cannot reproduce stays local and says why; strict mode refuses that.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "libfarm/process/subprocess.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string DataDir() { return std::string(FARM_SOURCE_DIR) + "/tests/data/cc"; }
+
+class FarmCcTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    for (const char* tool :
+         {"/usr/bin/g++", "/usr/bin/gcc", "/usr/bin/clang++", "/usr/bin/clang"}) {
+      ASSERT_TRUE(fs::exists(tool)) << tool << " is missing: bash scripts/install-test-deps.sh";
+    }
+    dir_ = new TempDir("farm-cc-test");
+    auto farm = TestFarm::Start(dir_->path());
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = farm->release();
+  }
+  static void TearDownTestSuite() {
+    delete farm_;
+    farm_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  // A fresh tree: the test sources under src/, an empty build/ (CMake's shape).
+  std::string Tree(const std::string& label) {
+    const fs::path root = dir_->path() / label;
+    fs::create_directories(root / "build");
+    fs::copy(DataDir(), root / "src", fs::copy_options::recursive);
+    return root.string();
+  }
+
+  // Runs `argv` in `cwd`; farm-cc talks to the test farm under `build_id`.
+  static CommandResult Run(const std::vector<std::string>& argv, const std::string& cwd,
+                           std::vector<std::string> env = {}) {
+    std::vector<std::string> full = {"env", "-C", cwd};
+    full.insert(full.end(), argv.begin(), argv.end());
+    for (const std::string& e : farm_->ClientEnvironment()) env.push_back(e);
+    auto r = RunCommand(full, absl::Minutes(5), env);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  }
+
+  static std::vector<std::string> With(std::vector<std::string> head,
+                                       const std::vector<std::string>& tail) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  }
+
+  // farm-cc in strict mode (so a compile that stays local fails), then the local compiler with
+  // the same words in the same directory: the outputs and the diagnostics must be the same.
+  void ExpectSameAsLocal(const std::string& compiler, const std::vector<std::string>& args,
+                         const std::string& cwd, const std::vector<std::string>& outputs) {
+    SCOPED_TRACE(absl::StrCat(compiler, " ", absl::StrJoin(args, " ")));
+    const CommandResult farm = Run(With({FarmBinary("farm-cc"), compiler}, args), cwd,
+                                   {"FARM_CC_STRICT=1", "FARM_BUILD_ID=" + build_id_});
+    ASSERT_EQ(farm.exit_code, 0) << Output(farm);
+    std::map<std::string, std::string> from_farm;
+    for (const std::string& out : outputs) {
+      const std::string path = (fs::path(cwd) / out).string();
+      from_farm[out] = ReadFile(path);
+      ASSERT_FALSE(from_farm[out].empty()) << out << " was not written";
+      fs::remove(path);
+    }
+    const CommandResult local = Run(With({compiler}, args), cwd);
+    ASSERT_EQ(local.exit_code, 0) << Output(local);
+    for (const std::string& out : outputs) {
+      EXPECT_TRUE(from_farm[out] == ReadFile((fs::path(cwd) / out).string()))
+          << out << " differs from the local compile's";
+    }
+    EXPECT_EQ(farm.stderr_text, local.stderr_text);
+    EXPECT_EQ(farm.stdout_text, local.stdout_text);
+  }
+
+  static TempDir* dir_;
+  static TestFarm* farm_;
+  std::string build_id_ = "farm-cc-test";
+};
+
+TempDir* FarmCcTest::dir_ = nullptr;
+TestFarm* FarmCcTest::farm_ = nullptr;
+
+// The flag sets real builds pass: CMake's Release and RelWithDebInfo lines (absolute source,
+// -MD -MT -MF into CMakeFiles/), preprocessor flags of every kind, -Werror with GCC's
+// fall-through comment, and the same through clang++ (but for the comment, which clang ignores).
+TEST_F(FarmCcTest, ObjectsDependencyFilesAndDiagnosticsEqualALocalCompile) {
+  const std::string root = Tree("flags");
+  const std::string build = root + "/build";
+  fs::create_directories(build + "/CMakeFiles/shapes.dir");
+  const std::string src = root + "/src/shapes.cc";
+  const std::vector<std::string> cmake_deps = {"-MD", "-MT", "CMakeFiles/shapes.dir/shapes.cc.o",
+                                               "-MF", "CMakeFiles/shapes.dir/shapes.cc.o.d"};
+  const std::vector<std::string> outputs = {"CMakeFiles/shapes.dir/shapes.cc.o",
+                                            "CMakeFiles/shapes.dir/shapes.cc.o.d"};
+  const std::vector<std::vector<std::string>> flag_sets = {
+      // CMake RelWithDebInfo, -fPIC (a shared library's objects)
+      {"-DSHAPES_SCALE=2", "-O2", "-g", "-DNDEBUG", "-fPIC", "-std=gnu++17"},
+      // CMake Release
+      {"-DSHAPES_SCALE=3", "-O3", "-DNDEBUG", "-std=gnu++17"},
+      // Preprocessor flags of every form, warnings as errors, the fall-through comment
+      {"-DSHAPES_SCALE=4", "-USHAPES_UNUSED", "-I", root + "/src", "-isystem", root + "/src/sys",
+       "-include", root + "/src/forced.h", "-std=c++17", "-Wall", "-Wextra",
+       "-Wimplicit-fallthrough", "-Werror", "-O2"},
+      // Debug info with the build tree mapped away
+      {"-DSHAPES_SCALE=5", "-O2", "-g", "-ffile-prefix-map=" + root + "=/src", "-fPIC"},
+  };
+  for (const auto& flags : flag_sets) {
+    std::vector<std::string> args = flags;
+    args.insert(args.end(), cmake_deps.begin(), cmake_deps.end());
+    for (const char* w : {"-o", "CMakeFiles/shapes.dir/shapes.cc.o", "-c"}) args.push_back(w);
+    args.push_back(src);
+    ExpectSameAsLocal("g++", args, build, outputs);
+    // clang takes no comment for a fall-through: that set is GCC's.
+    if (std::find(args.begin(), args.end(), "-Wimplicit-fallthrough") == args.end()) {
+      ExpectSameAsLocal("clang++", args, build, outputs);
+    }
+  }
+}
+
+// setuptools' line for a C extension: relative source, -Wall, a warning the user must see in
+// the same words.
+TEST_F(FarmCcTest, ASetuptoolsCompileWarnsAsLocally) {
+  const std::string root = Tree("setuptools");
+  fs::create_directories(root + "/build/temp");
+  const std::vector<std::string> args = {"-pthread",
+                                         "-Wsign-compare",
+                                         "-DNDEBUG",
+                                         "-g",
+                                         "-fwrapv",
+                                         "-O2",
+                                         "-Wall",
+                                         "-fPIC",
+                                         "-include",
+                                         "src/forced.h",
+                                         "-Isrc",
+                                         "-c",
+                                         "src/warns.c",
+                                         "-o",
+                                         "build/temp/warns.o"};
+  ExpectSameAsLocal("gcc", args, root, {"build/temp/warns.o"});
+  const CommandResult again = Run(With({FarmBinary("farm-cc"), "gcc"}, args), root);
+  EXPECT_THAT(again.stderr_text, HasSubstr("unused variable"));
+}
+
+// A compile that fails on the worker fails here with the local compiler's own words and exit
+// code: the user sees what they would see without the farm.
+TEST_F(FarmCcTest, ACompileErrorReadsAsLocally) {
+  const std::string root = Tree("errors");
+  const std::vector<std::string> args = {"-Wimplicit-fallthrough",     "-Werror", "-c",
+                                         root + "/src/fallthrough.cc", "-o",      "f.o"};
+  const CommandResult farm =
+      Run(With({FarmBinary("farm-cc"), "g++"}, args), root + "/build", {"FARM_CC_STRICT=1"});
+  const CommandResult local = Run(With({"g++"}, args), root + "/build");
+  EXPECT_NE(local.exit_code, 0);
+  EXPECT_EQ(farm.exit_code, local.exit_code) << Output(farm);
+  EXPECT_EQ(farm.stderr_text, local.stderr_text);
+  EXPECT_THAT(farm.stderr_text, HasSubstr("implicit-fallthrough"));
+}
+
+// What the farm cannot reproduce runs here and says why; strict mode refuses it instead.
+TEST_F(FarmCcTest, WhatCannotBeTheSameStaysLocalWithItsReason) {
+  const std::string root = Tree("local");
+  const std::string build = root + "/build";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"gcc", "-c", root + "/src/time_macro.c", "-o", "t.o"}, "__TIME__"},
+      {{"g++", "-DSHAPES_SCALE=1", "-flto", "-c", root + "/src/shapes.cc", "-o", "l.o"}, "-flto"},
+      {{"g++", "-DSHAPES_SCALE=1", "-march=native", "-c", root + "/src/shapes.cc", "-o", "n.o"},
+       "native"},
+      {{"gcc", root + "/src/time_macro.c", "-shared", "-o", "libt.so"}, "no -c"},
+  };
+  for (const auto& [argv, reason] : cases) {
+    SCOPED_TRACE(absl::StrJoin(argv, " "));
+    const CommandResult strict =
+        Run(With({FarmBinary("farm-cc")}, argv), build, {"FARM_CC_STRICT=1"});
+    EXPECT_EQ(strict.exit_code, 3) << Output(strict);
+    EXPECT_THAT(strict.stderr_text, HasSubstr("strict mode"));
+    EXPECT_THAT(strict.stderr_text, HasSubstr(reason));
+    const CommandResult relaxed = Run(With({FarmBinary("farm-cc")}, argv), build);
+    EXPECT_EQ(relaxed.exit_code, 0) << Output(relaxed);
+    EXPECT_TRUE(fs::exists(build + "/" + argv[argv.size() - 1]));
+  }
+}
+
+// The same compile again (another object name is another compile) is answered by the action
+// cache: no worker compiles it twice.
+TEST_F(FarmCcTest, ARepeatedCompileComesFromTheCache) {
+  const std::string root = Tree("cache");
+  const std::vector<std::string> args = {"-DSHAPES_SCALE=9",      "-O2", "-c",
+                                         root + "/src/shapes.cc", "-o",  "s.o"};
+  build_id_ = "farm-cc-cache";
+  for (int i = 0; i < 2; ++i) {
+    const CommandResult r = Run(With({FarmBinary("farm-cc"), "g++"}, args), root + "/build",
+                                {"FARM_CC_STRICT=1", "FARM_BUILD_ID=farm-cc-cache"});
+    ASSERT_EQ(r.exit_code, 0) << Output(r);
+  }
+  const CommandResult build =
+      RunFarmctl({"build", "farm-cc-cache", "--json"}, farm_->ClientEnvironment());
+  ASSERT_EQ(build.exit_code, 0) << Output(build);
+  const auto json = nlohmann::json::parse(build.stdout_text);
+  ASSERT_EQ(json["shards"].size(), 1u);
+  EXPECT_EQ(json["shards"][0]["name"], "host");
+  EXPECT_EQ(json["shards"][0]["total"], 2);
+  EXPECT_EQ(json["shards"][0]["cached"], 1);
+}
+
+// Builds that take no launcher (setuptools, cpp_extension's cxx rule) find farm-cc first on
+// PATH under the compiler's name, and it finds the real compiler after itself.
+TEST_F(FarmCcTest, TheMasqueradeDirectoryStandsInForTheCompilers) {
+  const std::string root = Tree("masquerade");
+  const std::string masquerade =
+      fs::path(FarmBinary("farm-cc")).parent_path() / "farm-cc-masquerade";
+  ASSERT_TRUE(fs::is_symlink(masquerade + "/g++"));
+  const CommandResult r =
+      Run({"g++", "-DSHAPES_SCALE=1", "-c", root + "/src/shapes.cc", "-o", "m.o"}, root + "/build",
+          {"PATH=" + masquerade + ":/usr/local/bin:/usr/bin:/bin", "FARM_CC_STRICT=1"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  EXPECT_TRUE(fs::exists(root + "/build/m.o"));
+}
+
+// A heavy real unit: <ATen/ATen.h> from torch 2.9.1 (~4,800 headers), compiled as
+// torch.utils.cpp_extension compiles C++ sources.
+TEST_F(FarmCcTest, ATorchUnitEqualsALocalCompile) {
+  const std::string venv = std::string(std::getenv("HOME")) + "/.cache/wheelfarm/torch-2.9.1-venv";
+  const std::string torch = venv + "/lib/python3.11/site-packages/torch";
+  ASSERT_TRUE(fs::exists(torch + "/include/ATen/ATen.h"))
+      << "torch 2.9.1 is missing: bash scripts/install-torch.sh";
+  const std::string root = Tree("torch");
+  WriteText(root + "/src/aten_unit.cpp",
+            "#include <ATen/ATen.h>\nat::Tensor AddOne(const at::Tensor& x) { return x + 1; }\n");
+  ExpectSameAsLocal(
+      "g++",
+      {"-DTORCH_API_INCLUDE_EXTENSION_H", "-isystem", torch + "/include", "-isystem",
+       torch + "/include/torch/csrc/api/include", "-fPIC", "-std=c++17", "-O2", "-MD", "-MF",
+       "aten_unit.o.d", "-c", root + "/src/aten_unit.cpp", "-o", "aten_unit.o"},
+      root + "/build", {"aten_unit.o", "aten_unit.o.d"});
+}
+
+}  // namespace
+}  // namespace farm::testing
