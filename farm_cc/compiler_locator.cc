@@ -31,7 +31,17 @@ absl::StatusOr<CcInvocation> LocateCompiler(const std::vector<std::string>& argv
   if (argv.empty()) return absl::InvalidArgumentError("farm-cc: empty command line");
   const std::string called_as = fs::path(argv[0]).filename().string();
   CcInvocation call;
-  if (called_as != "farm-cc") {
+  // CMake may find a masquerade link as the compiler and still run farm-cc as its launcher:
+  // `farm-cc .../farm-cc-masquerade/c++ ARGS` means the real c++.
+  std::string masquerade = called_as != "farm-cc" ? called_as : "";
+  size_t first_arg = 1;
+  if (masquerade.empty() && argv.size() >= 2 && argv[1].find('/') != std::string::npos &&
+      IsSelf(argv[1], self) && fs::path(argv[1]).filename() != "farm-cc") {
+    masquerade = fs::path(argv[1]).filename().string();
+    first_arg = 2;
+  }
+  if (!masquerade.empty()) {
+    const std::string& called_as = masquerade;
     // Masquerade: called through a link named after the compiler.
     auto found = FindOnPath(called_as, path_env, not_self);
     if (!found) {
@@ -42,7 +52,7 @@ absl::StatusOr<CcInvocation> LocateCompiler(const std::vector<std::string>& argv
                        "farm-cc's masquerade directory"));
     }
     call.compiler = Absolute(*found);
-    call.args.assign(argv.begin() + 1, argv.end());
+    call.args.assign(argv.begin() + first_arg, argv.end());
     return call;
   }
   if (argv.size() < 2) {

@@ -64,6 +64,15 @@ TEST_F(CompilerLocatorTest, AMasqueradeFindsTheRealCompilerAfterItself) {
   EXPECT_THAT(alone.status().message(), HasSubstr("Fix:"));
 }
 
+// CMake found the masquerade link as its compiler and runs farm-cc as the launcher too.
+TEST_F(CompilerLocatorTest, ALauncherOfAMasqueradeLinkIsTheRealCompiler) {
+  auto call = LocateCompiler({"farm-cc", (dir_ / "masquerade" / "g++").string(), "-c", "a.cc"},
+                             self_, path_);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_EQ(call->compiler, (dir_ / "bin" / "g++").string());
+  EXPECT_THAT(call->args, ElementsAre("-c", "a.cc"));
+}
+
 TEST_F(CompilerLocatorTest, MistakesSayWhatToDo) {
   EXPECT_THAT(LocateCompiler({"farm-cc"}, self_, path_).status().message(), HasSubstr("Usage"));
   EXPECT_THAT(LocateCompiler({"farm-cc", "clang++", "-c"}, self_, path_).status().message(),

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -54,10 +55,16 @@ std::string Source(const CcInvocation& call) {
   return plan.ok() ? plan->source : "the call";
 }
 
-// A call that stays on this host: counted with its reason; refused in strict mode.
+// Strict mode is about compiles: links, preprocessing and the driver's queries (CMake's
+// compiler checks) run here by nature.
+bool IsCompile(const CcInvocation& call) {
+  return std::find(call.args.begin(), call.args.end(), "-c") != call.args.end();
+}
+
+// A call that stays on this host: counted with its reason; a compile is refused in strict mode.
 int Local(const CcInvocation& call, const FarmCcOptions& options, const std::string& reason) {
   Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
-  if (options.strict) {
+  if (options.strict && IsCompile(call)) {
     std::cerr << "farm-cc: strict mode: " << Source(call)
               << " would compile on this host: " << reason
               << ". Fix: change the call so the farm can run it, or unset FARM_CC_STRICT\n";

@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   options.name = farm::ProbeHost().hostname;
   options.tls = farm::ClientTlsFilesFromEnvironment();
   options.wheel_builds.farm_nvcc = SiblingBinary("farm-nvcc");
+  options.wheel_builds.farm_cc = SiblingBinary("farm-cc");
   std::string labels_text;
   std::string log_level = "info";
   std::string cache_size = "10GiB";

@@ -209,6 +209,11 @@ std::map<std::string, std::string> WheelBuildRunner::FarmNvccEnvironment(
       {"FARM_TOKEN_FILE", options.token_file},
       {"FARM_BUILD_ID", build_id},
   };
+  if (!options.farm_cc.empty()) {
+    // farm-cc sends the host C/C++ compiles to the farm under the same build id.
+    env["CMAKE_C_COMPILER_LAUNCHER"] = options.farm_cc;
+    env["CMAKE_CXX_COMPILER_LAUNCHER"] = options.farm_cc;
+  }
   for (auto& [name, value] : ClientTlsEnvironment(options.tls)) env[name] = value;
   if (strict) env["FARM_NVCC_STRICT"] = "1";  // a fallback fails the build
   return env;
@@ -252,6 +257,12 @@ absl::StatusOr<farm::v1::Action> WheelBuildRunner::PlanAction(const farm::v1::Le
   for (auto& [name, value] : FarmNvccEnvironment(options_, root->second, lease.action().build_id(),
                                                  recipe.build.strict_nvcc)) {
     env[name] = std::move(value);
+  }
+  // gcc, g++, cc, c++, clang, clang++ as farm-cc for builds that take no compiler launcher.
+  const fs::path masquerade = fs::path(options_.farm_cc).parent_path() / "farm-cc-masquerade";
+  std::error_code ec;
+  if (!options_.farm_cc.empty() && fs::is_directory(masquerade, ec)) {
+    env["PATH"] = absl::StrCat(masquerade.string(), ":", env["PATH"]);
   }
   *action.mutable_inputs() = lease.action().inputs();
   *action.mutable_requirements() = lease.action().requirements();

@@ -28,6 +28,9 @@ struct WheelBuildOptions {
   std::string token_file;   // given to farm-nvcc as FARM_TOKEN_FILE
   ClientTlsFiles tls;       // given to farm-nvcc as FARM_TLS_CA, FARM_TLS_CERT, FARM_TLS_KEY
   std::string farm_nvcc;    // CMAKE_CUDA_COMPILER_LAUNCHER, and PYTORCH_NVCC with the nvcc
+  // CMAKE_C/CXX_COMPILER_LAUNCHER; its masquerade directory (farm-cc-masquerade beside it) goes
+  // first on PATH for builds that take no launcher (setuptools, cpp_extension). Empty: none.
+  std::string farm_cc;
   uint32_t cores = 1;
   uint64_t ram_bytes = 0;
   std::map<std::string, std::string> cuda_roots;  // toolkit root by version ("13.0")

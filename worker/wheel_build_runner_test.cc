@@ -63,6 +63,11 @@ TEST(WheelBuildRunnerTest, BuildsReachFarmNvccThroughCMakeAndCppExtension) {
   EXPECT_EQ(env["FARM_COORDINATOR"], "127.0.0.1:7420");
   EXPECT_EQ(env["FARM_TOKEN_FILE"], "/etc/wheelfarm/token");
   EXPECT_EQ(env.count("FARM_NVCC_STRICT"), 0u);
+  EXPECT_EQ(env.count("CMAKE_CXX_COMPILER_LAUNCHER"), 0u);
+  options.farm_cc = "/opt/wheel farm/farm-cc";
+  env = WheelBuildRunner::FarmNvccEnvironment(options, "/usr/local/cuda-13.0", "b1", false);
+  EXPECT_EQ(env["CMAKE_C_COMPILER_LAUNCHER"], "/opt/wheel farm/farm-cc");
+  EXPECT_EQ(env["CMAKE_CXX_COMPILER_LAUNCHER"], "/opt/wheel farm/farm-cc");
   EXPECT_EQ(WheelBuildRunner::FarmNvccEnvironment(options, "/c", "b1", true)["FARM_NVCC_STRICT"],
             "1");
 }
