@@ -16,7 +16,11 @@ if [ "$role" != coordinator ] && ! command -v bwrap >/dev/null; then
 fi
 
 install -m 0755 "$bin_dir"/farm-coordinator "$bin_dir"/farm-worker "$bin_dir"/farm-nvcc \
-  "$bin_dir"/farmctl /usr/local/bin/
+  "$bin_dir"/farm-cc "$bin_dir"/farmctl /usr/local/bin/
+# farm-cc's masquerade links (gcc, g++, cc, c++, clang, clang++), beside it as the worker
+# expects them for its wheel builds.
+install -d /usr/local/bin/farm-cc-masquerade
+for n in gcc g++ cc c++ clang clang++; do ln -sf ../farm-cc "/usr/local/bin/farm-cc-masquerade/$n"; done
 install -D -m 0644 "$here/config/wheelfarm.sysusers.conf" /usr/lib/sysusers.d/wheelfarm.conf
 systemd-sysusers /usr/lib/sysusers.d/wheelfarm.conf
 install -d -m 0750 -o root -g wheelfarm /etc/wheelfarm
