@@ -117,16 +117,6 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   if (inputs.mentions_time_macros()) {
     return Local("__DATE__/__TIME__/__TIMESTAMP__ in its sources: the object differs per run");
   }
-  // Where the toolchain has files is a directory on the worker too (clang reaches libstdc++
-  // through its GCC installation: .../gcc/x86_64-linux-gnu/12/../../../../include/c++/12).
-  for (const std::string& dir : inputs.DirectoriesWithoutEntries()) {
-    const std::string below = absl::StrCat(dir.substr(1), "/");
-    if (std::none_of(toolchain.tree.files().begin(), toolchain.tree.files().end(),
-                     [&](const auto& f) { return absl::StartsWith(f.path(), below); })) {
-      return Local(absl::StrCat("it reaches files through ", dir,
-                                "/.., a directory with nothing the compile reads"));
-    }
-  }
 
   // The tree carries no empty directory: an -I directory the compile reads nothing from is
   // missing on the worker, which -Wmissing-include-dirs would report there only.
@@ -157,6 +147,13 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   // Upload what the CAS lacks: every file of both trees, then the trees.
   farm::v1::FileTree input_tree = inputs.Tree();
   DistinguishCopiesByMtime(input_tree);
+  // Directories a path walks through and leaves by '..' with nothing read below them
+  // (nvcc's -I.../cuda/bin/../targets/...): made on the worker as they are.
+  for (const std::string& dir : inputs.DirectoriesWithoutEntries()) {
+    auto* entry = input_tree.add_files();
+    entry->set_path(dir.substr(1));
+    entry->set_directory(true);
+  }
   const std::string input_bytes = cc::SerializeFileTree(input_tree);
   const std::string toolchain_bytes = cc::SerializeFileTree(toolchain.tree);
   std::vector<farm::v1::Digest> wanted;

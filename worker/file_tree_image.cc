@@ -66,7 +66,12 @@ absl::Status ValidateFileTree(const farm::v1::FileTree& tree) {
       return absl::InvalidArgumentError(
           absl::StrCat("file tree entry '", entry.path(), "' appears twice"));
     }
-    if (IsLink(entry)) {
+    if (entry.directory()) {
+      if (IsLink(entry) || !entry.digest().hash().empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "file tree entry '", entry.path(), "' is a directory and a file or link at once"));
+      }
+    } else if (IsLink(entry)) {
       if (entry.symlink_target().size() > kMaxLinkTargetBytes ||
           entry.symlink_target().find('\0') != std::string::npos) {
         return absl::InvalidArgumentError(
@@ -138,6 +143,11 @@ absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& r
   std::error_code ec;
   for (const farm::v1::InputFile& entry : tree.files()) {
     const fs::path dest = fs::path(root) / entry.path();
+    if (entry.directory()) {
+      fs::create_directories(dest, ec);
+      if (ec) return absl::InternalError(absl::StrCat("cannot make ", dest.string()));
+      continue;
+    }
     if (IsLink(entry)) {
       fs::create_directories(dest.parent_path(), ec);
       if (::symlink(entry.symlink_target().c_str(), dest.c_str()) != 0 && errno != EEXIST) {
@@ -166,6 +176,10 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MountPointsFor(
   std::error_code ec;
   for (const farm::v1::InputFile& entry : tree.files()) {
     const fs::path dest = fs::path(root) / entry.path();
+    if (entry.directory()) {
+      fs::create_directories(dest, ec);
+      continue;
+    }
     fs::create_directories(dest.parent_path(), ec);
     if (IsLink(entry)) {
       if (::symlink(entry.symlink_target().c_str(), dest.c_str()) != 0 && errno != EEXIST) {

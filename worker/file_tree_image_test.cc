@@ -55,6 +55,13 @@ TEST(FileTreeImageTest, HostilePathsAreRefused) {
   EXPECT_THAT(Refusal(Tree({Link("usr/lib", "/etc"), File("usr/lib/x")})),
               HasSubstr("lies below the link 'usr/lib'"));
   EXPECT_THAT(Refusal(Tree({Link("l", std::string("a\0b", 3))})), HasSubstr("malformed target"));
+  farm::v1::InputFile both = Link("d", "x");
+  both.set_directory(true);
+  EXPECT_THAT(Refusal(Tree({both})), HasSubstr("a directory and a file or link"));
+  farm::v1::InputFile dir;
+  dir.set_path("opt/cuda/bin");
+  dir.set_directory(true);
+  EXPECT_TRUE(ValidateFileTree(Tree({dir, File("opt/cuda/include/a.h")})).ok());
   farm::v1::InputFile no_digest;
   no_digest.set_path("a");
   EXPECT_THAT(Refusal(Tree({no_digest})), HasSubstr("'a'"));
