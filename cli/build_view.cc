@@ -108,6 +108,22 @@ std::string ProgressBar(const farm::v1::Shard& shard, int width) {
   return absl::StrCat("[", bar, "]");
 }
 
+namespace {
+
+// "unknown nvcc option × 2, -G device debug info ... × 1": most frequent first.
+std::string FallbackReasons(const farm::v1::NvccCalls& c) {
+  std::vector<std::pair<std::string, uint64_t>> reasons(c.fallback_reasons().begin(),
+                                                        c.fallback_reasons().end());
+  std::sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  std::vector<std::string> parts;
+  for (const auto& [reason, n] : reasons) parts.push_back(absl::StrCat(reason, " × ", n));
+  return absl::StrJoin(parts, ", ");
+}
+
+}  // namespace
+
 std::string NvccCallsSummary(const farm::v1::NvccCalls& c) {
   if (c.total() == 0) return "";
   std::string out = absl::StrCat(c.split() + c.cached(), " of ", c.total(), " calls split");
@@ -115,14 +131,23 @@ std::string NvccCallsSummary(const farm::v1::NvccCalls& c) {
   if (c.fallbacks() == 0) {
     absl::StrAppend(&out, "; none ran plain nvcc");
   } else {
-    std::vector<std::pair<std::string, uint64_t>> reasons(c.fallback_reasons().begin(),
-                                                          c.fallback_reasons().end());
-    std::sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) {
-      return a.second != b.second ? a.second > b.second : a.first < b.first;
-    });
-    std::vector<std::string> parts;
-    for (const auto& [reason, n] : reasons) parts.push_back(absl::StrCat(reason, " × ", n));
-    absl::StrAppend(&out, "; ", c.fallbacks(), " ran plain nvcc: ", absl::StrJoin(parts, ", "));
+    absl::StrAppend(&out, "; ", c.fallbacks(), " ran plain nvcc: ", FallbackReasons(c));
+  }
+  if (c.compile_errors() > 0) {
+    absl::StrAppend(&out, "; ", c.compile_errors(), " stopped at a compile error");
+  }
+  return out;
+}
+
+std::string HostCompilesSummary(const farm::v1::NvccCalls& c) {
+  if (c.total() == 0) return "";
+  std::string out = absl::StrCat(
+      c.total(), c.total() == 1 ? " compile: " : " compiles: ", c.split(), " on workers");
+  if (c.cached() > 0) absl::StrAppend(&out, ", ", c.cached(), " from the compile cache");
+  if (c.fallbacks() == 0) {
+    absl::StrAppend(&out, "; none ran locally");
+  } else {
+    absl::StrAppend(&out, "; ", c.fallbacks(), " ran locally: ", FallbackReasons(c));
   }
   if (c.compile_errors() > 0) {
     absl::StrAppend(&out, "; ", c.compile_errors(), " stopped at a compile error");
@@ -172,6 +197,9 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
   if (!b.build_host().empty()) absl::StrAppend(&out, "build host ", b.build_host(), "\n");
   if (const std::string nvcc = NvccCallsSummary(b.nvcc()); !nvcc.empty()) {
     absl::StrAppend(&out, "nvcc       ", nvcc, "\n");
+  }
+  if (const std::string host = HostCompilesSummary(b.host_compiles()); !host.empty()) {
+    absl::StrAppend(&out, "host cc    ", host, "\n");
   }
   for (const auto& p : b.published_to()) absl::StrAppend(&out, "published  ", p, "\n");
 

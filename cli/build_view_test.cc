@@ -100,6 +100,30 @@ TEST(BuildViewTest, NvccCallsSayHowManySplitAndWhyTheRestDidNot) {
   EXPECT_EQ(NvccCallsSummary(all), "3 of 3 calls split; none ran plain nvcc");
 }
 
+TEST(BuildViewTest, HostCompilesSayWhereTheyRanAndWhySomeRanLocally) {
+  farm::v1::NvccCalls c;
+  EXPECT_EQ(HostCompilesSummary(c), "");
+  c.set_total(15);
+  c.set_split(10);
+  c.set_cached(2);
+  c.set_fallbacks(2);
+  c.set_compile_errors(1);
+  (*c.mutable_fallback_reasons())["no worker has the toolchain"] = 2;
+  EXPECT_EQ(HostCompilesSummary(c),
+            "15 compiles: 10 on workers, 2 from the compile cache; 2 ran locally: no worker has "
+            "the toolchain × 2; 1 stopped at a compile error");
+  farm::v1::Build b = FailedBuild();
+  *b.mutable_host_compiles() = c;
+  const std::string report = BuildReport(b, absl::FromUnixSeconds(100));
+  EXPECT_THAT(report, HasSubstr("\nhost cc    15 compiles: 10 on workers"));
+  // No nvcc reports: no nvcc line; the host compiles are not shown as nvcc calls.
+  EXPECT_THAT(report, Not(HasSubstr("\nnvcc ")));
+  farm::v1::NvccCalls one;
+  one.set_total(1);
+  one.set_split(1);
+  EXPECT_EQ(HostCompilesSummary(one), "1 compile: 1 on workers; none ran locally");
+}
+
 TEST(BuildViewTest, ProgressBarMarksFailuresAndRunning) {
   farm::v1::Shard s;
   s.set_total(10);

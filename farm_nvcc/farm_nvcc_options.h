@@ -2,9 +2,11 @@
 // come from the environment.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "libfarm/client/coordinator_target.h"
+#include "libfarm/jobs/local_job_limits.h"
 
 namespace farm {
 
@@ -21,6 +23,9 @@ struct FarmNvccOptions {
   bool strict = false;
   // FARM_NVCC_HOST_COMPILE_AHEAD=0: the host compile waits for the fat binary, as in nvcc.
   bool host_compile_ahead = true;
+  // The build host's local job slots (FARM_LOCAL_JOBS_LIGHT, _HEAVY, _DIR): plain nvcc and
+  // the link take a heavy one, each local step of a split call one of its class. Unset: none.
+  std::optional<LocalJobLimits> local_jobs;
 };
 
 FarmNvccOptions FarmNvccOptionsFromEnvironment();

@@ -13,6 +13,7 @@
 #include "farm_nvcc/farm_nvcc_options.h"
 #include "farm_nvcc/nvcc_locator.h"
 #include "farm_nvcc/split_or_fallback.h"
+#include "libfarm/jobs/local_job_limits.h"
 #include "libfarm/logging/logger.h"
 
 namespace {
@@ -40,5 +41,12 @@ int main(int argc, char** argv) {
     std::cerr << call.status().message() << "\n";
     return 2;
   }
-  return farm::SplitOrFallback(*call, farm::FarmNvccOptionsFromEnvironment());
+  farm::FarmNvccOptions options = farm::FarmNvccOptionsFromEnvironment();
+  auto local_jobs = farm::LocalJobLimitsFromEnvironment();
+  if (!local_jobs.ok()) {
+    std::cerr << "farm-nvcc: " << local_jobs.status().message() << "\n";
+    return 2;
+  }
+  options.local_jobs = *std::move(local_jobs);
+  return farm::SplitOrFallback(*call, options);
 }

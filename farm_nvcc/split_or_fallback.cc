@@ -16,6 +16,7 @@
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/client/coordinator_target.h"
+#include "libfarm/jobs/local_job_slot.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/compile_and_link.h"
 #include "libfarm/nvcc/private_temp_dir.h"
@@ -32,7 +33,7 @@ int Fallback(const NvccInvocation& call, const FarmNvccOptions& options, const a
     // A compile error: plain nvcc reports it in its own words, with its own exit code.
     log->debug("{}; running plain nvcc for its diagnostics", why.message());
     ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
-    return ExecPlainNvcc(call);
+    return ExecPlainNvcc(call, options.local_jobs);
   }
   const std::string reason(why.message());
   ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
@@ -41,14 +42,32 @@ int Fallback(const NvccInvocation& call, const FarmNvccOptions& options, const a
     return kStrictFallbackExitCode;
   }
   log->info("running plain nvcc: {}", reason);
-  return ExecPlainNvcc(call);
+  return ExecPlainNvcc(call, options.local_jobs);
 }
 
-// Runs nvcc with `args` as a child that prints to our stdout and stderr; its exit code.
-int RunNvcc(const std::string& nvcc, const std::vector<std::string>& args) {
+// A heavy local job slot for plain nvcc or a link, or none: without `local_jobs`, or (with a
+// warning) when the slot directory is unusable, since a build does not stop for that.
+std::optional<LocalJobSlot> HeavySlot(const std::optional<LocalJobLimits>& local_jobs) {
+  if (!local_jobs) return std::nullopt;
+  auto slot = LocalJobSlot::Acquire(*local_jobs, JobClass::kHeavy, [] {
+    ComponentLogger("farm-nvcc")->debug("nvcc waits for a heavy local job slot");
+  });
+  if (slot.ok()) return *std::move(slot);
+  ComponentLogger("farm-nvcc")
+      ->warn("running nvcc without a job slot: {}", slot.status().message());
+  return std::nullopt;
+}
+
+// Runs nvcc with `args` as a child that prints to our stdout and stderr, under a heavy slot;
+// its exit code.
+int RunNvcc(const std::string& nvcc, const std::vector<std::string>& args,
+            const std::optional<LocalJobLimits>& local_jobs) {
   std::vector<std::string> argv = {nvcc};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto child = Subprocess::Spawn(argv);
+  std::optional<LocalJobSlot> slot = HeavySlot(local_jobs);
+  SpawnOptions spawn;
+  if (slot && slot->held()) spawn.extra_env.push_back(slot->ChildEnvironmentEntry());
+  auto child = Subprocess::Spawn(argv, spawn);
   if (!child.ok()) {
     std::cerr << "farm-nvcc: " << child.status().message() << "\n";
     return 127;
@@ -58,11 +77,24 @@ int RunNvcc(const std::string& nvcc, const std::vector<std::string>& args) {
 
 }  // namespace
 
-int ExecPlainNvcc(const NvccInvocation& call) {
+int ExecPlainNvcc(const NvccInvocation& call, const std::optional<LocalJobLimits>& local_jobs) {
   std::vector<std::string> argv = {call.nvcc};
   argv.insert(argv.end(), call.args.begin(), call.args.end());
+  // nvcc inherits the slot's lock, so it holds the slot until it ends; its own children are
+  // told so (a farm-cc under -ccbin then takes none).
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  std::optional<LocalJobSlot> slot = HeavySlot(local_jobs);
+  if (slot && slot->held()) {
+    if (absl::Status s = slot->KeepAcrossExec(); s.ok()) {
+      env.push_back(slot->ChildEnvironmentEntry());
+    } else {
+      ComponentLogger("farm-nvcc")->warn("running nvcc without a job slot: {}", s.message());
+    }
+  }
   std::vector<char*> pointers = NullTerminatedPointers(argv);
-  execv(call.nvcc.c_str(), pointers.data());
+  std::vector<char*> env_pointers = NullTerminatedPointers(env);
+  execve(call.nvcc.c_str(), pointers.data(), env_pointers.data());
   std::cerr << "farm-nvcc: cannot run " << call.nvcc << ": " << std::strerror(errno) << "\n";
   return 127;
 }
@@ -124,7 +156,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
   }
   ComponentLogger("farm-nvcc")
       ->debug("{} .cu compiled on the farm; nvcc links here", plan->compiles.size());
-  const int link = RunNvcc(call.nvcc, plan->link_args);
+  const int link = RunNvcc(call.nvcc, plan->link_args, options.local_jobs);
   // A link that fails is the user's to fix (nvcc said why), as a compile error is.
   ReportCallOutcome(options, link == 0 ? outcome : farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
   return link;

@@ -84,7 +84,11 @@ farm::v1::ActionEntry EntryFrom(const farm::v1::ActionStatus& s) {
 
 BuildRegistry::BuildRegistry(StateStore* store, MetricsRegistry* metrics,
                              std::function<absl::Time()> clock)
-    : store_(store), metrics_(metrics), clock_(std::move(clock)), nvcc_metrics_(metrics) {
+    : store_(store),
+      metrics_(metrics),
+      clock_(std::move(clock)),
+      nvcc_metrics_(metrics, farm::v1::COMPILE_CALL_KIND_NVCC),
+      host_compile_metrics_(metrics, farm::v1::COMPILE_CALL_KIND_HOST) {
   metrics_->AddRefreshHook([this] {
     std::map<std::pair<std::string, std::string>, int> counts;
     for (auto kind : {farm::v1::BUILD_KIND_COMPILE, farm::v1::BUILD_KIND_WHEEL}) {
@@ -470,10 +474,14 @@ absl::Status BuildRegistry::CountNvccCall(const std::string& id,
                                        ? NvccReasonClass(report.reason())
                                        : std::string();
   absl::Status s = Mutate(id, [&](Build& b, StateBatch&) {
-    farm::coordinator::CountNvccCall(*b.mutable_nvcc(), report.outcome(), reason_class);
+    farm::coordinator::CountNvccCall(CallCountsOf(b, report.kind()), report.outcome(),
+                                     reason_class);
     return absl::OkStatus();
   });
-  if (s.ok()) nvcc_metrics_.Count(report.outcome(), reason_class);
+  if (s.ok()) {
+    (report.kind() == farm::v1::COMPILE_CALL_KIND_HOST ? host_compile_metrics_ : nvcc_metrics_)
+        .Count(report.outcome(), reason_class);
+  }
   return s;
 }
 

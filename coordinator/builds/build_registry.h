@@ -21,8 +21,9 @@
 //   SetBuildAction(id, action_id)   the action that runs the recipe on the build host
 //   AppendLog(id, bytes) -> the log's new length (also the AppendBuildLog RPC)
 //
-// For farm-nvcc (ReportNvccCall), any kind of build:
-//   CountNvccCall(id, report)   one nvcc call's outcome, into Build.nvcc and /metrics
+// For farm-nvcc and farm-cc (ReportNvccCall), any kind of build:
+//   CountNvccCall(id, report)   one call's outcome, into Build.nvcc (kind NVCC) or
+//                               Build.host_compiles (kind HOST) and /metrics
 #pragma once
 
 #include <map>
@@ -75,7 +76,8 @@ class BuildRegistry final : public ActionObserver {
   absl::Status SetBuildHost(const std::string& id, const std::string& worker);
   absl::Status SetBuildAction(const std::string& id, const std::string& action_id);
   absl::StatusOr<uint64_t> AppendLog(const std::string& id, absl::string_view data);
-  // Checks the report (CheckNvccCallReport) and counts it under its reason class.
+  // Checks the report (CheckNvccCallReport) and counts it under its reason class, in the
+  // counts of its kind.
   absl::Status CountNvccCall(const std::string& id, const farm::v1::ReportNvccCallRequest& report);
 
   // Reads.
@@ -126,6 +128,7 @@ class BuildRegistry final : public ActionObserver {
   MetricsRegistry* const metrics_;
   const std::function<absl::Time()> clock_;
   NvccCallMetrics nvcc_metrics_;
+  NvccCallMetrics host_compile_metrics_;
 
   // Serializes record writes so the store always ends with the newest record; taken before mu_.
   absl::Mutex write_mu_;

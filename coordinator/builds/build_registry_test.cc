@@ -307,5 +307,64 @@ TEST_F(BuildRegistryTest, NvccCallsAreCountedPerBuildAndSurviveARestart) {
   check(*again);
 }
 
+TEST_F(BuildRegistryTest, HostCompilesAreCountedApartFromNvccCalls) {
+  auto report = [](farm::v1::CompileCallKind kind, farm::v1::NvccCallOutcome outcome,
+                   const std::string& reason) {
+    farm::v1::ReportNvccCallRequest r;
+    r.set_build_id("b1");
+    r.set_kind(kind);
+    r.set_outcome(outcome);
+    r.set_reason(reason);
+    return r;
+  };
+  constexpr auto kHost = farm::v1::COMPILE_CALL_KIND_HOST;
+  constexpr auto kNvcc = farm::v1::COMPILE_CALL_KIND_NVCC;
+  ASSERT_TRUE(scheduler_->Execute({Shell("a", "sm_90")}).ok());
+  for (auto outcome :
+       {farm::v1::NVCC_CALL_OUTCOME_SPLIT, farm::v1::NVCC_CALL_OUTCOME_SPLIT,
+        farm::v1::NVCC_CALL_OUTCOME_CACHED, farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR}) {
+    ASSERT_TRUE(builds_->CountNvccCall("b1", report(kHost, outcome, "")).ok());
+  }
+  ASSERT_TRUE(builds_
+                  ->CountNvccCall("b1", report(kHost, farm::v1::NVCC_CALL_OUTCOME_FALLBACK,
+                                               "no worker has the toolchain: 'g++-13'"))
+                  .ok());
+  ASSERT_TRUE(builds_
+                  ->CountNvccCall("b1", report(kNvcc, farm::v1::NVCC_CALL_OUTCOME_FALLBACK,
+                                               "not decomposable: unknown nvcc option '-Wextra'"))
+                  .ok());
+  EXPECT_EQ(builds_
+                ->CountNvccCall("b1", report(kHost, farm::v1::NVCC_CALL_OUTCOME_FALLBACK,
+                                             std::string(2000, 'x')))
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  const std::string metrics = metrics_->Render();
+  EXPECT_THAT(metrics, HasSubstr("farm_cc_calls_total{outcome=\"worker\",reason=\"\"} 2\n"));
+  EXPECT_THAT(metrics, HasSubstr("farm_cc_calls_total{outcome=\"fallback\",reason=\"no worker "
+                                 "has the toolchain\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("farm_nvcc_calls_total{outcome=\"fallback\",reason=\"unknown "
+                                 "nvcc option\"} 1\n"));
+  auto check = [](const farm::v1::Build& b) {
+    EXPECT_EQ(b.host_compiles().total(), 5u);
+    EXPECT_EQ(b.host_compiles().split(), 2u);
+    EXPECT_EQ(b.host_compiles().cached(), 1u);
+    EXPECT_EQ(b.host_compiles().compile_errors(), 1u);
+    EXPECT_EQ(b.host_compiles().fallbacks(), 1u);
+    ASSERT_EQ(b.host_compiles().fallback_reasons().size(), 1u);
+    EXPECT_EQ(b.host_compiles().fallback_reasons().at("no worker has the toolchain"), 1u);
+    EXPECT_EQ(b.nvcc().total(), 1u);
+    EXPECT_EQ(b.nvcc().split(), 0u);
+    ASSERT_EQ(b.nvcc().fallback_reasons().size(), 1u);
+    EXPECT_EQ(b.nvcc().fallback_reasons().at("unknown nvcc option"), 1u);
+  };
+  auto counted = builds_->Get("b1");
+  ASSERT_TRUE(counted.ok());
+  check(*counted);
+  Reopen();
+  auto again = builds_->Get("b1");
+  ASSERT_TRUE(again.ok());
+  check(*again);
+}
+
 }  // namespace
 }  // namespace farm::coordinator

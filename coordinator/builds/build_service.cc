@@ -132,9 +132,10 @@ grpc::Status BuildServiceImpl::ReportNvccCall(grpc::ServerContext* context,
     absl::Status s = builds_->CountNvccCall(request->build_id(), *request);
     if (absl::IsNotFound(s)) {
       // Reports never create builds: a typo in FARM_BUILD_ID must not grow the registry.
-      s = absl::InvalidArgumentError(absl::StrCat(
-          "no build '", request->build_id().substr(0, 128),
-          "' to count an nvcc call in. Fix: set FARM_BUILD_ID to a build 'farmctl builds' lists"));
+      s = absl::InvalidArgumentError(
+          absl::StrCat("no build '", request->build_id().substr(0, 128),
+                       "' to count a compile call in. Fix: set FARM_BUILD_ID to a build 'farmctl "
+                       "builds' lists"));
     }
     return s;
   });

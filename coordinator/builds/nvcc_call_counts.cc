@@ -30,6 +30,11 @@ std::string WithoutQuotedParts(absl::string_view text) {
   return out;
 }
 
+// "an nvcc call", "a host compile": what a report is about, for its errors.
+std::string CallNoun(farm::v1::CompileCallKind kind) {
+  return kind == farm::v1::COMPILE_CALL_KIND_HOST ? "a host compile" : "an nvcc call";
+}
+
 bool IsIdLike(absl::string_view word) {
   int digits = 0;
   for (char c : word) digits += absl::ascii_isdigit(static_cast<unsigned char>(c)) ? 1 : 0;
@@ -39,21 +44,28 @@ bool IsIdLike(absl::string_view word) {
 }  // namespace
 
 absl::Status CheckNvccCallReport(const farm::v1::ReportNvccCallRequest& report) {
+  if (!farm::v1::CompileCallKind_IsValid(report.kind())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("compile call kind ", static_cast<int>(report.kind()),
+                     " is not one of nvcc, host. Fix: use a farm-nvcc or farm-cc as new as the "
+                     "coordinator"));
+  }
+  const std::string noun = CallNoun(report.kind());
   if (report.build_id().empty() || report.build_id().size() > 128) {
     return absl::InvalidArgumentError(
-        absl::StrCat("an nvcc call report names a build id of ", report.build_id().size(),
+        absl::StrCat(noun, " report names a build id of ", report.build_id().size(),
                      " bytes. Fix: set FARM_BUILD_ID to a build id (1 to 128 bytes)"));
   }
   if (report.outcome() == farm::v1::NVCC_CALL_OUTCOME_UNSPECIFIED ||
       !farm::v1::NvccCallOutcome_IsValid(report.outcome())) {
     return absl::InvalidArgumentError(
-        absl::StrCat("nvcc call outcome ", static_cast<int>(report.outcome()),
+        absl::StrCat("the outcome ", static_cast<int>(report.outcome()), " of ", noun,
                      " is not one of split, cached, fallback, compile_error. Fix: use a "
-                     "farm-nvcc as new as the coordinator"));
+                     "farm-nvcc or farm-cc as new as the coordinator"));
   }
   if (report.reason().size() > kMaxNvccReasonBytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("an nvcc call's reason of ", report.reason().size(),
+        absl::StrCat("the reason of ", noun, " of ", report.reason().size(),
                      " bytes is too long. Fix: send at most ", kMaxNvccReasonBytes, " bytes"));
   }
   if (report.outcome() != farm::v1::NVCC_CALL_OUTCOME_FALLBACK && !report.reason().empty()) {
@@ -105,6 +117,18 @@ std::string NvccOutcomeName(NvccCallOutcome outcome) {
   }
 }
 
+std::string CompileOutcomeName(farm::v1::CompileCallKind kind, NvccCallOutcome outcome) {
+  if (kind == farm::v1::COMPILE_CALL_KIND_HOST && outcome == farm::v1::NVCC_CALL_OUTCOME_SPLIT) {
+    return "worker";
+  }
+  return NvccOutcomeName(outcome);
+}
+
+farm::v1::NvccCalls& CallCountsOf(farm::v1::Build& build, farm::v1::CompileCallKind kind) {
+  return kind == farm::v1::COMPILE_CALL_KIND_HOST ? *build.mutable_host_compiles()
+                                                  : *build.mutable_nvcc();
+}
+
 void CountNvccCall(farm::v1::NvccCalls& calls, NvccCallOutcome outcome,
                    const std::string& reason_class) {
   calls.set_total(calls.total() + 1);
@@ -133,7 +157,8 @@ void CountNvccCall(farm::v1::NvccCalls& calls, NvccCallOutcome outcome,
   }
 }
 
-NvccCallMetrics::NvccCallMetrics(MetricsRegistry* metrics) : metrics_(metrics) {}
+NvccCallMetrics::NvccCallMetrics(MetricsRegistry* metrics, farm::v1::CompileCallKind kind)
+    : metrics_(metrics), kind_(kind) {}
 
 void NvccCallMetrics::Count(NvccCallOutcome outcome, const std::string& reason_class) {
   std::string reason;
@@ -146,11 +171,15 @@ void NvccCallMetrics::Count(NvccCallOutcome outcome, const std::string& reason_c
       reason = std::string(kOtherNvccReason);
     }
   }
+  const bool host = kind_ == farm::v1::COMPILE_CALL_KIND_HOST;
   metrics_
-      ->GetCounter("farm_nvcc_calls_total",
-                   "farm-nvcc calls reported by build hosts, by outcome (split, cached, "
-                   "fallback, compile_error) and, for fallbacks, reason class.",
-                   {{"outcome", NvccOutcomeName(outcome)}, {"reason", reason}})
+      ->GetCounter(host ? "farm_cc_calls_total" : "farm_nvcc_calls_total",
+                   host ? "farm-cc host compiles (gcc, g++, clang, clang++) reported by build "
+                          "hosts, by outcome (worker, cached, fallback: ran on the build host, "
+                          "compile_error) and, for fallbacks, reason class."
+                        : "farm-nvcc calls reported by build hosts, by outcome (split, cached, "
+                          "fallback, compile_error) and, for fallbacks, reason class.",
+                   {{"outcome", CompileOutcomeName(kind_, outcome)}, {"reason", reason}})
       ->Increment();
 }
 

@@ -65,6 +65,42 @@ TEST(CheckNvccCallReportTest, RefusesMalformedReports) {
   EXPECT_EQ(CheckNvccCallReport(no_build).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(CheckNvccCallReportTest, TakesHostCompilesWithTheSameChecksAndRefusesUnknownKinds) {
+  auto host = Report(farm::v1::NVCC_CALL_OUTCOME_FALLBACK, "-E output differs");
+  host.set_kind(farm::v1::COMPILE_CALL_KIND_HOST);
+  EXPECT_TRUE(CheckNvccCallReport(host).ok());
+  host.set_reason(std::string(1025, 'r'));
+  const absl::Status too_long = CheckNvccCallReport(host);
+  EXPECT_EQ(too_long.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(too_long.message(), HasSubstr("a host compile"));
+  auto host_split_with_reason = Report(farm::v1::NVCC_CALL_OUTCOME_SPLIT, "why");
+  host_split_with_reason.set_kind(farm::v1::COMPILE_CALL_KIND_HOST);
+  EXPECT_EQ(CheckNvccCallReport(host_split_with_reason).code(), absl::StatusCode::kInvalidArgument);
+  auto unknown_kind = Report(farm::v1::NVCC_CALL_OUTCOME_SPLIT);
+  unknown_kind.set_kind(static_cast<farm::v1::CompileCallKind>(9));
+  const absl::Status refused = CheckNvccCallReport(unknown_kind);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("Fix:"));
+}
+
+TEST(CallCountsOfTest, HostCompilesAndNvccCallsAreCountedApart) {
+  farm::v1::Build build;
+  CountNvccCall(CallCountsOf(build, farm::v1::COMPILE_CALL_KIND_HOST),
+                farm::v1::NVCC_CALL_OUTCOME_FALLBACK, "no worker has the toolchain");
+  CountNvccCall(CallCountsOf(build, farm::v1::COMPILE_CALL_KIND_HOST),
+                farm::v1::NVCC_CALL_OUTCOME_SPLIT, "");
+  CountNvccCall(CallCountsOf(build, farm::v1::COMPILE_CALL_KIND_NVCC),
+                farm::v1::NVCC_CALL_OUTCOME_FALLBACK, "unknown nvcc option");
+  EXPECT_EQ(build.host_compiles().total(), 2u);
+  EXPECT_EQ(build.host_compiles().split(), 1u);
+  EXPECT_EQ(build.host_compiles().fallbacks(), 1u);
+  ASSERT_EQ(build.host_compiles().fallback_reasons().size(), 1u);
+  EXPECT_EQ(build.host_compiles().fallback_reasons().at("no worker has the toolchain"), 1u);
+  EXPECT_EQ(build.nvcc().total(), 1u);
+  ASSERT_EQ(build.nvcc().fallback_reasons().size(), 1u);
+  EXPECT_EQ(build.nvcc().fallback_reasons().at("unknown nvcc option"), 1u);
+}
+
 TEST(CountNvccCallTest, CountsEachOutcomeAndCapsReasonsPerBuild) {
   farm::v1::NvccCalls calls;
   CountNvccCall(calls, farm::v1::NVCC_CALL_OUTCOME_SPLIT, "");
@@ -110,6 +146,26 @@ TEST(NvccCallMetricsTest, ExposesOutcomesAndCapsReasonLabels) {
   EXPECT_THAT(text, Not(HasSubstr("reason=\"reason 62\"")));
   EXPECT_THAT(text,
               HasSubstr("farm_nvcc_calls_total{outcome=\"fallback\",reason=\"other\"} 138\n"));
+}
+
+TEST(NvccCallMetricsTest, HostCompilesHaveTheirOwnMetricAndReasonCap) {
+  MetricsRegistry metrics;
+  NvccCallMetrics nvcc(&metrics, farm::v1::COMPILE_CALL_KIND_NVCC);
+  NvccCallMetrics host(&metrics, farm::v1::COMPILE_CALL_KIND_HOST);
+  for (int i = 0; i < 100; ++i) {
+    nvcc.Count(farm::v1::NVCC_CALL_OUTCOME_FALLBACK, absl::StrCat("nvcc reason ", i));
+  }
+  host.Count(farm::v1::NVCC_CALL_OUTCOME_SPLIT, "");
+  host.Count(farm::v1::NVCC_CALL_OUTCOME_CACHED, "");
+  host.Count(farm::v1::NVCC_CALL_OUTCOME_FALLBACK, "no worker has the toolchain");
+  const std::string text = metrics.Render();
+  EXPECT_THAT(text, HasSubstr("farm_cc_calls_total{outcome=\"worker\",reason=\"\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("farm_cc_calls_total{outcome=\"cached\",reason=\"\"} 1\n"));
+  // nvcc's reasons filled nvcc's label cap, not farm-cc's.
+  EXPECT_THAT(text, HasSubstr("farm_cc_calls_total{outcome=\"fallback\",reason=\"no worker has "
+                              "the toolchain\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("farm_nvcc_calls_total{outcome=\"split\"")));
+  EXPECT_THAT(text, Not(HasSubstr("farm_cc_calls_total{outcome=\"split\"")));
 }
 
 }  // namespace

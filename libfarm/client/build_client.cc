@@ -10,6 +10,15 @@
 
 namespace farm {
 
+std::string ReportableCallReason(const std::string& reason, size_t max_bytes) {
+  std::string out = reason.substr(0, max_bytes);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f) c = (c == '\n' || c == '\t') ? c : '?';
+  }
+  return out;
+}
+
 BuildClient::BuildClient(std::unique_ptr<farm::v1::BuildService::StubInterface> stub,
                          std::string address, std::string token, absl::Duration timeout)
     : stub_(std::move(stub)), call_(std::move(address), std::move(token), timeout) {}
@@ -88,6 +97,18 @@ absl::StatusOr<farm::v1::Build> BuildClient::CancelBuild(const std::string& id) 
   farm::v1::Build resp;
   if (grpc::Status s = stub_->CancelBuild(&ctx, req, &resp); !s.ok()) return call_.Explain(s);
   return resp;
+}
+
+absl::Status BuildClient::ReportCompileCall(const std::string& build_id,
+                                            farm::v1::CompileCallKind kind,
+                                            farm::v1::NvccCallOutcome outcome,
+                                            const std::string& reason) {
+  farm::v1::ReportNvccCallRequest request;
+  request.set_build_id(build_id);
+  request.set_kind(kind);
+  request.set_outcome(outcome);
+  request.set_reason(ReportableCallReason(reason));
+  return ReportNvccCall(request);
 }
 
 absl::Status BuildClient::ReportNvccCall(const farm::v1::ReportNvccCallRequest& request) {

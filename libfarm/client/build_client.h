@@ -12,6 +12,11 @@
 
 namespace farm {
 
+// A fallback's reason as a call report carries it: at most `max_bytes`, every byte outside
+// printable ASCII but '\n' and '\t' as '?' (the coordinator takes valid UTF-8 only and
+// classes the text anyway).
+std::string ReportableCallReason(const std::string& reason, size_t max_bytes = 1024);
+
 class BuildClient {
  public:
   BuildClient(std::unique_ptr<farm::v1::BuildService::StubInterface> stub, std::string address,
@@ -30,8 +35,14 @@ class BuildClient {
   absl::StatusOr<farm::v1::SubmitBuildResponse> SubmitBuild(
       const farm::v1::SubmitBuildRequest& request);
   absl::StatusOr<farm::v1::Build> CancelBuild(const std::string& id);
-  // farm-nvcc's report of one nvcc call; within the client's timeout.
+  // farm-nvcc's report of one nvcc call (or any launcher's, with request.kind set); within the
+  // client's timeout.
   absl::Status ReportNvccCall(const farm::v1::ReportNvccCallRequest& request);
+  // A launcher's report of one compile call of build `build_id`: farm-nvcc's nvcc calls (kind
+  // COMPILE_CALL_KIND_NVCC) or farm-cc's host compiles (COMPILE_CALL_KIND_HOST), with the
+  // reason of a fallback made reportable (ReportableCallReason); within the client's timeout.
+  absl::Status ReportCompileCall(const std::string& build_id, farm::v1::CompileCallKind kind,
+                                 farm::v1::NvccCallOutcome outcome, const std::string& reason = "");
 
  private:
   std::unique_ptr<farm::v1::BuildService::StubInterface> stub_;

@@ -48,6 +48,15 @@ absl::StatusOr<FileLock> FileLock::TryAcquire(const std::string& path) {
   return FileLock(*fd);
 }
 
+absl::Status FileLock::KeepAcrossExec() {
+  const int flags = ::fcntl(fd_, F_GETFD);
+  if (flags < 0 || ::fcntl(fd_, F_SETFD, flags & ~FD_CLOEXEC) != 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot keep a file lock across exec: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 FileLock::FileLock(FileLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
 
 FileLock::~FileLock() {

@@ -17,6 +17,10 @@ class FileLock {
   // UNAVAILABLE at once if another process holds it.
   static absl::StatusOr<FileLock> TryAcquire(const std::string& path);
 
+  // Keeps the lock held by the program this process execs next (and by what that starts),
+  // until the last of them ends: clears close-on-exec on its descriptor.
+  absl::Status KeepAcrossExec();
+
   FileLock(FileLock&& other) noexcept;
   FileLock& operator=(FileLock&&) = delete;
   ~FileLock();

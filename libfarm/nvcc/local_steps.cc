@@ -1,8 +1,13 @@
 #include "libfarm/nvcc/local_steps.h"
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "libfarm/jobs/local_job_slot.h"
+#include "libfarm/logging/logger.h"
 #include "libfarm/process/path_search.h"
 #include "libfarm/process/subprocess.h"
 
@@ -12,9 +17,40 @@ namespace {
 // Host steps of a large translation unit (CUTLASS, flash-attention) take minutes.
 constexpr absl::Duration kStepTimeout = absl::Hours(1);
 
+// cudafe++ parses the whole unit as a C++ front end does, and a host compile is a compile:
+// a core and much RAM each. Preprocessing and fatbinary are cheap beside them.
+JobClass ClassOfStep(DryrunStepKind kind) {
+  switch (kind) {
+    case DryrunStepKind::kHostPreprocess:
+    case DryrunStepKind::kDevicePreprocess:
+    case DryrunStepKind::kFatbinary:
+      return JobClass::kLight;
+    default:
+      return JobClass::kHeavy;
+  }
+}
+
+// A slot for one step, or none (and a warning, once per process) when the slot directory
+// is unusable: a build does not stop for that.
+std::optional<LocalJobSlot> SlotForStep(const LocalJobLimits& limits, const DryrunStep& step) {
+  const JobClass job_class = ClassOfStep(step.kind);
+  auto slot = LocalJobSlot::Acquire(limits, job_class, [&] {
+    ComponentLogger("farm-nvcc")
+        ->debug("{} waits for a {} local job slot", step.tool, JobClassName(job_class));
+  });
+  if (slot.ok()) return *std::move(slot);
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    ComponentLogger("farm-nvcc")
+        ->warn("running local steps without a job slot: {}", slot.status().message());
+  });
+  return std::nullopt;
+}
+
 }  // namespace
 
-LocalSteps::LocalSteps(const NvccDryrun& dryrun) : dryrun_(dryrun) {
+LocalSteps::LocalSteps(const NvccDryrun& dryrun, std::optional<LocalJobLimits> limits)
+    : dryrun_(dryrun), limits_(std::move(limits)) {
   for (const auto& [name, value] : dryrun.environment) {
     env_.push_back(absl::StrCat(name, "=", value));
     if (name == "PATH") path_ = value;
@@ -56,7 +92,13 @@ pid_t LocalSteps::Pid(size_t index) {
 }
 
 absl::Status LocalSteps::RunArgv(size_t index, std::vector<std::string> argv) {
-  auto run = RunCommand(argv, kStepTimeout, env_);
+  // One slot per step, held only while it runs: a thread never waits holding one.
+  std::optional<LocalJobSlot> slot;
+  if (limits_) slot = SlotForStep(*limits_, dryrun_.steps[index]);
+  std::vector<std::string> env = env_;
+  if (slot && slot->held()) env.push_back(slot->ChildEnvironmentEntry());
+  auto run = RunCommand(argv, kStepTimeout, env);
+  slot.reset();
   if (!run.ok()) return run.status();
   Record(index, run->stdout_text, run->stderr_text);
   {

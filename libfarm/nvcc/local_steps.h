@@ -1,12 +1,15 @@
 // Running nvcc's own sub-commands on this host, as nvcc would: with the environment its
 // dryrun sets and its tools found through the PATH it gives them. What each step prints is
 // kept and handed back in plan order, so the user sees nvcc's output in nvcc's order.
+// With local job limits, each step runs under a slot of the build host (LocalJobSlot):
+// light for preprocessing and fatbinary, heavy for cudafe++ and the host compile.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,13 +18,16 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "libfarm/jobs/local_job_limits.h"
 #include "libfarm/nvcc/nvcc_dryrun.h"
 
 namespace farm {
 
 class LocalSteps {
  public:
-  explicit LocalSteps(const NvccDryrun& dryrun);
+  // Without `limits` the steps take no local job slots.
+  explicit LocalSteps(const NvccDryrun& dryrun,
+                      std::optional<LocalJobLimits> limits = std::nullopt);
 
   // Runs steps in order and records what they print; stops at the first failure
   // (kAborted "<tool> exited with N" for a non-zero exit).
@@ -43,6 +49,7 @@ class LocalSteps {
   absl::Status RunArgv(size_t index, std::vector<std::string> argv);
 
   const NvccDryrun& dryrun_;
+  const std::optional<LocalJobLimits> limits_;
   std::vector<std::string> env_;
   std::string path_;
   absl::Mutex mu_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "libfarm/jobs/local_job_limits.h"
 #include "libfarm/nvcc/device_compiler.h"
 #include "libfarm/nvcc/nvcc_command_line.h"
 
@@ -19,6 +20,8 @@ struct SplitCompileRequest {
   NvccCommandLine command;  // passed CheckDecomposable
   std::string build_id;
   bool host_compile_ahead = true;  // see HostCompileAhead
+  // The build host's local job slots the local steps take (LocalSteps); none when unset.
+  std::optional<LocalJobLimits> local_jobs;
 };
 
 struct SplitCompileResult {

@@ -88,6 +88,20 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
     grpc::Status s = builds->ReportNvccCall(&ctx, report, &response);
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
+  // farm-cc's reports for two host compiles: one ran on a worker, one ran locally.
+  for (const char* reason : {"", "no worker has the toolchain: 'g++-13'"}) {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, *ReadTokenFile(c->token_file()));
+    farm::v1::ReportNvccCallRequest report;
+    report.set_build_id(kBuild);
+    report.set_kind(farm::v1::COMPILE_CALL_KIND_HOST);
+    report.set_outcome(*reason ? farm::v1::NVCC_CALL_OUTCOME_FALLBACK
+                               : farm::v1::NVCC_CALL_OUTCOME_SPLIT);
+    report.set_reason(reason);
+    farm::v1::ReportNvccCallResponse response;
+    grpc::Status s = builds->ReportNvccCall(&ctx, report, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
 
   {
     grpc::ClientContext ctx;
@@ -136,6 +150,9 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
   EXPECT_THAT(seen["facts"].get<std::string>(), HasSubstr("sm_80 sm_90"));
   EXPECT_THAT(seen["facts"].get<std::string>(),
               HasSubstr("1 of 2 calls split; 1 ran plain nvcc: unknown nvcc option × 1"));
+  EXPECT_THAT(
+      seen["facts"].get<std::string>(),
+      HasSubstr("2 compiles: 1 on workers; 1 ran locally: no worker has the toolchain × 1"));
   EXPECT_THAT(seen["page_text"].get<std::string>(), Not(HasSubstr("[object")));
   EXPECT_EQ(seen["console_errors"].size(), 0u) << seen["console_errors"].dump();
   EXPECT_GT(std::filesystem::file_size(screenshot), 10000u) << "the screenshot is missing or empty";

@@ -464,6 +464,102 @@ TEST_F(FarmNvccTest, LauncherFormWithABareCompilerNameSplits) {
   EXPECT_THAT(Keys(DevicePayloads(d + "/s.o")), ::testing::Contains(HasSubstr("sm_90")));
 }
 
+// The host compiler as -ccbin: a g++ that logs which local job slot its caller held
+// (FARM_LOCAL_JOB_SLOT_HELD, "none" without) and what it was asked, then runs g++.
+std::string SlotLoggingCompiler(const std::string& dir) {
+  fs::create_directories(dir + "/ccbin");
+  const std::string compiler = dir + "/ccbin/g++";
+  std::ofstream(compiler) << "#!/bin/sh\necho \"${FARM_LOCAL_JOB_SLOT_HELD:-none} $*\" >> " << dir
+                          << "/compiler.log\nexec /usr/bin/g++ \"$@\"\n";
+  fs::permissions(compiler, fs::perms::owner_all);
+  return compiler;
+}
+
+// The compiler log's calls for nvcc's plan steps (not nvcc's own probe of the compiler):
+// {slot class, whether it preprocessed (-E) or compiled (-c)}.
+std::vector<std::pair<std::string, std::string>> CompilerCalls(const std::string& dir) {
+  std::ifstream in(dir + "/compiler.log");
+  std::vector<std::pair<std::string, std::string>> calls;
+  for (std::string line; std::getline(in, line);) {
+    const std::vector<std::string> words = absl::StrSplit(line, ' ');
+    if (line.find("-D__CUDA_ARCH_LIST__=") == std::string::npos) continue;
+    const bool preprocess = std::find(words.begin(), words.end(), "-E") != words.end();
+    const bool compile = std::find(words.begin(), words.end(), "-c") != words.end();
+    if (preprocess || compile) calls.emplace_back(words[0], preprocess ? "-E" : "-c");
+  }
+  return calls;
+}
+
+TEST_F(FarmNvccTest, LocalStepsAndPlainNvccRunUnderTheBuildHostsJobSlots) {
+  const std::string d = WorkDir("job-slots");
+  const std::string compiler = SlotLoggingCompiler(d);
+  const std::string slots = d + "/slots";
+  const std::vector<std::string> limits = {"FARM_LOCAL_JOBS_DIR=" + slots,
+                                           "FARM_LOCAL_JOBS_HEAVY=1", "FARM_LOCAL_JOBS_LIGHT=2"};
+  // Split: preprocessing under light slots, the host compile under the heavy one.
+  CommandResult split = Run({FarmBinary("farm-nvcc"), kNvcc, "-ccbin", compiler, "-c", "saxpy.cu",
+                             "-o", "split.o", "-arch=sm_90"},
+                            d, limits);
+  ASSERT_EQ(split.exit_code, 0) << split.stderr_text;
+  EXPECT_THAT(split.stderr_text, Not(HasSubstr("running plain nvcc"))) << split.stderr_text;
+  const auto calls = CompilerCalls(d);
+  EXPECT_THAT(calls, ::testing::Contains(std::pair<std::string, std::string>("light", "-E")));
+  EXPECT_THAT(calls, ::testing::Contains(std::pair<std::string, std::string>("heavy", "-c")));
+  for (const auto& [slot, kind] : calls) {
+    // Every step that ran the compiler held a slot of its class.
+    EXPECT_EQ(slot, kind == "-E" ? "light" : "heavy") << kind;
+  }
+
+  // Plain nvcc waits while another process holds the only heavy slot, then runs under it.
+  fs::remove(d + "/compiler.log");
+  const std::string heavy = slots + "/heavy-0.lock";
+  auto holder = Subprocess::Spawn(
+      {"sh", "-c", absl::StrCat("exec 9>'", heavy, "' && flock 9 && exec sleep 600")});
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  auto locked = [&] {
+    auto r = RunCommand({"flock", "--nonblock", heavy, "true"}, absl::Seconds(30));
+    return r.ok() && r->exit_code != 0;
+  };
+  for (int i = 0; i < 600 && !locked(); ++i) usleep(100'000);
+  ASSERT_TRUE(locked());
+  std::vector<std::string> env = limits;
+  env.push_back("FARM_NVCC_DISABLE=1");
+  SpawnOptions spawn;
+  spawn.log_path = d + "/plain.log";
+  spawn.extra_env = env;
+  for (const std::string& e :
+       {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
+        "FARM_TOKEN_FILE=" + coordinator_->token_file(), std::string("FARM_NVCC_LOG=debug"),
+        std::string("FARM_BUILD_ID=farm-nvcc-test")}) {
+    spawn.extra_env.push_back(e);
+  }
+  auto plain = Subprocess::Spawn({"env", "-C", d, FarmBinary("farm-nvcc"), kNvcc, "-ccbin",
+                                  compiler, "-c", "saxpy.cu", "-o", "plain.o", "-arch=sm_90"},
+                                 spawn);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  // Never done while the slot is held (a correct farm-nvcc cannot pass this by luck).
+  EXPECT_FALSE(plain->Wait(absl::Milliseconds(500)).has_value());
+  EXPECT_FALSE(fs::exists(d + "/plain.o"));
+  holder->Signal(SIGKILL);
+  holder->Wait(absl::Seconds(60));
+  auto exit_code = plain->Wait(absl::Minutes(5));
+  ASSERT_TRUE(exit_code.has_value());
+  EXPECT_EQ(*exit_code, 0) << ReadFile(d + "/plain.log");
+  for (const auto& [slot, kind] : CompilerCalls(d)) {
+    EXPECT_EQ(slot, "heavy") << "plain nvcc's " << kind << " ran outside its heavy slot";
+  }
+  EXPECT_FALSE(CompilerCalls(d).empty());
+  EXPECT_FALSE(locked()) << "plain nvcc kept its slot after it ended";
+
+  // A bad limit is refused before anything runs.
+  CommandResult bad = Run({FarmBinary("farm-nvcc"), kNvcc, "-c", "saxpy.cu", "-o", "bad.o"}, d,
+                          {"FARM_LOCAL_JOBS_HEAVY=lots"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.stderr_text, HasSubstr("FARM_LOCAL_JOBS_HEAVY='lots'"));
+  EXPECT_THAT(bad.stderr_text, HasSubstr("Fix:"));
+  EXPECT_FALSE(fs::exists(d + "/bad.o"));
+}
+
 TEST_F(FarmNvccTest, CompileCacheRestoresAWholeCompileUntilAnIncludedHeaderChanges) {
   const std::string d = WorkDir("compile-cache");
   std::ofstream(d + "/scale.h") << "#define SCALE 2.0f\n";

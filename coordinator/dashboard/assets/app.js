@@ -126,15 +126,29 @@ function nvccSummary(c) {
   if (!total) return '';
   let out = `${num(c.split) + cached} of ${total} calls split`;
   if (cached) out += ` (${cached} from the compile cache)`;
-  if (!fallbacks) {
-    out += '; none ran plain nvcc';
-  } else {
-    const reasons = Object.entries(c.fallback_reasons || {}).map(([r, n]) => [r, num(n)])
-      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    out += `; ${fallbacks} ran plain nvcc: ` + reasons.map(([r, n]) => `${r} × ${n}`).join(', ');
-  }
+  out += fallbacks ? `; ${fallbacks} ran plain nvcc: ${fallbackReasons(c)}` : '; none ran plain nvcc';
   if (num(c.compile_errors)) out += `; ${num(c.compile_errors)} stopped at a compile error`;
   return out;
+}
+
+// "14 compiles: 10 on workers, 2 from the compile cache; 2 ran locally: ... × 2" for farm-cc's
+// host compiles, as `farmctl build` says it (HostCompilesSummary); '' when none were reported.
+function hostCompilesSummary(c) {
+  c = c || {};
+  const total = num(c.total), cached = num(c.cached), fallbacks = num(c.fallbacks);
+  if (!total) return '';
+  let out = `${total} ${total === 1 ? 'compile' : 'compiles'}: ${num(c.split)} on workers`;
+  if (cached) out += `, ${cached} from the compile cache`;
+  out += fallbacks ? `; ${fallbacks} ran locally: ${fallbackReasons(c)}` : '; none ran locally';
+  if (num(c.compile_errors)) out += `; ${num(c.compile_errors)} stopped at a compile error`;
+  return out;
+}
+
+// "unknown nvcc option × 2, ...": most frequent first.
+function fallbackReasons(c) {
+  return Object.entries(c.fallback_reasons || {}).map(([r, n]) => [r, num(n)])
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([r, n]) => `${r} × ${n}`).join(', ');
 }
 
 function buildTotals(b) {
@@ -309,6 +323,7 @@ async function renderBuild(id) {
     ['Took', span(b.started_at, b.finished_at)],
     b.build_host ? ['Build host', b.build_host] : null,
     nvccSummary(b.nvcc) ? ['nvcc', el('span', {id: 'nvcc-calls', class: num((b.nvcc || {}).fallbacks) ? 'bad' : ''}, nvccSummary(b.nvcc))] : null,
+    hostCompilesSummary(b.host_compiles) ? ['Host compiles', el('span', {id: 'host-compiles', class: num((b.host_compiles || {}).fallbacks) ? 'bad' : ''}, hostCompilesSummary(b.host_compiles))] : null,
     (b.published_to || []).length ? ['Published to', b.published_to.join(', ')] : null,
   ].filter(Boolean);
 

@@ -1,0 +1,119 @@
+#include "libfarm/jobs/local_job_slot.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace farm {
+namespace {
+
+constexpr absl::Duration kFirstPoll = absl::Milliseconds(5);
+constexpr absl::Duration kLongestPoll = absl::Milliseconds(100);
+
+// Creates `dir` (0700) if needed and checks that no other user can create, replace or hold
+// its lock files: another user's directory could otherwise keep every slot taken.
+absl::Status PrepareSlotDirectory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create the local job slot directory ", dir, ": ", std::strerror(errno),
+                     ". Fix: set ", kLocalJobsDirVariable, " to a directory you can write"));
+  }
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("the local job slot directory ", dir,
+                                                      " is not a directory. Fix: remove it "
+                                                      "or set ",
+                                                      kLocalJobsDirVariable,
+                                                      " to a directory of yours"));
+  }
+  if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the local job slot directory ", dir,
+                     " is not this user's alone (another user could hold its slots). Fix: "
+                     "remove it, or set ",
+                     kLocalJobsDirVariable, " to a directory only you can write"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+LocalJobSlot::LocalJobSlot(JobClass job_class, std::optional<FileLock> lock, int index)
+    : job_class_(job_class), lock_(std::move(lock)), index_(index) {}
+
+LocalJobSlot::LocalJobSlot(LocalJobSlot&& other) noexcept
+    : job_class_(other.job_class_), lock_(std::move(other.lock_)), index_(other.index_) {
+  other.lock_.reset();
+}
+
+LocalJobSlot& LocalJobSlot::operator=(LocalJobSlot&& other) noexcept {
+  if (this != &other) {
+    lock_.reset();
+    job_class_ = other.job_class_;
+    index_ = other.index_;
+    if (other.lock_) lock_.emplace(std::move(*other.lock_));
+    other.lock_.reset();
+  }
+  return *this;
+}
+
+absl::StatusOr<LocalJobSlot> LocalJobSlot::Acquire(const LocalJobLimits& limits, JobClass job_class,
+                                                   const std::function<void()>& waiting) {
+  if (const char* held = std::getenv(kLocalJobSlotHeldVariable); held != nullptr && *held) {
+    return LocalJobSlot(job_class, std::nullopt, -1);
+  }
+  const int count = job_class == JobClass::kHeavy ? limits.heavy : limits.light;
+  if (count < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a limit of ", count, " ", JobClassName(job_class), " local jobs admits none. Fix: set ",
+        job_class == JobClass::kHeavy ? kLocalJobsHeavyVariable : kLocalJobsLightVariable,
+        " to 1 or more"));
+  }
+  if (absl::Status s = PrepareSlotDirectory(limits.dir); !s.ok()) return s;
+
+  bool waited = false;
+  auto wait_noted = [&] {
+    if (!waited && waiting) waiting();
+    waited = true;
+  };
+  // Waiters queue here, so that one at a time polls the slots and none overtakes another.
+  auto queue = FileLock::Acquire(absl::StrCat(limits.dir, "/", JobClassName(job_class), ".queue"),
+                                 wait_noted);
+  if (!queue.ok()) return queue.status();
+  absl::Duration poll = kFirstPoll;
+  while (true) {
+    for (int i = 0; i < count; ++i) {
+      auto slot = FileLock::TryAcquire(
+          absl::StrCat(limits.dir, "/", JobClassName(job_class), "-", i, ".lock"));
+      if (slot.ok()) return LocalJobSlot(job_class, *std::move(slot), i);
+      if (!absl::IsUnavailable(slot.status())) return slot.status();
+    }
+    wait_noted();
+    absl::SleepFor(poll);
+    poll = std::min(poll * 2, kLongestPoll);
+  }
+}
+
+std::string LocalJobSlot::ChildEnvironmentEntry() const {
+  if (!held()) return "";
+  return absl::StrCat(kLocalJobSlotHeldVariable, "=", JobClassName(job_class_));
+}
+
+absl::Status LocalJobSlot::KeepAcrossExec() {
+  if (!held()) return absl::OkStatus();
+  return lock_->KeepAcrossExec();
+}
+
+}  // namespace farm
