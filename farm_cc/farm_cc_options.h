@@ -1,9 +1,11 @@
 // farm-cc's settings; every argument is the compiler's, so they come from the environment.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "libfarm/client/coordinator_target.h"
+#include "libfarm/jobs/local_job_limits.h"
 
 namespace farm {
 
@@ -18,6 +20,9 @@ struct FarmCcOptions {
   bool strict = false;
   // FARM_CC_CACHE_DIR: the toolchain closures found (default ~/.cache/wheelfarm/farm-cc).
   std::string cache_dir;
+  // The build host's job slots (libfarm/jobs): the dependency scan takes a light one, a local
+  // compile a heavy one. Unset: none taken.
+  std::optional<LocalJobLimits> local_jobs;
 };
 
 FarmCcOptions FarmCcOptionsFromEnvironment();

@@ -40,5 +40,12 @@ int main(int argc, char** argv) {
     std::cerr << call.status().message() << "\n";
     return 2;
   }
-  return farm::RemoteOrLocal(*call, farm::FarmCcOptionsFromEnvironment());
+  farm::FarmCcOptions options = farm::FarmCcOptionsFromEnvironment();
+  auto local_jobs = farm::LocalJobLimitsFromEnvironment();
+  if (!local_jobs.ok()) {
+    std::cerr << "farm-cc: " << local_jobs.status().message() << "\n";
+    return 2;
+  }
+  options.local_jobs = *std::move(local_jobs);
+  return farm::RemoteOrLocal(*call, options);
 }

@@ -14,6 +14,7 @@
 #include "farm_nvcc/outcome_report.h"
 #include "libfarm/cc/dependency_scan.h"
 #include "libfarm/client/coordinator_target.h"
+#include "libfarm/jobs/local_job_slot.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/subprocess.h"
 
@@ -38,11 +39,16 @@ void Report(const FarmCcOptions& options, farm::v1::NvccCallOutcome outcome,
                     reason);
 }
 
-// The local compiler as a child printing to our stdout and stderr; its exit code.
-int RunLocally(const CcInvocation& call) {
+// The local compiler as a child printing to our stdout and stderr, under a heavy job slot;
+// its exit code.
+int RunLocally(const CcInvocation& call, const FarmCcOptions& options) {
   std::vector<std::string> argv = {call.compiler};
   argv.insert(argv.end(), call.args.begin(), call.args.end());
-  auto child = Subprocess::Spawn(argv);
+  std::optional<LocalJobSlot> slot =
+      LocalJobSlotIfUsable(options.local_jobs, JobClass::kHeavy, "farm-cc", call.compiler);
+  SpawnOptions spawn;
+  if (slot && slot->held()) spawn.extra_env.push_back(slot->ChildEnvironmentEntry());
+  auto child = Subprocess::Spawn(argv, spawn);
   if (!child.ok()) {
     std::cerr << "farm-cc: " << child.status().message() << "\n";
     return 127;
@@ -71,7 +77,7 @@ int Local(const CcInvocation& call, const FarmCcOptions& options, const std::str
     return kStrictLocalExitCode;
   }
   ComponentLogger("farm-cc")->debug("compiling {} here: {}", Source(call), reason);
-  const int code = RunLocally(call);
+  const int code = RunLocally(call, options);
   return code;
 }
 
@@ -93,10 +99,15 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
   }
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
+  // The scan is the build host's share of a remote compile: a light slot, released before
+  // the wait for the worker.
+  std::optional<LocalJobSlot> scan_slot =
+      LocalJobSlotIfUsable(options.local_jobs, JobClass::kLight, "farm-cc", "dependency scan");
   auto dependencies = cc::ScanDependencies(call.compiler, *plan, cwd);
+  scan_slot.reset();
   if (!dependencies.ok()) {
     // The preprocessor failed: the compile will too, and says why in its own words.
-    const int code = RunLocally(call);
+    const int code = RunLocally(call, options);
     if (code != 0) {
       Report(options, farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
       return code;
@@ -120,7 +131,7 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
     // The worker ran the same compile on the same files and it failed. Compiling here shows
     // the user the diagnostics from their own host and tells a real error (fails here too)
     // from a difference the farm missed (passes here: counted, and refused when strict).
-    const int code = RunLocally(call);
+    const int code = RunLocally(call, options);
     if (code != 0) {
       Report(options, farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
       return code;

@@ -13,15 +13,6 @@ constexpr absl::Duration kReportTimeout = absl::Seconds(2);
 
 }  // namespace
 
-std::string ReportableReason(const std::string& reason, size_t max_bytes) {
-  std::string out = reason.substr(0, max_bytes);
-  for (char& c : out) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7f) c = (c == '\n' || c == '\t') ? c : '?';
-  }
-  return out;
-}
-
 void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
                        const std::string& reason) {
   ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_NVCC, outcome,
@@ -40,12 +31,7 @@ void ReportCallOutcome(const CoordinatorChoice& choice, const std::string& build
   BuildClient client(
       farm::v1::BuildService::NewStub(DialCoordinator(target->address, target->channel)),
       target->address, target->token, kReportTimeout);
-  farm::v1::ReportNvccCallRequest request;
-  request.set_build_id(build_id);
-  request.set_outcome(outcome);
-  request.set_reason(ReportableReason(reason));
-  request.set_kind(kind);
-  if (absl::Status s = client.ReportNvccCall(request); !s.ok()) {
+  if (absl::Status s = client.ReportCompileCall(build_id, kind, outcome, reason); !s.ok()) {
     log->debug("call not reported to build {}: {}", build_id, s.message());
   }
 }

@@ -10,10 +10,6 @@
 
 namespace farm {
 
-// The report's reason: at most `max_bytes`, every byte outside printable ASCII as '?' (the
-// coordinator takes valid UTF-8 only and classes the text anyway).
-std::string ReportableReason(const std::string& reason, size_t max_bytes = 1024);
-
 // Sends the report under options.build_id; failures are logged at debug level only.
 void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
                        const std::string& reason = "");

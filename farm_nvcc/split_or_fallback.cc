@@ -45,17 +45,8 @@ int Fallback(const NvccInvocation& call, const FarmNvccOptions& options, const a
   return ExecPlainNvcc(call, options.local_jobs);
 }
 
-// A heavy local job slot for plain nvcc or a link, or none: without `local_jobs`, or (with a
-// warning) when the slot directory is unusable, since a build does not stop for that.
 std::optional<LocalJobSlot> HeavySlot(const std::optional<LocalJobLimits>& local_jobs) {
-  if (!local_jobs) return std::nullopt;
-  auto slot = LocalJobSlot::Acquire(*local_jobs, JobClass::kHeavy, [] {
-    ComponentLogger("farm-nvcc")->debug("nvcc waits for a heavy local job slot");
-  });
-  if (slot.ok()) return *std::move(slot);
-  ComponentLogger("farm-nvcc")
-      ->warn("running nvcc without a job slot: {}", slot.status().message());
-  return std::nullopt;
+  return LocalJobSlotIfUsable(local_jobs, JobClass::kHeavy, "farm-nvcc", "nvcc");
 }
 
 // Runs nvcc with `args` as a child that prints to our stdout and stderr, under a heavy slot;

@@ -1,5 +1,9 @@
 #include "libfarm/jobs/local_job_slot.h"
 
+#include <mutex>
+
+#include "libfarm/logging/logger.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,6 +118,23 @@ std::string LocalJobSlot::ChildEnvironmentEntry() const {
 absl::Status LocalJobSlot::KeepAcrossExec() {
   if (!held()) return absl::OkStatus();
   return lock_->KeepAcrossExec();
+}
+
+std::optional<LocalJobSlot> LocalJobSlotIfUsable(const std::optional<LocalJobLimits>& limits,
+                                                 JobClass job_class, const std::string& component,
+                                                 const std::string& what) {
+  if (!limits) return std::nullopt;
+  auto slot = LocalJobSlot::Acquire(*limits, job_class, [&] {
+    ComponentLogger(component)->debug("{} waits for a {} local job slot", what,
+                                      JobClassName(job_class));
+  });
+  if (slot.ok()) return *std::move(slot);
+  static std::once_flag warned;
+  std::call_once(warned, [&] {
+    ComponentLogger(component)->warn("running local work without a job slot: {}",
+                                     slot.status().message());
+  });
+  return std::nullopt;
 }
 
 }  // namespace farm

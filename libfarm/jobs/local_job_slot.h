@@ -66,4 +66,11 @@ class LocalJobSlot {
   int index_ = -1;
 };
 
+// A slot of `job_class` for `what` ("nvcc", "cudafe++"), or none: without `limits`, or when the
+// slot directory is unusable (a warning from `component`'s logger, once per process), since a
+// build does not stop for that.
+std::optional<LocalJobSlot> LocalJobSlotIfUsable(const std::optional<LocalJobLimits>& limits,
+                                                 JobClass job_class, const std::string& component,
+                                                 const std::string& what);
+
 }  // namespace farm

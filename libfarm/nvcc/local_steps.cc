@@ -30,21 +30,8 @@ JobClass ClassOfStep(DryrunStepKind kind) {
   }
 }
 
-// A slot for one step, or none (and a warning, once per process) when the slot directory
-// is unusable: a build does not stop for that.
 std::optional<LocalJobSlot> SlotForStep(const LocalJobLimits& limits, const DryrunStep& step) {
-  const JobClass job_class = ClassOfStep(step.kind);
-  auto slot = LocalJobSlot::Acquire(limits, job_class, [&] {
-    ComponentLogger("farm-nvcc")
-        ->debug("{} waits for a {} local job slot", step.tool, JobClassName(job_class));
-  });
-  if (slot.ok()) return *std::move(slot);
-  static std::once_flag warned;
-  std::call_once(warned, [&] {
-    ComponentLogger("farm-nvcc")
-        ->warn("running local steps without a job slot: {}", slot.status().message());
-  });
-  return std::nullopt;
+  return LocalJobSlotIfUsable(limits, ClassOfStep(step.kind), "farm-nvcc", step.tool);
 }
 
 }  // namespace
