@@ -161,7 +161,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   for (const farm::v1::FileTree* tree :
        {&toolchain.tree, const_cast<const farm::v1::FileTree*>(&input_tree)}) {
     for (const farm::v1::InputFile& f : tree->files()) {
-      if (!f.symlink_target().empty() ||
+      if (!f.symlink_target().empty() || f.directory() ||
           !path_of.emplace(f.digest().hash(), "/" + f.path()).second) {
         continue;
       }

@@ -26,6 +26,9 @@ struct FarmNvccOptions {
   // The build host's local job slots (FARM_LOCAL_JOBS_LIGHT, _HEAVY, _DIR): plain nvcc and
   // the link take a heavy one, each local step of a split call one of its class. Unset: none.
   std::optional<LocalJobLimits> local_jobs;
+  // farm-cc beside farm-nvcc: each split call's host compile runs on the farm through it
+  // (FARM_NVCC_HOST_COMPILE_ON_FARM=0: here). Empty: here.
+  std::string farm_cc;
 };
 
 FarmNvccOptions FarmNvccOptionsFromEnvironment();

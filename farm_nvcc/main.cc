@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -48,5 +49,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.local_jobs = *std::move(local_jobs);
+  // The host compile through farm-cc, when it is installed beside this binary.
+  const std::string farm_cc = (std::filesystem::path(SelfExe()).parent_path() / "farm-cc").string();
+  if (Env("FARM_NVCC_HOST_COMPILE_ON_FARM") != "0" && access(farm_cc.c_str(), X_OK) == 0) {
+    options.farm_cc = farm_cc;
+  }
   return farm::SplitOrFallback(*call, options);
 }

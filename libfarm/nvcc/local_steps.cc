@@ -30,14 +30,19 @@ JobClass ClassOfStep(DryrunStepKind kind) {
   }
 }
 
-std::optional<LocalJobSlot> SlotForStep(const LocalJobLimits& limits, const DryrunStep& step) {
-  return LocalJobSlotIfUsable(limits, ClassOfStep(step.kind), "farm-nvcc", step.tool);
+std::optional<LocalJobSlot> SlotForStep(const LocalJobLimits& limits, const DryrunStep& step,
+                                        bool on_the_farm) {
+  return LocalJobSlotIfUsable(limits, on_the_farm ? JobClass::kLight : ClassOfStep(step.kind),
+                              "farm-nvcc", step.tool);
 }
 
 }  // namespace
 
-LocalSteps::LocalSteps(const NvccDryrun& dryrun, std::optional<LocalJobLimits> limits)
-    : dryrun_(dryrun), limits_(std::move(limits)) {
+LocalSteps::LocalSteps(const NvccDryrun& dryrun, std::optional<LocalJobLimits> limits,
+                       std::string host_compile_launcher)
+    : dryrun_(dryrun),
+      limits_(std::move(limits)),
+      host_compile_launcher_(std::move(host_compile_launcher)) {
   for (const auto& [name, value] : dryrun.environment) {
     env_.push_back(absl::StrCat(name, "=", value));
     if (name == "PATH") path_ = value;
@@ -48,6 +53,7 @@ std::vector<std::string> LocalSteps::Argv(size_t index) const {
   std::vector<std::string> argv = ExpandedArgv(dryrun_, dryrun_.steps[index]);
   // nvcc runs its tools through the PATH it sets; RunCommand would search ours.
   argv[0] = FindOnPath(argv[0], path_).value_or(argv[0]);
+  if (OnTheFarm(index)) argv.insert(argv.begin(), host_compile_launcher_);
   return argv;
 }
 
@@ -72,6 +78,11 @@ absl::Status LocalSteps::RunWithout(size_t index, absl::string_view word) {
   return RunArgv(index, std::move(argv));
 }
 
+bool LocalSteps::OnTheFarm(size_t index) const {
+  return !host_compile_launcher_.empty() &&
+         dryrun_.steps[index].kind == DryrunStepKind::kHostCompile;
+}
+
 pid_t LocalSteps::Pid(size_t index) {
   absl::MutexLock lock(&mu_);
   auto it = pids_.find(index);
@@ -81,7 +92,7 @@ pid_t LocalSteps::Pid(size_t index) {
 absl::Status LocalSteps::RunArgv(size_t index, std::vector<std::string> argv) {
   // One slot per step, held only while it runs: a thread never waits holding one.
   std::optional<LocalJobSlot> slot;
-  if (limits_) slot = SlotForStep(*limits_, dryrun_.steps[index]);
+  if (limits_) slot = SlotForStep(*limits_, dryrun_.steps[index], OnTheFarm(index));
   std::vector<std::string> env = env_;
   if (slot && slot->held()) env.push_back(slot->ChildEnvironmentEntry());
   auto run = RunCommand(argv, kStepTimeout, env);

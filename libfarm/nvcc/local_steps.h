@@ -25,9 +25,10 @@ namespace farm {
 
 class LocalSteps {
  public:
-  // Without `limits` the steps take no local job slots.
-  explicit LocalSteps(const NvccDryrun& dryrun,
-                      std::optional<LocalJobLimits> limits = std::nullopt);
+  // Without `limits` the steps take no local job slots. With `host_compile_launcher` (farm-cc)
+  // the host compile runs through it, on the farm, and takes a light slot here.
+  explicit LocalSteps(const NvccDryrun& dryrun, std::optional<LocalJobLimits> limits = std::nullopt,
+                      std::string host_compile_launcher = "");
 
   // Runs steps in order and records what they print; stops at the first failure
   // (kAborted "<tool> exited with N" for a non-zero exit).
@@ -44,12 +45,16 @@ class LocalSteps {
   std::pair<std::string, std::string> Printed();
 
  private:
+  // The host compile step, with a launcher: it runs on the farm.
+  bool OnTheFarm(size_t index) const;
+
   // Step `index`'s words with $VARS expanded and the tool resolved.
   std::vector<std::string> Argv(size_t index) const;
   absl::Status RunArgv(size_t index, std::vector<std::string> argv);
 
   const NvccDryrun& dryrun_;
   const std::optional<LocalJobLimits> limits_;
+  const std::string host_compile_launcher_;
   std::vector<std::string> env_;
   std::string path_;
   absl::Mutex mu_;

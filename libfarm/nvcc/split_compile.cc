@@ -144,7 +144,7 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
     }
   }
 
-  LocalSteps local(*dryrun, request.local_jobs);
+  LocalSteps local(*dryrun, request.local_jobs, request.host_compile_launcher);
   if (absl::Status s = RunChainsInParallel(local, chains); !s.ok()) return s;
   // A unit whose module id cudafe++ made of its process id gets one made of its inputs: the
   // same bytes in every run, and device actions the action cache can answer.

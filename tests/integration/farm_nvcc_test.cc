@@ -421,6 +421,45 @@ TEST_F(FarmNvccTest, FallbacksAreCountedPerBuildAndStrictModeRefusesThem) {
 
 // The report is best effort: a build id the coordinator does not know is refused there, and
 // the compile goes on as if nothing happened.
+// A split call's host compile (cudafe++'s output by the host compiler) runs on the farm
+// through farm-cc, installed beside farm-nvcc, and writes the object the build host's would.
+TEST_F(FarmNvccTest, TheHostCompileRunsOnTheFarmThroughFarmCc) {
+  ASSERT_TRUE(fs::exists(FarmBinary("farm-cc")));
+  const std::string d = WorkDir("host-side");
+  // Defines no other call uses and the code ignores, one per call: neither is answered by the
+  // compile cache, and saxpy.cu's module id does not depend on them.
+  const int64_t now = absl::ToUnixNanos(absl::Now());
+  const std::vector<std::string> args = {FarmBinary("farm-nvcc"), kNvcc,         "-c",
+                                         d + "/saxpy.cu",         "-arch=sm_90", "-o"};
+  std::vector<std::string> on = args;
+  on.insert(on.end(), {"on.o", absl::StrCat("-DHOST_SIDE_SALT=", now)});
+  CommandResult farm = Run(on, d, {"FARM_BUILD_ID=nvcc-host-on-farm"});
+  ASSERT_EQ(farm.exit_code, 0) << farm.stderr_text;
+  std::vector<std::string> off = args;
+  off.insert(off.end(), {"off.o", absl::StrCat("-DHOST_SIDE_SALT=", now + 1)});
+  CommandResult here =
+      Run(off, d, {"FARM_BUILD_ID=nvcc-host-here", "FARM_NVCC_HOST_COMPILE_ON_FARM=0"});
+  ASSERT_EQ(here.exit_code, 0) << here.stderr_text;
+  const std::string object = ReadFile(d + "/on.o");
+  ASSERT_GT(object.size(), 1000u);
+  EXPECT_TRUE(object == ReadFile(d + "/off.o")) << "the farm's host compile wrote another object";
+
+  const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                                             "FARM_TOKEN_FILE=" + coordinator_->token_file()};
+  for (const auto& [build, on_farm] : std::vector<std::pair<std::string, std::string>>{
+           {"nvcc-host-on-farm", "1"}, {"nvcc-host-here", ""}}) {
+    CommandResult json = RunFarmctl({"build", build, "--json"}, farm_env);
+    ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
+    const nlohmann::json b = nlohmann::json::parse(json.stdout_text, nullptr, false);
+    ASSERT_TRUE(b.is_object()) << json.stdout_text;
+    if (on_farm.empty()) {
+      EXPECT_FALSE(b.contains("host_compiles")) << b.dump();
+    } else {
+      EXPECT_EQ(b["host_compiles"]["split"], on_farm) << b.dump();
+    }
+  }
+}
+
 TEST_F(FarmNvccTest, ARefusedReportNeverFailsTheCompile) {
   const std::string d = WorkDir("unknown-build");
   CommandResult r =
