@@ -197,7 +197,7 @@ std::string WheelBuildRunner::Script(const farm::v1::WheelBuildTask& task,
 
 std::map<std::string, std::string> WheelBuildRunner::FarmNvccEnvironment(
     const WheelBuildOptions& options, const std::string& cuda_root, const std::string& build_id,
-    bool strict) {
+    bool strict, bool strict_cc) {
   std::map<std::string, std::string> env = {
       // farm-nvcc fans the device compiles out under this build's id.
       {"CMAKE_CUDA_COMPILER_LAUNCHER", options.farm_nvcc},
@@ -213,6 +213,7 @@ std::map<std::string, std::string> WheelBuildRunner::FarmNvccEnvironment(
     // farm-cc sends the host C/C++ compiles to the farm under the same build id.
     env["CMAKE_C_COMPILER_LAUNCHER"] = options.farm_cc;
     env["CMAKE_CXX_COMPILER_LAUNCHER"] = options.farm_cc;
+    if (strict_cc) env["FARM_CC_STRICT"] = "1";  // a compile kept local fails the build
   }
   for (auto& [name, value] : ClientTlsEnvironment(options.tls)) env[name] = value;
   if (strict) env["FARM_NVCC_STRICT"] = "1";  // a fallback fails the build
@@ -254,8 +255,9 @@ absl::StatusOr<farm::v1::Action> WheelBuildRunner::PlanAction(const farm::v1::Le
     const size_t eq = entry.find('=');
     env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
-  for (auto& [name, value] : FarmNvccEnvironment(options_, root->second, lease.action().build_id(),
-                                                 recipe.build.strict_nvcc)) {
+  for (auto& [name, value] :
+       FarmNvccEnvironment(options_, root->second, lease.action().build_id(),
+                           recipe.build.strict_nvcc, recipe.build.strict_cc)) {
     env[name] = std::move(value);
   }
   // gcc, g++, cc, c++, clang, clang++ as farm-cc for builds that take no compiler launcher.

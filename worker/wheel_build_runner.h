@@ -53,11 +53,13 @@ class WheelBuildRunner final : public ActionExecutor {
 
   // What a build's environment gets so its nvcc calls go through farm-nvcc: CMake's launcher,
   // PYTORCH_NVCC for torch.utils.cpp_extension, the farm, the build id and, for a
-  // strict_nvcc recipe, FARM_NVCC_STRICT.
+  // strict_nvcc recipe, FARM_NVCC_STRICT; with farm-cc, CMake's C/C++ launchers and, for a
+  // strict_cc recipe, FARM_CC_STRICT.
   static std::map<std::string, std::string> FarmNvccEnvironment(const WheelBuildOptions& options,
                                                                 const std::string& cuda_root,
                                                                 const std::string& build_id,
-                                                                bool strict);
+                                                                bool strict,
+                                                                bool strict_cc = false);
 
  private:
   // The plain action that runs the build (argv, environment, inputs).

@@ -68,6 +68,10 @@ TEST(WheelBuildRunnerTest, BuildsReachFarmNvccThroughCMakeAndCppExtension) {
   env = WheelBuildRunner::FarmNvccEnvironment(options, "/usr/local/cuda-13.0", "b1", false);
   EXPECT_EQ(env["CMAKE_C_COMPILER_LAUNCHER"], "/opt/wheel farm/farm-cc");
   EXPECT_EQ(env["CMAKE_CXX_COMPILER_LAUNCHER"], "/opt/wheel farm/farm-cc");
+  EXPECT_EQ(env.count("FARM_CC_STRICT"), 0u);
+  EXPECT_EQ(
+      WheelBuildRunner::FarmNvccEnvironment(options, "/c", "b1", false, true)["FARM_CC_STRICT"],
+      "1");
   EXPECT_EQ(WheelBuildRunner::FarmNvccEnvironment(options, "/c", "b1", true)["FARM_NVCC_STRICT"],
             "1");
 }

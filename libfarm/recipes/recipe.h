@@ -79,6 +79,9 @@ struct BuildSpec {
   // FARM_NVCC_STRICT=1 in the build: an nvcc call farm-nvcc cannot split fails the build
   // instead of running plain nvcc on the build host.
   bool strict_nvcc = false;
+  // FARM_CC_STRICT=1 in the build: a C/C++ compile farm-cc would run on the build host fails
+  // the build instead (links and compiler checks still run there).
+  bool strict_cc = false;
 };
 
 struct PublishTarget {

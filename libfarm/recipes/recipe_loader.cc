@@ -418,9 +418,9 @@ absl::Status ReadBuild(const Where& where, const toml::table& root, Recipe& reci
   auto table = TableAt(where, root, "build", "", true);
   if (!table.ok()) return table.status();
   const toml::table& t = **table;
-  if (absl::Status s =
-          CheckKeys(where, t, "build",
-                    {"prepare", "command", "env", "wheel", "job_memory_gib", "strict_nvcc"});
+  if (absl::Status s = CheckKeys(
+          where, t, "build",
+          {"prepare", "command", "env", "wheel", "job_memory_gib", "strict_nvcc", "strict_cc"});
       !s.ok()) {
     return s;
   }
@@ -489,12 +489,16 @@ absl::Status ReadBuild(const Where& where, const toml::table& root, Recipe& reci
     }
     recipe.build.job_memory_gib = **memory;
   }
-  if (const toml::node* strict = t.get("strict_nvcc"); strict != nullptr) {
+  for (const auto& [key, flag] :
+       {std::pair<const char*, bool*>{"strict_nvcc", &recipe.build.strict_nvcc},
+        std::pair<const char*, bool*>{"strict_cc", &recipe.build.strict_cc}}) {
+    const toml::node* strict = t.get(key);
+    if (strict == nullptr) continue;
     if (!strict->is_boolean()) {
-      return where.Error(*strict, "build.strict_nvcc",
+      return where.Error(*strict, absl::StrCat("build.", key),
                          absl::StrCat("must be true or false, not ", TypeName(strict->type())));
     }
-    recipe.build.strict_nvcc = strict->as_boolean()->get();
+    *flag = strict->as_boolean()->get();
   }
   return absl::OkStatus();
 }

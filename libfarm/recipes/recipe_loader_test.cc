@@ -136,6 +136,13 @@ TEST(RecipeLoaderTest, StrictNvccIsABooleanThatSurvivesTheProto) {
   EXPECT_TRUE(strict->build.strict_nvcc);
   EXPECT_TRUE(BuildRecipeFromProto(RecipeToProto(*strict)).build.strict_nvcc);
   EXPECT_FALSE(BuildRecipeFromProto(RecipeToProto(*lax)).build.strict_nvcc);
+  auto strict_cc = ParseVariant("job_memory_gib = 4.5", "job_memory_gib = 4.5\nstrict_cc = true");
+  ASSERT_TRUE(strict_cc.ok()) << strict_cc.status();
+  EXPECT_TRUE(strict_cc->build.strict_cc);
+  EXPECT_FALSE(strict_cc->build.strict_nvcc);
+  EXPECT_TRUE(BuildRecipeFromProto(RecipeToProto(*strict_cc)).build.strict_cc);
+  ExpectError(ParseVariant("job_memory_gib = 4.5", "job_memory_gib = 4.5\nstrict_cc = 1"),
+              {"build.strict_cc", "must be true or false"});
   ExpectError(ParseVariant("job_memory_gib = 4.5", "job_memory_gib = 4.5\nstrict_nvcc = \"yes\""),
               {"build.strict_nvcc", "must be true or false, not a string"});
 }

@@ -71,6 +71,7 @@ farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
   out.set_wheel_glob(recipe.build.wheel_glob);
   out.set_job_memory_gib(recipe.build.job_memory_gib);
   out.set_strict_nvcc(recipe.build.strict_nvcc);
+  out.set_strict_cc(recipe.build.strict_cc);
   for (const PublishTarget& t : recipe.publish) {
     farm::v1::RecipePublishTarget* p = out.add_publish();
     p->set_kind(t.KindName());
@@ -105,6 +106,7 @@ Recipe BuildRecipeFromProto(const farm::v1::Recipe& proto) {
   out.build.wheel_glob = proto.wheel_glob();
   out.build.job_memory_gib = proto.job_memory_gib();
   out.build.strict_nvcc = proto.strict_nvcc();
+  out.build.strict_cc = proto.strict_cc();
   return out;
 }
 
