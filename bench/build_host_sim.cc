@@ -15,6 +15,9 @@
 namespace farm::bench {
 namespace {
 
+// A C++ compile's peak RSS on a worker: PyTorch's heavy units stay near 1 GiB.
+constexpr uint64_t kHostCompileRamMib = 1024;
+
 // The build host's cores: a local step holds one for its whole (compressed) duration.
 class Cores {
  public:
@@ -83,15 +86,46 @@ class BuildHost {
 
   void RunJob(const BuildJob& job) {
     if (!job.cuda) {
-      Local(profile_.host_tus[job.klass].seconds);
+      const HostTuClass& k = profile_.host_tus[job.klass];
+      absl::Status s = HostCompile(absl::StrCat(k.name, "/tu-", job.tu, ".cpp"), job.tu, k.seconds);
       absl::MutexLock lock(&mu_);
       ++run_.host_tus;
+      if (!s.ok() && run_.failed_tus++ == 0) run_.first_error = s.ToString();
       return;
     }
     absl::Status s = RunCudaTu(profile_.cuda_tus[job.klass], job.tu);
     absl::MutexLock lock(&mu_);
     ++run_.cuda_tus;
     if (!s.ok() && run_.failed_tus++ == 0) run_.first_error = s.ToString();
+  }
+
+  // One host compile of `seconds`: here, or with farm-cc the scan here and the compile as an
+  // action on the farm (shard "host", like farm-cc's).
+  absl::Status HostCompile(const std::string& name, int tu, double seconds) {
+    if (options_.host_scan_fraction <= 0) {
+      Local(seconds);
+      return absl::OkStatus();
+    }
+    Local(seconds * options_.host_scan_fraction);
+    const std::string stem = absl::StrCat(options_.work_dir, "/tu-", tu, ".host");
+    std::ofstream(stem + ".ii") << "// " << name << " " << options_.run_tag << "\n";
+    DeviceJob job;
+    job.shard = "host";
+    job.script = SimulatedScript(name, seconds, kHostCompileRamMib);
+    job.inputs = {{stem + ".ii", "src.ii"}};
+    job.outputs = {{stem + ".o", "src.o"}};
+    DeviceCompileContext context{options_.cuda_version, options_.cuda_release, options_.build_id};
+    context.source_name = name;
+    auto outcomes = compiler_.Compile({job}, context);
+    {
+      absl::MutexLock lock(&mu_);
+      ++run_.host_actions;
+    }
+    if (!outcomes.ok()) return outcomes.status();
+    if (outcomes->front().exit_code != 0) {
+      return absl::AbortedError(absl::StrCat(name, " exited with ", outcomes->front().exit_code));
+    }
+    return absl::OkStatus();
   }
 
   // farm-nvcc's order (libfarm/nvcc/split_compile.cc): the host preprocess + cudafe++ chain
@@ -129,17 +163,21 @@ class BuildHost {
     DeviceCompileContext context{options_.cuda_version, options_.cuda_release, options_.build_id};
     context.source_name = absl::StrCat(k.name, "/tu-", tu, ".cu");
     std::thread host_compile;
+    absl::Status host = absl::OkStatus();
+    const std::string host_name = absl::StrCat(k.name, "/tu-", tu, ".cudafe1.cpp");
     context.early_job = 0;
     context.on_early_job_done = [&] {
-      host_compile = std::thread([&] { Local(k.host_compile_s); });
+      host_compile = std::thread([&] { host = HostCompile(host_name, tu, k.host_compile_s); });
     };
     auto outcomes = compiler_.Compile(jobs, context);
     if (host_compile.joinable()) {
       host_compile.join();
     } else {
-      Local(k.host_compile_s);  // nvcc's order: the early job did not come back first
+      // nvcc's order: the early job did not come back first
+      host = HostCompile(host_name, tu, k.host_compile_s);
     }
     if (!outcomes.ok()) return outcomes.status();
+    if (!host.ok()) return host;
     for (size_t i = 0; i < outcomes->size(); ++i) {
       if ((*outcomes)[i].exit_code != 0) {
         return absl::AbortedError(

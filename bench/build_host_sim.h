@@ -27,6 +27,10 @@ struct BuildHostOptions {
   uint32_t jobs = 0;   // ninja -j (MAX_JOBS)
   uint32_t cores = 0;  // local steps at once
   TimeScale scale;
+  // > 0: farm-cc runs the host compiles (plain C++ TUs and each CUDA TU's host compile) on the
+  // workers; the build host keeps this fraction of each as its dependency scan (farm-cc's -M:
+  // 4-9% of a torch unit's compile, docs/farm-cc.md). 0: the build host compiles them.
+  double host_scan_fraction = 0;
 };
 
 struct BuildHostRun {
@@ -34,6 +38,7 @@ struct BuildHostRun {
   absl::Time last_job_started;  // ninja had nothing more to start from here on
   absl::Time compiles_done;     // the link starts
   int cuda_tus = 0, host_tus = 0;
+  int host_actions = 0;  // host compiles the farm ran (host_scan_fraction > 0)
   int failed_tus = 0;
   std::string first_error;
   double local_busy_s = 0;  // simulated core-seconds of local steps

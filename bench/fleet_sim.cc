@@ -42,6 +42,10 @@ int main(int argc, char** argv) {
   app.add_option("--learn-first", options.learn_first,
                  "replay the build once, unmeasured, so the coordinator learns its costs")
       ->capture_default_str();
+  app.add_option("--host-compiles-on-farm", options.host_scan_fraction,
+                 "run the host compiles on the farm (farm-cc), keeping this fraction of each on "
+                 "the build host as its dependency scan (0.05; 0: the build host compiles them)")
+      ->capture_default_str();
   app.add_option("--work-dir", options.work_dir, "scratch (default: a temp dir)");
   app.add_flag("--keep-work-dir", options.keep_work_dir, "keep the coordinator's data and log");
   app.add_flag("--json", json, "print the figures as one JSON object");

@@ -113,7 +113,8 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
         profile->build_host.cores, static_cast<uint64_t>(profile->build_host.ram_gib * (1 << 30)),
         facts.build_host_jobs, facts.slots, profile->archs.size());
   }
-  const LowerBounds bounds = ComputeLowerBounds(*profile, facts.slots, facts.build_host_jobs);
+  const LowerBounds bounds =
+      ComputeLowerBounds(*profile, facts.slots, facts.build_host_jobs, options.host_scan_fraction);
 
   const std::string work = options.work_dir;
   std::error_code ec;
@@ -171,6 +172,7 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
   host.jobs = facts.build_host_jobs;
   host.cores = profile->build_host.cores;
   host.scale = scale;
+  host.host_scan_fraction = options.host_scan_fraction;
   if (options.learn_first) {
     BuildHostOptions learn = host;
     learn.run_tag = "learn";

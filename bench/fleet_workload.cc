@@ -61,19 +61,30 @@ std::string LowerBounds::Binding() const {
   return device_s >= host_s ? "device" : "build host";
 }
 
-LowerBounds ComputeLowerBounds(const Profile& profile, uint64_t fleet_slots, uint32_t jobs) {
+LowerBounds ComputeLowerBounds(const Profile& profile, uint64_t fleet_slots, uint32_t jobs,
+                               double host_scan_fraction) {
   LowerBounds b;
+  const bool on_farm = host_scan_fraction > 0;
+  // A host compile's share of the build host's cores and of the farm's slots.
+  auto host_compile = [&](double count, double seconds) {
+    b.host_work_s += count * seconds * (on_farm ? host_scan_fraction : 1.0);
+    if (on_farm) {
+      b.device_work_s += count * seconds;
+      b.device_actions += static_cast<int>(count);
+    }
+  };
   double longest_tu = 0, job_slot_s = 0;
   for (const auto& k : profile.host_tus) {
-    b.host_work_s += k.count * k.seconds;
-    job_slot_s += k.count * k.seconds;
+    host_compile(k.count, k.seconds);
+    job_slot_s += k.count * k.seconds * (on_farm ? 1.0 + host_scan_fraction : 1.0);
     if (k.count > 0) longest_tu = std::max(longest_tu, k.seconds);
   }
   const double archs = static_cast<double>(profile.archs.size());
   for (const auto& k : profile.cuda_tus) {
     if (k.count == 0) continue;
     b.host_work_s += k.count * (k.host_preprocess_s + archs * k.device_preprocess_s + k.cudafe_s +
-                                k.fatbinary_s + k.host_compile_s);
+                                k.fatbinary_s);
+    host_compile(k.count, k.host_compile_s);
     for (const auto& [arch, cost] : k.device) b.device_work_s += k.count * cost.seconds;
     b.device_actions += k.count * static_cast<int>(profile.archs.size());
     const double tu_s = CudaTuCriticalPath(k, profile.archs);

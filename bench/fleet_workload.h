@@ -50,7 +50,7 @@ std::vector<BuildJob> BuildOrder(const Profile& profile, uint64_t seed, NinjaOrd
 double CudaTuCriticalPath(const CudaTuClass& k, const std::vector<std::string>& archs);
 
 struct LowerBounds {
-  double device_s = 0;  // total device work / fleet slots
+  double device_s = 0;  // total work on the farm (device, and host compiles on it) / fleet slots
   // Build host local work / its cores, the link excepted: it starts after every compile
   // and runs alone, so it adds its whole length: (local work - link) / cores + link.
   double host_s = 0;
@@ -65,6 +65,9 @@ struct LowerBounds {
   std::string Binding() const;  // "device", "build host" or "critical path"
 };
 
-LowerBounds ComputeLowerBounds(const Profile& profile, uint64_t fleet_slots, uint32_t jobs);
+// `host_scan_fraction` > 0: host compiles run on the farm (BuildHostOptions), their work
+// counted with the device work and only that fraction of it on the build host.
+LowerBounds ComputeLowerBounds(const Profile& profile, uint64_t fleet_slots, uint32_t jobs,
+                               double host_scan_fraction = 0);
 
 }  // namespace farm::bench

@@ -49,9 +49,10 @@ TEST(FleetSimTest, SmallBuildCompletesAboveItsLowerBound) {
   const std::string table = bench::FormatReport(*report);
   for (const char* figure :
        {"198 of 198 completed", "makespan", "lower bound", "binding: build host", "device work",
-        "build host work", "+ link", "critical path", "cores busy", "last ninja edge started", "makespan / bound", "fleet utilization",
-        "queue wait         p50", "arch finished at   sm_121", "sm_75", "sm_90", "coordinator",
-        "s CPU, peak RSS", "--queue-order longest-first, --memory-aware true, costs learnt"}) {
+        "build host work", "+ link", "critical path", "cores busy", "last ninja edge started",
+        "makespan / bound", "fleet utilization", "queue wait         p50",
+        "arch finished at   sm_121", "sm_75", "sm_90", "coordinator", "s CPU, peak RSS",
+        "--queue-order longest-first, --memory-aware true, costs learnt"}) {
     EXPECT_THAT(table, HasSubstr(figure));
   }
   const nlohmann::json json = bench::ReportJson(*report);
@@ -94,6 +95,35 @@ TEST(FleetSimTest, TheBuildHostBoundCountsTheLinkWhole) {
   const double cores = profile->build_host.cores;
   EXPECT_DOUBLE_EQ(b.host_s, (b.host_work_s - profile->link_s) / cores + profile->link_s);
   EXPECT_GT(b.host_s, b.host_work_s / cores);
+}
+
+// With farm-cc, each CUDA TU's host compile is one more action on the farm and the build host
+// keeps only the scan; PyTorch's bound then moves off the build host.
+TEST(FleetSimTest, HostCompilesOnTheFarmAreActionsAndLeaveTheScanHere) {
+  TempDir dir("fleet-sim-host");
+  bench::FleetSimOptions options;
+  options.profile_path = std::string(FARM_SOURCE_DIR) + "/bench/profiles/reduce_cub-measured.json";
+  options.hosts = 4;
+  options.repeat = 66;
+  options.ms_per_second = 10;
+  options.host_scan_fraction = 0.05;
+  options.learn_first = false;
+  options.work_dir = (dir.path() / "sim").string();
+  auto report = bench::RunFleetSim(options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->actions_expected, 198 + 66);
+  EXPECT_EQ(report->actions_completed, 198 + 66) << report->first_error;
+  EXPECT_TRUE(report->Complete()) << report->first_error;
+
+  auto torch =
+      bench::LoadProfile(std::string(FARM_SOURCE_DIR) + "/bench/profiles/pytorch-2.9.1.json");
+  ASSERT_TRUE(torch.ok()) << torch.status();
+  const bench::LowerBounds here = bench::ComputeLowerBounds(*torch, 960, 64);
+  const bench::LowerBounds farm = bench::ComputeLowerBounds(*torch, 960, 64, 0.05);
+  EXPECT_EQ(here.Binding(), "build host");
+  EXPECT_LT(farm.host_work_s, here.host_work_s / 4);
+  EXPECT_GT(farm.device_work_s, here.device_work_s);
+  EXPECT_EQ(farm.device_actions - here.device_actions, 6500 + 397);
 }
 
 }  // namespace
