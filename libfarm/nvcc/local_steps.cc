@@ -30,10 +30,8 @@ JobClass ClassOfStep(DryrunStepKind kind) {
   }
 }
 
-std::optional<LocalJobSlot> SlotForStep(const LocalJobLimits& limits, const DryrunStep& step,
-                                        bool on_the_farm) {
-  return LocalJobSlotIfUsable(limits, on_the_farm ? JobClass::kLight : ClassOfStep(step.kind),
-                              "farm-nvcc", step.tool);
+std::optional<LocalJobSlot> SlotForStep(const LocalJobLimits& limits, const DryrunStep& step) {
+  return LocalJobSlotIfUsable(limits, ClassOfStep(step.kind), "farm-nvcc", step.tool);
 }
 
 }  // namespace
@@ -92,7 +90,9 @@ pid_t LocalSteps::Pid(size_t index) {
 absl::Status LocalSteps::RunArgv(size_t index, std::vector<std::string> argv) {
   // One slot per step, held only while it runs: a thread never waits holding one.
   std::optional<LocalJobSlot> slot;
-  if (limits_) slot = SlotForStep(*limits_, dryrun_.steps[index], OnTheFarm(index));
+  // Through farm-cc the step takes farm-cc's own slots: a light one for its scan, a heavy one
+  // if it compiles here after all.
+  if (limits_ && !OnTheFarm(index)) slot = SlotForStep(*limits_, dryrun_.steps[index]);
   std::vector<std::string> env = env_;
   if (slot && slot->held()) env.push_back(slot->ChildEnvironmentEntry());
   auto run = RunCommand(argv, kStepTimeout, env);

@@ -26,7 +26,7 @@ namespace farm {
 class LocalSteps {
  public:
   // Without `limits` the steps take no local job slots. With `host_compile_launcher` (farm-cc)
-  // the host compile runs through it, on the farm, and takes a light slot here.
+  // the host compile runs through it, on the farm, and takes farm-cc's slots, not one here.
   explicit LocalSteps(const NvccDryrun& dryrun, std::optional<LocalJobLimits> limits = std::nullopt,
                       std::string host_compile_launcher = "");
 
