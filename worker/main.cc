@@ -1,4 +1,6 @@
 // farm-worker: parse flags, start the Worker (worker/worker.h), run it until SIGTERM.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -39,7 +41,11 @@ int main(int argc, char** argv) {
   options.name = farm::ProbeHost().hostname;
   options.tls = farm::ClientTlsFilesFromEnvironment();
   options.wheel_builds.farm_nvcc = SiblingBinary("farm-nvcc");
-  options.wheel_builds.farm_cc = SiblingBinary("farm-cc");
+  // Only where it is installed (the aarch64 cross build has none yet): a launcher that is not
+  // there would fail every CMake configure of the host's builds.
+  if (const std::string farm_cc = SiblingBinary("farm-cc"); access(farm_cc.c_str(), X_OK) == 0) {
+    options.wheel_builds.farm_cc = farm_cc;
+  }
   std::string labels_text;
   std::string log_level = "info";
   std::string cache_size = "10GiB";
