@@ -8,26 +8,11 @@
 #include "libfarm/process/path_search.h"
 
 namespace farm {
-namespace {
-
 namespace fs = std::filesystem;
-
-bool IsSelf(const std::string& candidate, const std::string& self) {
-  std::error_code ec;
-  return !self.empty() && fs::equivalent(candidate, self, ec);
-}
-
-std::string Absolute(const std::string& path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
-}
-
-}  // namespace
 
 absl::StatusOr<CcInvocation> LocateCompiler(const std::vector<std::string>& argv,
                                             const std::string& self, const std::string& path_env) {
-  auto not_self = [&](const std::string& c) { return !IsSelf(c, self); };
+  auto not_self = [&](const std::string& c) { return !IsSameFile(c, self); };
   if (argv.empty()) return absl::InvalidArgumentError("farm-cc: empty command line");
   const std::string called_as = fs::path(argv[0]).filename().string();
   CcInvocation call;
@@ -36,7 +21,7 @@ absl::StatusOr<CcInvocation> LocateCompiler(const std::vector<std::string>& argv
   std::string masquerade = called_as != "farm-cc" ? called_as : "";
   size_t first_arg = 1;
   if (masquerade.empty() && argv.size() >= 2 && argv[1].find('/') != std::string::npos &&
-      IsSelf(argv[1], self) && fs::path(argv[1]).filename() != "farm-cc") {
+      IsSameFile(argv[1], self) && fs::path(argv[1]).filename() != "farm-cc") {
     masquerade = fs::path(argv[1]).filename().string();
     first_arg = 2;
   }
@@ -51,7 +36,7 @@ absl::StatusOr<CcInvocation> LocateCompiler(const std::vector<std::string>& argv
                        "). Fix: keep the real compiler's directory on PATH after "
                        "farm-cc's masquerade directory"));
     }
-    call.compiler = Absolute(*found);
+    call.compiler = AbsoluteNormalPath(*found);
     call.args.assign(argv.begin() + first_arg, argv.end());
     return call;
   }
@@ -67,10 +52,10 @@ absl::StatusOr<CcInvocation> LocateCompiler(const std::vector<std::string>& argv
       return absl::NotFoundError(
           absl::StrCat("farm-cc: the compiler '", named, "' is not an executable file"));
     }
-    if (IsSelf(named, self)) {
+    if (IsSameFile(named, self)) {
       return absl::InvalidArgumentError("farm-cc: the compiler named is farm-cc itself");
     }
-    call.compiler = Absolute(named);
+    call.compiler = AbsoluteNormalPath(named);
   } else {
     auto found = FindOnPath(named, path_env, not_self);
     if (!found) {
@@ -79,7 +64,7 @@ absl::StatusOr<CcInvocation> LocateCompiler(const std::vector<std::string>& argv
           "). Fix: install it, put its directory on PATH or name it by its path: farm-cc "
           "/usr/bin/g++ ARGS..."));
     }
-    call.compiler = Absolute(*found);
+    call.compiler = AbsoluteNormalPath(*found);
   }
   call.args.assign(argv.begin() + 2, argv.end());
   return call;

@@ -14,6 +14,7 @@
 #include "farm_cc/farm_cc_options.h"
 #include "farm_cc/remote_or_local.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/process/path_search.h"
 
 namespace {
 
@@ -22,20 +23,14 @@ std::string Env(const char* name) {
   return v != nullptr ? std::string(v) : std::string();
 }
 
-std::string SelfExe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   auto log = farm::ComponentLogger("farm-cc");
   log->set_pattern("farm-cc: %v");
   farm::SetLogLevel(Env("FARM_CC_LOG").empty() ? "info" : Env("FARM_CC_LOG"));
-  auto call =
-      farm::LocateCompiler(std::vector<std::string>(argv, argv + argc), SelfExe(), Env("PATH"));
+  auto call = farm::LocateCompiler(std::vector<std::string>(argv, argv + argc),
+                                   farm::SelfExecutable(), Env("PATH"));
   if (!call.ok()) {
     std::cerr << call.status().message() << "\n";
     return 2;

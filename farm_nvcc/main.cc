@@ -16,18 +16,13 @@
 #include "farm_nvcc/split_or_fallback.h"
 #include "libfarm/jobs/local_job_limits.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/process/path_search.h"
 
 namespace {
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? std::string(v) : std::string();
-}
-
-std::string SelfExe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
 }  // namespace
@@ -37,7 +32,7 @@ int main(int argc, char** argv) {
   log->set_pattern("farm-nvcc: %v");
   farm::SetLogLevel(Env("FARM_NVCC_LOG").empty() ? "info" : Env("FARM_NVCC_LOG"));
   const std::vector<std::string> args(argv, argv + argc);
-  auto call = farm::LocateNvcc(args, SelfExe(), Env("CUDA_HOME"), Env("PATH"));
+  auto call = farm::LocateNvcc(args, farm::SelfExecutable(), Env("CUDA_HOME"), Env("PATH"));
   if (!call.ok()) {
     std::cerr << call.status().message() << "\n";
     return 2;
@@ -50,7 +45,8 @@ int main(int argc, char** argv) {
   }
   options.local_jobs = *std::move(local_jobs);
   // The host compile through farm-cc, when it is installed beside this binary.
-  const std::string farm_cc = (std::filesystem::path(SelfExe()).parent_path() / "farm-cc").string();
+  const std::string farm_cc =
+      (std::filesystem::path(farm::SelfExecutable()).parent_path() / "farm-cc").string();
   if (Env("FARM_NVCC_HOST_COMPILE_ON_FARM") != "0" && access(farm_cc.c_str(), X_OK) == 0) {
     options.farm_cc = farm_cc;
   }

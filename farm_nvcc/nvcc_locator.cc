@@ -19,31 +19,20 @@ bool IsExecutableFile(const std::string& path) {
   return fs::is_regular_file(path, ec) && access(path.c_str(), X_OK) == 0;
 }
 
-bool IsSelf(const std::string& candidate, const std::string& self) {
-  std::error_code ec;
-  return !self.empty() && fs::equivalent(candidate, self, ec);
-}
-
-std::string Absolute(const std::string& path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
-}
-
 }  // namespace
 
 absl::StatusOr<NvccInvocation> LocateNvcc(const std::vector<std::string>& argv,
                                           const std::string& self, const std::string& cuda_home,
                                           const std::string& path_env) {
   NvccInvocation call;
-  auto not_self = [&](const std::string& c) { return !IsSelf(c, self); };
+  auto not_self = [&](const std::string& c) { return !IsSameFile(c, self); };
   // Launcher form: the first argument is the compiler itself, as a path or, as with ccache
   // and sccache, a bare name found on PATH (`farm-nvcc nvcc -c k.cu`). nvcc takes no
   // argument named like that, so it cannot be an input.
   if (argv.size() >= 2 && fs::path(argv[1]).filename().string().rfind("nvcc", 0) == 0) {
     std::optional<std::string> compiler;
     if (argv[1].find('/') != std::string::npos) {
-      if (IsExecutableFile(argv[1]) && !IsSelf(argv[1], self)) compiler = argv[1];
+      if (IsExecutableFile(argv[1]) && !IsSameFile(argv[1], self)) compiler = argv[1];
     } else {
       compiler = FindOnPath(argv[1], path_env, not_self);
       if (!compiler) {
@@ -54,7 +43,7 @@ absl::StatusOr<NvccInvocation> LocateNvcc(const std::vector<std::string>& argv,
       }
     }
     if (compiler) {
-      call.nvcc = Absolute(*compiler);
+      call.nvcc = AbsoluteNormalPath(*compiler);
       call.args.assign(argv.begin() + 2, argv.end());
       return call;
     }
@@ -65,7 +54,7 @@ absl::StatusOr<NvccInvocation> LocateNvcc(const std::vector<std::string>& argv,
   if (!cuda_home.empty()) found = FindOnPath("nvcc", absl::StrCat(cuda_home, "/bin"), not_self);
   if (!found) found = FindOnPath("nvcc", path_env, not_self);
   if (found) {
-    call.nvcc = Absolute(*found);
+    call.nvcc = AbsoluteNormalPath(*found);
     return call;
   }
   return absl::NotFoundError(

@@ -32,4 +32,21 @@ std::optional<std::string> FindOnPath(const std::string& name, absl::string_view
   return std::nullopt;
 }
 
+std::string SelfExecutable() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+bool IsSameFile(const std::string& candidate, const std::string& self) {
+  std::error_code ec;
+  return !self.empty() && std::filesystem::equivalent(candidate, self, ec);
+}
+
+std::string AbsoluteNormalPath(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
 }  // namespace farm

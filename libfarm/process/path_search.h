@@ -16,4 +16,11 @@ std::optional<std::string> FindOnPath(
     const std::string& name, absl::string_view path,
     const std::function<bool(const std::string&)>& accept = nullptr);
 
+// What a launcher finding its compiler needs: this process's executable (/proc/self/exe;
+// "" when unreadable), whether `candidate` is that file (any link or path to it), and `path`
+// made absolute and normalized, links kept.
+std::string SelfExecutable();
+bool IsSameFile(const std::string& candidate, const std::string& self);
+std::string AbsoluteNormalPath(const std::string& path);
+
 }  // namespace farm
