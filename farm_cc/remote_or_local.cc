@@ -67,10 +67,10 @@ bool IsCompile(const CcInvocation& call) {
   return std::find(call.args.begin(), call.args.end(), "-c") != call.args.end();
 }
 
-// A call that stays on this host: counted with its reason; a compile is refused in strict mode.
+// A compile that stays on this host: counted with its reason; refused in strict mode.
 int Local(const CcInvocation& call, const FarmCcOptions& options, const std::string& reason) {
   Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
-  if (options.strict && IsCompile(call)) {
+  if (options.strict) {
     std::cerr << "farm-cc: strict mode: " << Source(call)
               << " would compile on this host: " << reason
               << ". Fix: change the call so the farm can run it, or unset FARM_CC_STRICT\n";
@@ -84,6 +84,9 @@ int Local(const CcInvocation& call, const FarmCcOptions& options, const std::str
 }  // namespace
 
 int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
+  // Not a compile (a link, -E, the driver's queries such as CMake's and nvcc's): the build
+  // host's by nature, and not one of the build's compiles to count.
+  if (!IsCompile(call)) return RunLocally(call, options);
   if (options.disabled) return Local(call, options, "FARM_CC_DISABLE=1");
   const auto family = cc::CompilerFamilyOf(call.compiler);
   if (!family) {
