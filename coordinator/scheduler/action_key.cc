@@ -22,6 +22,14 @@ constexpr size_t kMaxStampPathBytes = 4096;
 constexpr uint64_t kMaxStampSizeBytes = uint64_t{1} << 40;
 constexpr size_t kMaxHistoryKeyBytes = 256;
 
+// An absolute, normalized path of at most 4096 bytes without NUL: a source stamp's, an image
+// action's working directory and compiler.
+bool IsAbsoluteNormalPath(const std::string& p) {
+  return !p.empty() && p[0] == '/' && p.size() <= kMaxStampPathBytes &&
+         p.find('\0') == std::string::npos &&
+         std::filesystem::path(p).lexically_normal().string() == p;
+}
+
 absl::Status ValidateSourceStamps(const farm::v1::Action& action) {
   if (action.source_stamps_size() > kMaxSourceStamps) {
     return absl::InvalidArgumentError(absl::StrCat("action has ", action.source_stamps_size(),
@@ -31,9 +39,7 @@ absl::Status ValidateSourceStamps(const farm::v1::Action& action) {
   std::set<std::string> seen;
   for (const auto& stamp : action.source_stamps()) {
     const std::string& p = stamp.path();
-    if (p.empty() || p[0] != '/' || p.size() > kMaxStampPathBytes ||
-        p.find('\0') != std::string::npos ||
-        std::filesystem::path(p).lexically_normal().string() != p) {
+    if (!IsAbsoluteNormalPath(p)) {
       return absl::InvalidArgumentError(absl::StrCat("source stamp path '", p.substr(0, 200),
                                                      "' is not an absolute, normalized path"));
     }
@@ -46,12 +52,6 @@ absl::Status ValidateSourceStamps(const farm::v1::Action& action) {
     }
   }
   return absl::OkStatus();
-}
-
-bool IsAbsoluteNormalPath(const std::string& p) {
-  return !p.empty() && p[0] == '/' && p.size() <= kMaxStampPathBytes &&
-         p.find('\0') == std::string::npos &&
-         std::filesystem::path(p).lexically_normal().string() == p;
 }
 
 // farm-cc's actions: a root made of two trees, a working directory inside it, and a worker
