@@ -161,8 +161,8 @@ absl::Status ActionRunner::LayOutImage(const farm::v1::Action& action, const std
   // The worker makes these directories itself: never through a link the client named.
   std::vector<std::string> made = {action.working_directory().substr(1)};
   for (const auto& out : action.output_paths()) made.push_back(out);
-  for (const std::string& path : made) {
-    if (absl::Status s = CheckNotThroughLinks(path, (*toolchain)->tree, *inputs); !s.ok()) return s;
+  if (absl::Status s = CheckNotThroughLinks(made, (*toolchain)->tree, *inputs); !s.ok()) {
+    return s;
   }
   auto files = MountPointsFor((*toolchain)->tree, (*toolchain)->root, scratch);
   if (!files.ok()) return files.status();

@@ -44,6 +44,35 @@ absl::Status BelowLink(const std::string& path, const std::set<std::string>& lin
   return absl::OkStatus();
 }
 
+// The link entries of both trees, by path.
+std::set<std::string> LinksOf(const farm::v1::FileTree& toolchain,
+                              const farm::v1::FileTree& inputs) {
+  std::set<std::string> links;
+  for (const auto* tree : {&toolchain, &inputs}) {
+    for (const auto& e : tree->files()) {
+      if (IsLink(e)) links.insert(e.path());
+    }
+  }
+  return links;
+}
+
+// Makes a directory or link entry at `dest` (its parents too); false for a file entry.
+absl::StatusOr<bool> MakeDirectoryOrLink(const farm::v1::InputFile& entry, const fs::path& dest) {
+  std::error_code ec;
+  if (entry.directory()) {
+    fs::create_directories(dest, ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot make ", dest.string()));
+    return true;
+  }
+  fs::create_directories(dest.parent_path(), ec);
+  if (!IsLink(entry)) return false;
+  if (::symlink(entry.symlink_target().c_str(), dest.c_str()) != 0 && errno != EEXIST) {
+    return absl::InternalError(
+        absl::StrCat("cannot make the link ", dest.string(), ": ", std::strerror(errno)));
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::Status ValidateFileTree(const farm::v1::FileTree& tree) {
@@ -101,14 +130,8 @@ absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes) {
 absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain,
                              const farm::v1::FileTree& inputs) {
   std::map<std::string, const farm::v1::InputFile*> by_path;
-  std::set<std::string> links;
-  for (const auto& e : toolchain.files()) {
-    by_path[e.path()] = &e;
-    if (IsLink(e)) links.insert(e.path());
-  }
-  for (const auto& e : inputs.files()) {
-    if (IsLink(e)) links.insert(e.path());
-  }
+  for (const auto& e : toolchain.files()) by_path[e.path()] = &e;
+  const std::set<std::string> links = LinksOf(toolchain, inputs);
   for (const auto& e : inputs.files()) {
     auto it = by_path.find(e.path());
     if (it != by_path.end() && (it->second->symlink_target() != e.symlink_target() ||
@@ -124,18 +147,17 @@ absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain,
   return absl::OkStatus();
 }
 
-absl::Status CheckNotThroughLinks(const std::string& path, const farm::v1::FileTree& toolchain,
+absl::Status CheckNotThroughLinks(const std::vector<std::string>& paths,
+                                  const farm::v1::FileTree& toolchain,
                                   const farm::v1::FileTree& inputs) {
-  std::set<std::string> links;
-  for (const auto* tree : {&toolchain, &inputs}) {
-    for (const auto& e : tree->files()) {
-      if (IsLink(e)) links.insert(e.path());
+  const std::set<std::string> links = LinksOf(toolchain, inputs);
+  for (const std::string& path : paths) {
+    if (links.count(path) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("'/", path, "' is a link of the file trees"));
     }
+    if (absl::Status s = BelowLink(path, links); !s.ok()) return s;
   }
-  if (links.count(path) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("'/", path, "' is a link of the file trees"));
-  }
-  return BelowLink(path, links);
+  return absl::OkStatus();
 }
 
 absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& root,
@@ -143,19 +165,9 @@ absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& r
   std::error_code ec;
   for (const farm::v1::InputFile& entry : tree.files()) {
     const fs::path dest = fs::path(root) / entry.path();
-    if (entry.directory()) {
-      fs::create_directories(dest, ec);
-      if (ec) return absl::InternalError(absl::StrCat("cannot make ", dest.string()));
-      continue;
-    }
-    if (IsLink(entry)) {
-      fs::create_directories(dest.parent_path(), ec);
-      if (::symlink(entry.symlink_target().c_str(), dest.c_str()) != 0 && errno != EEXIST) {
-        return absl::InternalError(
-            absl::StrCat("cannot make the link ", dest.string(), ": ", std::strerror(errno)));
-      }
-      continue;
-    }
+    auto made = MakeDirectoryOrLink(entry, dest);
+    if (!made.ok()) return made.status();
+    if (*made) continue;
     if (fs::exists(fs::symlink_status(dest, ec))) continue;  // the same file, from the toolchain
     if (absl::Status s = cache->MaterializeAt(entry.digest(), dest.string(), entry.executable());
         !s.ok()) {
@@ -173,21 +185,11 @@ absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& r
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> MountPointsFor(
     const farm::v1::FileTree& tree, const std::string& tree_root, const std::string& root) {
   std::vector<std::pair<std::string, std::string>> mounts;
-  std::error_code ec;
   for (const farm::v1::InputFile& entry : tree.files()) {
     const fs::path dest = fs::path(root) / entry.path();
-    if (entry.directory()) {
-      fs::create_directories(dest, ec);
-      continue;
-    }
-    fs::create_directories(dest.parent_path(), ec);
-    if (IsLink(entry)) {
-      if (::symlink(entry.symlink_target().c_str(), dest.c_str()) != 0 && errno != EEXIST) {
-        return absl::InternalError(
-            absl::StrCat("cannot make the link ", dest.string(), ": ", std::strerror(errno)));
-      }
-      continue;
-    }
+    auto made = MakeDirectoryOrLink(entry, dest);
+    if (!made.ok()) return made.status();
+    if (*made) continue;
     const int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
     if (fd < 0) {
       return absl::InternalError(

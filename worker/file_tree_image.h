@@ -30,9 +30,10 @@ absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes);
 // the same link; no entry of one lies below a link of the other.
 absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain, const farm::v1::FileTree& inputs);
 
-// INVALID_ARGUMENT when `path` (relative, e.g. an output or the working directory less '/') is
-// or lies below a link of either tree: the worker would write through it, out of the scratch.
-absl::Status CheckNotThroughLinks(const std::string& path, const farm::v1::FileTree& toolchain,
+// INVALID_ARGUMENT when one of `paths` (relative: the outputs, the working directory less '/')
+// is or lies below a link of either tree: the worker would write through it, out of the scratch.
+absl::Status CheckNotThroughLinks(const std::vector<std::string>& paths,
+                                  const farm::v1::FileTree& toolchain,
                                   const farm::v1::FileTree& inputs);
 
 // Writes `tree`'s links and files under `root` (files copied from `cache`, read-only, with

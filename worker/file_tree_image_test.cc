@@ -82,12 +82,12 @@ TEST(FileTreeImageTest, TheTwoTreesMustAgree) {
 TEST(FileTreeImageTest, OutputsAndTheWorkingDirectoryNeverGoThroughALink) {
   const auto toolchain = Tree({Link("lib64", "usr/lib64")});
   const auto inputs = Tree({Link("home", "/etc"), File("src/a.cc")});
-  EXPECT_TRUE(CheckNotThroughLinks("build/a.o", toolchain, inputs).ok());
-  EXPECT_TRUE(CheckNotThroughLinks("src", toolchain, inputs).ok());
-  EXPECT_THAT(CheckNotThroughLinks("home/u/build/a.o", toolchain, inputs).message(),
+  EXPECT_TRUE(CheckNotThroughLinks({"build/a.o"}, toolchain, inputs).ok());
+  EXPECT_TRUE(CheckNotThroughLinks({"src"}, toolchain, inputs).ok());
+  EXPECT_THAT(CheckNotThroughLinks({"home/u/build/a.o"}, toolchain, inputs).message(),
               HasSubstr("below the link 'home'"));
-  EXPECT_THAT(CheckNotThroughLinks("home", toolchain, inputs).message(), HasSubstr("is a link"));
-  EXPECT_THAT(CheckNotThroughLinks("lib64/x.o", toolchain, inputs).message(),
+  EXPECT_THAT(CheckNotThroughLinks({"home"}, toolchain, inputs).message(), HasSubstr("is a link"));
+  EXPECT_THAT(CheckNotThroughLinks({"lib64/x.o"}, toolchain, inputs).message(),
               HasSubstr("below the link 'lib64'"));
 }
 
