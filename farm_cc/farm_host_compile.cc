@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "libfarm/actions/action_logs.h"
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/cc/include_probes.h"
+#include "libfarm/digest/digest.h"
 
 namespace farm {
 namespace {
@@ -144,7 +146,6 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     local_outputs.emplace_back(*absolute, *named);
   }
 
-  // Upload what the CAS lacks: every file of both trees, then the trees.
   farm::v1::FileTree input_tree = inputs.Tree();
   DistinguishCopiesByMtime(input_tree);
   // Directories a path walks through and leaves by '..' with nothing read below them
@@ -155,11 +156,13 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     entry->set_directory(true);
   }
   const std::string input_bytes = cc::SerializeFileTree(input_tree);
-  const std::string toolchain_bytes = cc::SerializeFileTree(toolchain.tree);
-  std::vector<farm::v1::Digest> wanted;
-  std::map<std::string, std::string> path_of;  // hash -> local file
-  for (const farm::v1::FileTree* tree :
-       {&toolchain.tree, const_cast<const farm::v1::FileTree*>(&input_tree)}) {
+  const farm::v1::Digest input_digest = DigestOfBytes(input_bytes);
+
+  // One question to the CAS for both trees and every file they name (the toolchain's digest
+  // comes with its cached closure); only what it lacks is sent.
+  std::vector<farm::v1::Digest> wanted = {toolchain.tree_digest, input_digest};
+  std::map<std::string, std::string> path_of;  // file hash -> local file
+  for (const farm::v1::FileTree* tree : {&toolchain.tree, &std::as_const(input_tree)}) {
     for (const farm::v1::InputFile& f : tree->files()) {
       if (!f.symlink_target().empty() || f.directory() ||
           !path_of.emplace(f.digest().hash(), "/" + f.path()).second) {
@@ -171,16 +174,22 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   auto missing = cas->FindMissing(wanted);
   if (!missing.ok()) return missing.status();
   for (const farm::v1::Digest& d : *missing) {
-    auto uploaded = cas->UploadFile(path_of[d.hash()]);
+    absl::StatusOr<farm::v1::Digest> uploaded;
+    std::string what = path_of[d.hash()];
+    if (d.hash() == input_digest.hash()) {
+      what = "the input tree";
+      uploaded = cas->UploadBytes(input_bytes);
+    } else if (d.hash() == toolchain.tree_digest.hash()) {
+      what = "the cached toolchain tree";
+      uploaded = cas->UploadBytes(cc::SerializeFileTree(toolchain.tree));
+    } else {
+      uploaded = cas->UploadFile(what);
+    }
     if (!uploaded.ok()) return uploaded.status();
     if (uploaded->hash() != d.hash()) {
-      return absl::AbortedError(absl::StrCat(path_of[d.hash()], " changed while farm-cc read it"));
+      return absl::AbortedError(absl::StrCat(what, " changed while farm-cc read it"));
     }
   }
-  auto input_digest = cas->UploadBytes(input_bytes);
-  if (!input_digest.ok()) return input_digest.status();
-  auto toolchain_digest = cas->UploadBytes(toolchain_bytes);
-  if (!toolchain_digest.ok()) return toolchain_digest.status();
 
   farm::v1::Action action;
   action.add_argv(call.compiler);
@@ -189,10 +198,10 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   for (const std::string& out : outputs) action.add_output_paths(out);
   action.set_working_directory(cwd);
   auto* t = action.mutable_toolchain();
-  *t->mutable_tree() = *toolchain_digest;
+  *t->mutable_tree() = toolchain.tree_digest;
   t->set_compiler(toolchain.compiler);
   t->set_cpu_arch(toolchain.cpu_arch);
-  *action.mutable_input_tree() = *input_digest;
+  *action.mutable_input_tree() = input_digest;
   auto* req = action.mutable_requirements();
   req->set_os("linux");
   req->set_cpu_arch(toolchain.cpu_arch);
