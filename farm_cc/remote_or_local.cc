@@ -70,15 +70,14 @@ bool IsCompile(const CcInvocation& call) {
 // A compile that stays on this host: counted with its reason; refused in strict mode.
 int Local(const CcInvocation& call, const FarmCcOptions& options, const std::string& reason) {
   Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
+  const std::string source = Source(call);
   if (options.strict) {
-    std::cerr << "farm-cc: strict mode: " << Source(call)
-              << " would compile on this host: " << reason
+    std::cerr << "farm-cc: strict mode: " << source << " would compile on this host: " << reason
               << ". Fix: change the call so the farm can run it, or unset FARM_CC_STRICT\n";
     return kStrictLocalExitCode;
   }
-  ComponentLogger("farm-cc")->debug("compiling {} here: {}", Source(call), reason);
-  const int code = RunLocally(call, options);
-  return code;
+  ComponentLogger("farm-cc")->debug("compiling {} here: {}", source, reason);
+  return RunLocally(call, options);
 }
 
 }  // namespace
