@@ -4,9 +4,6 @@
 #include <filesystem>
 #include <set>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include "absl/strings/str_cat.h"
 #include "coordinator/scheduler/requirements.h"
 #include "libfarm/digest/digest.h"
@@ -139,15 +136,7 @@ std::string ActionKey(const farm::v1::Action& action) {
   if (action.has_toolchain()) *canonical.mutable_toolchain() = action.toolchain();
   if (action.has_input_tree()) *canonical.mutable_input_tree() = action.input_tree();
 
-  // Deterministic serialization orders map entries, so equal actions give equal bytes.
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    canonical.SerializeToCodedStream(&coded);
-  }
-  return DigestOfBytes(bytes).hash();
+  return DigestOfMessage(canonical).hash();
 }
 
 absl::Status ValidateAction(const farm::v1::Action& action) {

@@ -8,9 +8,6 @@
 #include <cstring>
 #include <deque>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -211,14 +208,7 @@ std::string SerializeFileTree(const farm::v1::FileTree& tree) {
             [](const farm::v1::InputFile& a, const farm::v1::InputFile& b) {
               return a.path() < b.path();
             });
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    sorted.SerializeToCodedStream(&coded);
-  }
-  return bytes;
+  return DeterministicBytes(sorted);
 }
 
 farm::v1::Digest FileTreeDigest(const farm::v1::FileTree& tree) {

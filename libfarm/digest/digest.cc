@@ -7,6 +7,9 @@
 #include <cstring>
 #include <vector>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -31,6 +34,21 @@ farm::v1::Digest DigestOfBytes(absl::string_view bytes) {
   d.set_hash(sha.FinishHex());
   d.set_size_bytes(static_cast<int64_t>(bytes.size()));
   return d;
+}
+
+std::string DeterministicBytes(const google::protobuf::Message& message) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
+
+farm::v1::Digest DigestOfMessage(const google::protobuf::Message& message) {
+  return DigestOfBytes(DeterministicBytes(message));
 }
 
 absl::StatusOr<farm::v1::Digest> DigestOfFile(const std::string& path) {

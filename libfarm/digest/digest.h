@@ -8,10 +8,18 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/v1/cas.pb.h"
+#include "google/protobuf/message.h"
 
 namespace farm {
 
 farm::v1::Digest DigestOfBytes(absl::string_view bytes);
+
+// `message` serialized deterministically (map entries in key order), so equal messages give
+// equal bytes within one build of the schema: for keys and digests, never for storage.
+std::string DeterministicBytes(const google::protobuf::Message& message);
+
+// DigestOfBytes(DeterministicBytes(message)).
+farm::v1::Digest DigestOfMessage(const google::protobuf::Message& message);
 
 // Reads `path` in chunks, so a file of any size is hashed in constant memory.
 absl::StatusOr<farm::v1::Digest> DigestOfFile(const std::string& path);
