@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "libfarm/cc/base_dir.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_limits.h"
 
@@ -23,6 +24,9 @@ struct FarmCcOptions {
   // The build host's job slots (libfarm/jobs): the dependency scan takes a light one, a local
   // compile a heavy one. Unset: none taken.
   std::optional<LocalJobLimits> local_jobs;
+  // FARM_CC_BASEDIR: the directory of the build's sources and build tree; set, compiles are
+  // also kept and found across trees (cross_tree_cache.h). main() refuses a malformed one.
+  std::optional<cc::BaseDir> base_dir;
 };
 
 FarmCcOptions FarmCcOptionsFromEnvironment();

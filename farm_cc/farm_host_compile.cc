@@ -9,11 +9,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "farm_cc/cross_tree_cache.h"
 #include "farm_cc/locale_files.h"
 #include "libfarm/actions/action_logs.h"
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/cc/include_probes.h"
 #include "libfarm/digest/digest.h"
+#include "libfarm/logging/logger.h"
 
 namespace farm {
 namespace {
@@ -158,6 +160,43 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   const std::string input_bytes = cc::SerializeFileTree(input_tree);
   const farm::v1::Digest input_digest = DigestOfBytes(input_bytes);
 
+  farm::v1::Action action;
+  action.add_argv(call.compiler);
+  for (const std::string& arg : call.args) action.add_argv(arg);
+  action.mutable_env()->insert(action_env->begin(), action_env->end());
+  for (const std::string& out : outputs) action.add_output_paths(out);
+  action.set_working_directory(cwd);
+  auto* t = action.mutable_toolchain();
+  *t->mutable_tree() = toolchain.tree_digest;
+  t->set_compiler(toolchain.compiler);
+  t->set_cpu_arch(toolchain.cpu_arch);
+  *action.mutable_input_tree() = input_digest;
+  auto* req = action.mutable_requirements();
+  req->set_os("linux");
+  req->set_cpu_arch(toolchain.cpu_arch);
+  req->set_sandbox(true);
+  action.set_timeout_seconds(kHostActionTimeoutSeconds);
+  action.set_build_id(options.build_id);
+  action.set_shard("host");
+  action.set_history_key(plan.source.substr(0, kMaxHistoryKeyBytes));
+
+  // Another tree's compile of the same files may have left the answer (cross_tree_cache.h).
+  std::optional<CrossTreeCache> cross_tree;
+  if (options.base_dir) {
+    auto cache = CrossTreeCache::ForCompile(
+        *options.base_dir, action, input_tree, toolchain.tree, plan.family,
+        {local_outputs[0].first, plan.depfile.empty() ? "" : local_outputs[1].first});
+    if (cache.ok()) {
+      cross_tree = *std::move(cache);
+      auto hit = cross_tree->Restore(actions, cas);
+      if (!hit.ok()) return hit.status();
+      if (*hit) return **std::move(hit);
+    } else {
+      ComponentLogger("farm-cc")->debug("{}: no cross-tree key: {}", plan.source,
+                                        cache.status().message());
+    }
+  }
+
   // One question to the CAS for both trees and every file they name (the toolchain's digest
   // comes with its cached closure); only what it lacks is sent.
   std::vector<farm::v1::Digest> wanted = {toolchain.tree_digest, input_digest};
@@ -191,26 +230,6 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     }
   }
 
-  farm::v1::Action action;
-  action.add_argv(call.compiler);
-  for (const std::string& arg : call.args) action.add_argv(arg);
-  action.mutable_env()->insert(action_env->begin(), action_env->end());
-  for (const std::string& out : outputs) action.add_output_paths(out);
-  action.set_working_directory(cwd);
-  auto* t = action.mutable_toolchain();
-  *t->mutable_tree() = toolchain.tree_digest;
-  t->set_compiler(toolchain.compiler);
-  t->set_cpu_arch(toolchain.cpu_arch);
-  *action.mutable_input_tree() = input_digest;
-  auto* req = action.mutable_requirements();
-  req->set_os("linux");
-  req->set_cpu_arch(toolchain.cpu_arch);
-  req->set_sandbox(true);
-  action.set_timeout_seconds(kHostActionTimeoutSeconds);
-  action.set_build_id(options.build_id);
-  action.set_shard("host");
-  action.set_history_key(plan.source.substr(0, kMaxHistoryKeyBytes));
-
   auto submitted = actions->Execute({action});
   if (!submitted.ok()) return submitted.status();
   auto done = actions->WaitAll({submitted->front().action_id()},
@@ -241,6 +260,14 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
       return absl::DataLossError(absl::StrCat("the farm's compile wrote no '", named, "'"));
     }
     if (absl::Status s = cas->DownloadToFile(it->second, absolute); !s.ok()) return s;
+  }
+  if (cross_tree) {
+    const farm::v1::Digest& object = by_path[local_outputs[0].first.substr(1)];
+    if (absl::Status s = cross_tree->Record(result, object, actions, cas); !s.ok()) {
+      // The object is here; only the next tree misses it.
+      ComponentLogger("farm-cc")->warn("{}: cross-tree cache entry not kept: {}", plan.source,
+                                       s.message());
+    }
   }
   return result;
 }

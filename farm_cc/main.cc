@@ -13,6 +13,7 @@
 #include "farm_cc/compiler_locator.h"
 #include "farm_cc/farm_cc_options.h"
 #include "farm_cc/remote_or_local.h"
+#include "libfarm/cc/base_dir.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/path_search.h"
 
@@ -42,5 +43,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.local_jobs = *std::move(local_jobs);
+  if (const std::string base_dir = Env("FARM_CC_BASEDIR"); !base_dir.empty()) {
+    auto parsed = farm::cc::BaseDir::Create(base_dir);
+    if (!parsed.ok()) {
+      std::cerr << "farm-cc: " << parsed.status().message() << "\n";
+      return 2;
+    }
+    options.base_dir = *std::move(parsed);
+  }
   return farm::RemoteOrLocal(*call, options);
 }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "libfarm/cc/base_dir.h"
 #include "libfarm/cuda/arch_list.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/shell_words.h"
@@ -382,6 +383,13 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
   for (auto& [name, value] : *variables) {
     streamer.Note(absl::StrCat("wheelfarm: ", name, "=", value, "\n"));
     env[name] = std::move(value);
+  }
+  // The build's tree as farm-cc's base dir: its host objects are kept for the same sources
+  // built under another builds root (another worker) too. A builds root farm-cc cannot name
+  // that way only loses that.
+  const std::string base_dir = (fs::path(dir->path()) / "root").string();
+  if (!options_.farm_cc.empty() && cc::BaseDir::Create(base_dir).ok()) {
+    env["FARM_CC_BASEDIR"] = base_dir;
   }
   action->mutable_env()->clear();
   action->mutable_env()->insert(env.begin(), env.end());

@@ -469,6 +469,7 @@ absl::StatusOr<CcCompilePlan> PlanRemoteCompile(const std::vector<std::string>& 
   if (state.outputs.size() > 1) return Refusal(absl::StrCat(state.outputs.size(), " -o options"));
 
   CcCompilePlan plan;
+  plan.family = family;
   plan.source = state.sources[0];
   if (!state.outputs.empty()) {
     plan.object = state.outputs[0];

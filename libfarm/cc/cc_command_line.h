@@ -22,6 +22,7 @@ enum class CompilerFamily { kGcc, kClang };
 std::optional<CompilerFamily> CompilerFamilyOf(absl::string_view driver_path);
 
 struct CcCompilePlan {
+  CompilerFamily family = CompilerFamily::kGcc;
   std::string source;   // the one source file, as argv names it
   std::string object;   // the object the compile writes, as named (-o X, or SOURCE_BASE.o)
   std::string depfile;  // the dependency file it writes ("" if none): -MF X, or X.d for -MD

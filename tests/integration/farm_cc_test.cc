@@ -227,6 +227,94 @@ TEST_F(FarmCcTest, ARepeatedCompileComesFromTheCache) {
   EXPECT_EQ(json["shards"][0]["cached"], 1);
 }
 
+// Another checkout of the same sources (FARM_CC_BASEDIR set in each, as ccache's base_dir), at
+// a path of another length so the dependency file's lines break elsewhere, takes the first
+// checkout's compile from the cross-tree cache: no action runs, and the object, dependency
+// file and warnings are those of a local compile there. With -g the object names its tree:
+// no entry is kept, and the other checkout compiles on the farm again.
+TEST_F(FarmCcTest, AnotherCheckoutTakesTheCompileFromTheCrossTreeCache) {
+  const std::string first = Tree("checkout");
+  const std::string second = Tree("another-checkout-at-a-longer-path");
+  const std::vector<std::string> outputs = {"CMakeFiles/w.dir/warns.c.o",
+                                            "CMakeFiles/w.dir/warns.c.o.d"};
+  auto cmake_line = [](const std::string& root, const std::string& debug) {
+    std::vector<std::string> args = {"-O2", "-Wall", "-I" + root + "/src", "-include",
+                                     root + "/src/forced.h"};
+    if (!debug.empty()) args.push_back(debug);
+    for (const char* w :
+         {"-MD", "-MT", "CMakeFiles/w.dir/warns.c.o", "-MF", "CMakeFiles/w.dir/warns.c.o.d", "-o",
+          "CMakeFiles/w.dir/warns.c.o", "-c"}) {
+      args.push_back(w);
+    }
+    args.push_back(root + "/src/warns.c");
+    return args;
+  };
+  // How `build_id`'s compiles ran, from the coordinator.
+  auto host_compiles = [](const std::string& build_id) {
+    const CommandResult r = RunFarmctl({"build", build_id, "--json"}, farm_->ClientEnvironment());
+    EXPECT_EQ(r.exit_code, 0) << Output(r);
+    const auto json = nlohmann::json::parse(r.stdout_text, nullptr, false);
+    EXPECT_TRUE(json.is_object()) << r.stdout_text;
+    return json.is_object() && json.contains("host_compiles") ? json["host_compiles"]
+                                                              : nlohmann::json::object();
+  };
+  for (const std::string debug : {"", "-g"}) {
+    SCOPED_TRACE(debug.empty() ? "no debug info" : debug);
+    const std::string ids = debug.empty() ? "cross-tree" : "cross-tree-g";
+    for (const std::string& root : {first, second}) {
+      fs::create_directories(root + "/build/CMakeFiles/w.dir");
+      const std::string id = ids + (root == first ? "-1" : "-2");
+      if (root == second) {
+        // A compile only this checkout has: it makes the build the coordinator counts in
+        // (a build exists once one of its actions ran; a wheel build's exists from submit).
+        const CommandResult other =
+            Run({FarmBinary("farm-cc"), "g++", "-O2",
+                 "-DSHAPES_SCALE=" + std::to_string(20 + debug.size()), "-c",
+                 root + "/src/shapes.cc", "-o", "shapes.o"},
+                root + "/build", {"FARM_CC_STRICT=1", "FARM_BUILD_ID=" + id});
+        ASSERT_EQ(other.exit_code, 0) << Output(other);
+      }
+      const CommandResult farm =
+          Run(With({FarmBinary("farm-cc"), "gcc"}, cmake_line(root, debug)), root + "/build",
+              {"FARM_CC_STRICT=1", "FARM_BUILD_ID=" + id, "FARM_CC_BASEDIR=" + root});
+      ASSERT_EQ(farm.exit_code, 0) << Output(farm);
+      EXPECT_THAT(farm.stderr_text, HasSubstr(root + "/src/warns.c:4:"));
+      if (root == first) continue;
+      std::map<std::string, std::string> from_farm;
+      for (const std::string& out : outputs) {
+        from_farm[out] = ReadFile(root + "/build/" + out);
+        fs::remove(root + "/build/" + out);
+      }
+      const CommandResult local = Run(With({"gcc"}, cmake_line(root, debug)), root + "/build");
+      ASSERT_EQ(local.exit_code, 0) << Output(local);
+      for (const std::string& out : outputs) {
+        EXPECT_TRUE(from_farm[out] == ReadFile(root + "/build/" + out))
+            << out << " differs from the local compile's:\n"
+            << from_farm[out] << "\n"
+            << ReadFile(root + "/build/" + out);
+      }
+      EXPECT_EQ(farm.stderr_text, local.stderr_text);
+      const nlohmann::json counts = host_compiles(id);
+      // The build's first compile (shapes.cc) ran on a worker; warns.c came from the first
+      // checkout's entry, or compiled again where the object names its tree.
+      EXPECT_EQ(counts.value("cached", "0"), debug.empty() ? "1" : "0") << counts.dump();
+      EXPECT_EQ(counts.value("split", "0"), debug.empty() ? "1" : "2") << counts.dump();
+    }
+  }
+}
+
+// A FARM_CC_BASEDIR farm-cc cannot use is refused before anything runs, naming the fix.
+TEST_F(FarmCcTest, AMalformedBaseDirIsRefused) {
+  const std::string root = Tree("bad-base-dir");
+  const CommandResult r = Run({FarmBinary("farm-cc"), "gcc", "-c", root + "/src/warns.c", "-o",
+                               "w.o", "-include", root + "/src/forced.h"},
+                              root + "/build", {"FARM_CC_BASEDIR=relative/dir"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.stderr_text, HasSubstr("FARM_CC_BASEDIR 'relative/dir'"));
+  EXPECT_THAT(r.stderr_text, HasSubstr("Fix:"));
+  EXPECT_FALSE(fs::exists(root + "/build/w.o"));
+}
+
 // Builds that take no launcher (setuptools, cpp_extension's cxx rule) find farm-cc first on
 // PATH under the compiler's name, and it finds the real compiler after itself.
 TEST_F(FarmCcTest, TheMasqueradeDirectoryStandsInForTheCompilers) {
