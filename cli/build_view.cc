@@ -1,6 +1,7 @@
 #include "cli/build_view.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/text_table.h"
 #include "cli/worker_view.h"
+#include "libfarm/cuda/arch_set_label.h"
 #include "libfarm/text/terminal_text.h"
 #include "libfarm/time/proto_time.h"
 
@@ -55,10 +57,28 @@ std::string Indent(const std::string& text, const std::string& prefix) {
   return out;
 }
 
-// "demo_cuda_ext-0.1.0+cu130-py3-none-manylinux_2_17_x86_64.whl" -> "0.1.0+cu130".
+// "demo_cuda_ext-0.1.0+cu130.sm75-py3-none-manylinux_2_17_x86_64.whl" -> "0.1.0+cu130.sm75".
 std::string WheelVersion(const std::string& filename) {
   std::vector<std::string> parts = absl::StrSplit(filename, '-');
   return parts.size() >= 2 ? parts[1] : "";
+}
+
+// The version the build's wheel has or will have ("0.1.0+cu130.sm75"): its file's, once built.
+std::string LabelledVersion(const farm::v1::Build& b) {
+  return b.wheel().filename().empty() ? b.version() : WheelVersion(b.wheel().filename());
+}
+
+// The built-in index a build published to, at the wheel's arch-set index
+// ("http://HOST/sm75-sm90/simple/"); "" when it published elsewhere.
+std::string BuiltinIndexUrl(const farm::v1::Build& b) {
+  for (const auto& where : b.published_to()) {
+    // The built-in index serves files under /files/ beside its indexes.
+    const size_t files = where.find("/files/");
+    if (files == std::string::npos) continue;
+    const std::optional<std::string> set = ArchSetNameOfVersion(LabelledVersion(b));
+    return absl::StrCat(where.substr(0, files), set ? absl::StrCat("/", *set) : "", "/simple/");
+  }
+  return "";
 }
 
 // "w1 (x86_64),arm1 (aarch64)": who compiled a shard and on which CPU.
@@ -220,6 +240,10 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
   if (!b.wheel().filename().empty()) {
     absl::StrAppend(&out, "\nwheel      ", b.wheel().filename(), " (",
                     HumanBytes(b.wheel().size_bytes()), ")\n");
+    absl::StrAppend(&out, "version    ", LabelledVersion(b), "\n");
+    if (const std::string index = BuiltinIndexUrl(b); !index.empty()) {
+      absl::StrAppend(&out, "index      ", index, "\n");
+    }
     if (!b.wheel().device_code_bytes().empty()) {
       std::map<std::string, uint64_t> sizes(b.wheel().device_code_bytes().begin(),
                                             b.wheel().device_code_bytes().end());
@@ -295,6 +319,14 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
   absl::StrAppend(&out, "package    ", p.package(), " ", p.version(), " (recipe ", p.recipe(),
                   ")\n");
   absl::StrAppend(&out, "archs      ", p.archs(), "\n");
+  auto cuda = ParseToolkitVersion(p.cuda_version());
+  auto archs = ParseArchList(p.archs());
+  if (cuda.ok() && archs.ok()) {
+    // What the wheel will be called, and where the built-in index will list it.
+    absl::StrAppend(&out, "wheel      ", p.package(), " ",
+                    WithFarmLocalLabel(p.version(), *cuda, *archs), " (arch-set index /",
+                    ArchSetName(*archs), "/simple/)\n");
+  }
   if (!p.requested_archs().empty()) {
     // The package builds only some archs: per requested GPU, what serves it.
     absl::StrAppend(&out, "requested  ", p.requested_archs(), " (the recipe's [archs] rules)\n");
@@ -346,16 +378,10 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
 }
 
 std::string PipInstallHint(const farm::v1::Build& b) {
-  const std::string version =
-      b.wheel().filename().empty() ? b.version() : WheelVersion(b.wheel().filename());
-  for (const auto& where : b.published_to()) {
-    // The built-in index serves files under /files/ beside /simple/.
-    const size_t files = where.find("/files/");
-    if (files == std::string::npos) continue;
-    return absl::StrCat("pip install --index-url ", where.substr(0, files), "/simple/ ",
-                        b.package(), "==", version);
-  }
-  return "";
+  const std::string index = BuiltinIndexUrl(b);
+  if (index.empty()) return "";
+  return absl::StrCat("pip install --index-url ", index, " ", b.package(),
+                      "==", LabelledVersion(b));
 }
 
 }  // namespace farm::cli

@@ -35,8 +35,9 @@ std::string WatchFrame(const farm::v1::Build& build, absl::Time now);
 std::string WatchLine(const farm::v1::Build& build);
 // `farmctl submit --dry-run`: host, toolkit, source, estimate, eligible workers per shard.
 std::string PlanReport(const farm::v1::BuildPlan& plan);
-// "pip install --index-url http://HOST/simple/ pkg==1.0+cu130" for a build published to the
-// built-in index; empty otherwise.
+// "pip install --index-url http://HOST/sm75-sm90/simple/ pkg==1.0+cu130.sm75.sm90" for a
+// build published to the built-in index: the wheel's arch-set index and its labelled version
+// (http://HOST/simple/ for a wheel without an arch-set label); empty otherwise.
 std::string PipInstallHint(const farm::v1::Build& build);
 
 }  // namespace farm::cli

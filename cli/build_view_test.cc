@@ -166,5 +166,45 @@ TEST(BuildViewTest, PlanListsEachPrerequisiteAndWhereItComesFrom) {
   EXPECT_THAT(PlanReport(farm::v1::BuildPlan()), Not(HasSubstr("prereq")));
 }
 
+TEST(BuildViewTest, AWheelShowsItsLabelledVersionAndTheArchSetIndexToInstallFrom) {
+  farm::v1::Build b;
+  b.set_id("b2");
+  b.set_kind(farm::v1::BUILD_KIND_WHEEL);
+  b.set_package("demo-cuda-ext");
+  b.set_version("0.1.0");
+  b.set_state(farm::v1::BUILD_STATE_SUCCEEDED);
+  b.mutable_wheel()->set_filename(
+      "demo_cuda_ext-0.1.0+cu130.sm75.sm90-py3-none-manylinux_2_17_x86_64.whl");
+  b.add_published_to(
+      "http://127.0.0.1:7421/files/abc/demo_cuda_ext-0.1.0%2Bcu130.sm75.sm90-py3-none-"
+      "manylinux_2_17_x86_64.whl");
+  const std::string report = BuildReport(b, absl::FromUnixSeconds(100));
+  EXPECT_THAT(report, HasSubstr("\nversion    0.1.0+cu130.sm75.sm90\n"));
+  EXPECT_THAT(report, HasSubstr("\nindex      http://127.0.0.1:7421/sm75-sm90/simple/\n"));
+  EXPECT_EQ(PipInstallHint(b),
+            "pip install --index-url http://127.0.0.1:7421/sm75-sm90/simple/ "
+            "demo-cuda-ext==0.1.0+cu130.sm75.sm90");
+  // A wheel without an arch-set label (from before them) installs from the whole index.
+  b.mutable_wheel()->set_filename("demo_cuda_ext-0.1.0+cu130-py3-none-manylinux_2_17_x86_64.whl");
+  EXPECT_EQ(PipInstallHint(b),
+            "pip install --index-url http://127.0.0.1:7421/simple/ demo-cuda-ext==0.1.0+cu130");
+  // Published elsewhere only: no hint, no index line.
+  b.clear_published_to();
+  b.add_published_to("https://pypi.example/legacy/");
+  EXPECT_EQ(PipInstallHint(b), "");
+  EXPECT_THAT(BuildReport(b, absl::FromUnixSeconds(100)), Not(HasSubstr("\nindex ")));
+}
+
+TEST(BuildViewTest, ThePlanNamesTheWheelsVersionAndItsArchSetIndex) {
+  farm::v1::BuildPlan p;
+  p.set_package("torch");
+  p.set_version("2.9.1");
+  p.set_archs("7.5;8.0+PTX;9.0");
+  p.set_cuda_version("13.0");
+  EXPECT_THAT(PlanReport(p),
+              HasSubstr("wheel      torch 2.9.1+cu130.sm75.sm80.compute80.sm90 (arch-set index "
+                        "/sm75-sm80-compute80-sm90/simple/)\n"));
+}
+
 }  // namespace
 }  // namespace farm::cli

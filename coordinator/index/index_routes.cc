@@ -8,12 +8,15 @@
 
 #include <memory>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "coordinator/index/simple_format.h"
 #include "coordinator/index/simple_pages.h"
 #include "coordinator/index/upload_handler.h"
+#include "libfarm/cuda/arch_set_label.h"
 #include "libfarm/publish/core_metadata.h"
 
 namespace farm::coordinator {
@@ -74,6 +77,52 @@ bool ServeBlob(httplib::Response& res, const std::string& path, const std::strin
   return true;
 }
 
+// /simple/<project>/ or /<set>/simple/<project>/: `prefix` is "" or "/<set>", `arch_set` ""
+// or the set's name.
+void ServeProjectPage(const httplib::Request& req, httplib::Response& res, PackageIndex* index,
+                      const std::string& prefix, const std::string& arch_set) {
+  const std::string name = req.matches[req.matches.size() - 2];
+  const std::string project = NormalizeProjectName(name);
+  if (project != name || req.matches[req.matches.size() - 1].length() == 0) {
+    // Clients must ask for the normalized URL with its slash; help those that don't.
+    Redirect(res, absl::StrCat(prefix, "/simple/", project, "/"));
+    return;
+  }
+  NegotiatedFormat format;
+  if (!Negotiate(req, res, &format)) return;
+  const auto files = index->Files(project, arch_set);
+  if (files.empty()) {
+    NotFound(res, arch_set.empty() ? absl::StrCat("no project \"", project, "\" in this index")
+                                   : absl::StrCat("no file of project \"", project,
+                                                  "\" for arch set ", arch_set, " in this index"));
+    return;
+  }
+  // One level deeper than /simple/<project>/ under an arch set.
+  const std::string to_root = arch_set.empty() ? "../../" : "../../../";
+  res.set_content(format.format == SimpleFormat::kJson ? RenderProjectJson(project, files, to_root)
+                                                       : RenderProjectHtml(project, files, to_root),
+                  format.content_type);
+}
+
+// The arch set a URL's first segment names, when it is one in canonical form; otherwise
+// answers (404 for anything that is no arch set, whatever it holds; 301 to the canonical
+// name for another spelling of one, `rest` being the path after "/simple") and returns "".
+std::string ResolveArchSet(const std::string& segment, const std::string& rest,
+                           httplib::Response& res) {
+  auto archs = ParseArchSetName(segment);
+  if (!archs.ok()) {
+    // The segment is the client's text: escaped, and never part of a path we open.
+    NotFound(res, absl::StrCat("no such index: ", absl::CHexEscape(archs.status().message())));
+    return "";
+  }
+  const std::string canonical = ArchSetName(*archs);
+  if (canonical != segment) {
+    Redirect(res, absl::StrCat("/", canonical, "/simple", rest));
+    return "";
+  }
+  return canonical;
+}
+
 }  // namespace
 
 std::vector<BodyLimit> IndexBodyLimits(const IndexHttpOptions& options) {
@@ -99,26 +148,40 @@ void RegisterIndexRoutes(httplib::Server& server, PackageIndex* index,
         format.format == SimpleFormat::kJson ? RenderRootJson(projects) : RenderRootHtml(projects),
         format.content_type);
   });
-  server.Get(
-      R"(/simple/([^/]+)(/?))", [index](const httplib::Request& req, httplib::Response& res) {
-        const std::string name = req.matches[1];
-        const std::string project = NormalizeProjectName(name);
-        if (project != name || req.matches[2].length() == 0) {
-          // Clients must ask for the normalized URL with its slash; help those that don't.
-          Redirect(res, absl::StrCat("/simple/", project, "/"));
-          return;
-        }
-        NegotiatedFormat format;
-        if (!Negotiate(req, res, &format)) return;
-        const auto files = index->Files(project);
-        if (files.empty()) {
-          NotFound(res, absl::StrCat("no project \"", project, "\" in this index"));
-          return;
-        }
-        res.set_content(format.format == SimpleFormat::kJson ? RenderProjectJson(project, files)
-                                                             : RenderProjectHtml(project, files),
-                        format.content_type);
-      });
+  server.Get(R"(/simple/([^/]+)(/?))",
+             [index](const httplib::Request& req, httplib::Response& res) {
+               ServeProjectPage(req, res, index, "", "");
+             });
+  // One index per arch set, beside the whole one: /sm75-sm90/simple/ lists only the files
+  // labelled "+cuXY.sm75.sm90", so `pip install --index-url .../sm75-sm90/simple/ torch`
+  // gets that set's wheel.
+  server.Get(R"(/([^/]+)/simple)", [](const httplib::Request& req, httplib::Response& res) {
+    const std::string set = ResolveArchSet(req.matches[1], "/", res);
+    if (!set.empty()) Redirect(res, absl::StrCat("/", set, "/simple/"));
+  });
+  server.Get(R"(/([^/]+)/simple/)", [index](const httplib::Request& req, httplib::Response& res) {
+    const std::string set = ResolveArchSet(req.matches[1], "/", res);
+    if (set.empty()) return;
+    NegotiatedFormat format;
+    if (!Negotiate(req, res, &format)) return;
+    const std::vector<std::string> projects = index->Projects(set);
+    if (projects.empty()) {
+      const std::vector<std::string> sets = index->ArchSets();
+      NotFound(res, absl::StrCat("nothing is published for arch set ", set, "; arch sets here: ",
+                                 sets.empty() ? "none" : absl::StrJoin(sets, ", ")));
+      return;
+    }
+    res.set_content(
+        format.format == SimpleFormat::kJson ? RenderRootJson(projects) : RenderRootHtml(projects),
+        format.content_type);
+  });
+  server.Get(R"(/([^/]+)/simple/([^/]+)(/?))",
+             [index](const httplib::Request& req, httplib::Response& res) {
+               // Encoded: a redirect carries nothing of the client's text as it came.
+               const std::string set = ResolveArchSet(
+                   req.matches[1], absl::StrCat("/", PercentEncode(req.matches[2]), "/"), res);
+               if (!set.empty()) ServeProjectPage(req, res, index, absl::StrCat("/", set), set);
+             });
   server.Get(R"(/files/([0-9a-f]{64})/([^/]+))",
              [index](const httplib::Request& req, httplib::Response& res) {
                const std::string sha256 = req.matches[1];

@@ -2,6 +2,10 @@
 //   GET  /simple/               project list (PEP 503 HTML or PEP 691 JSON, by Accept)
 //   GET  /simple/<project>/     files with #sha256=, data-requires-python, core metadata;
 //                               a non-normalized name or a missing "/" redirects (301)
+//   GET  /<set>/simple/[<project>/]  the same, only the files of one arch set ("sm75-sm90":
+//                               versions labelled "+cuXY.sm75.sm90", arch_set_label.h); a
+//                               name that is no arch set is a 404, another spelling of one
+//                               redirects (301) to its canonical name
 //   GET  /files/<sha256>/<file> the wheel (and <file>.metadata, PEP 658)
 //   POST / and /legacy/         the legacy upload API (upload_handler.h), token required
 // Reading is open to anyone who can reach the port, like any simple index; writing needs

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "coordinator/index/release_file_key.h"
+#include "libfarm/cuda/arch_set_label.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/publish/core_metadata.h"
@@ -41,6 +43,13 @@ bool PublishedBefore(const farm::v1::PackageFile& a, const farm::v1::PackageFile
     return a.uploaded_at().nanos() < b.uploaded_at().nanos();
   }
   return a.filename() < b.filename();
+}
+
+// The arch set a file's name labels it with ("sm75-sm90"); "" when none.
+std::string ArchSetOf(const farm::v1::PackageFile& file) {
+  auto parsed = ParseWheelFilename(file.filename());
+  if (!parsed.ok()) return "";
+  return ArchSetNameOfVersion(parsed->version).value_or("");
 }
 
 farm::v1::Digest MakeDigest(const std::string& hash, int64_t size) {
@@ -229,24 +238,42 @@ PublishedFile PackageIndex::Describe(const farm::v1::PackageFile& file, bool alr
                        .already_present = already_present};
 }
 
-std::vector<std::string> PackageIndex::Projects() {
+std::vector<std::string> PackageIndex::Projects(const std::string& arch_set) {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> out;
   for (const auto& [project, files] : files_) {
-    if (!files.empty()) out.push_back(project);
+    if (std::any_of(files.begin(), files.end(), [&](const auto& entry) {
+          return arch_set.empty() || ArchSetOf(entry.second) == arch_set;
+        })) {
+      out.push_back(project);
+    }
   }
   return out;
 }
 
-std::vector<farm::v1::PackageFile> PackageIndex::Files(const std::string& project) {
+std::vector<farm::v1::PackageFile> PackageIndex::Files(const std::string& project,
+                                                       const std::string& arch_set) {
   absl::MutexLock lock(&mu_);
   std::vector<farm::v1::PackageFile> out;
   auto p = files_.find(project);
   if (p == files_.end()) return out;
-  for (const auto& [key, file] : p->second) out.push_back(file);
+  for (const auto& [key, file] : p->second) {
+    if (arch_set.empty() || ArchSetOf(file) == arch_set) out.push_back(file);
+  }
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.filename() < b.filename(); });
   return out;
+}
+
+std::vector<std::string> PackageIndex::ArchSets() {
+  absl::MutexLock lock(&mu_);
+  std::set<std::string> sets;
+  for (const auto& [project, files] : files_) {
+    for (const auto& [key, file] : files) {
+      if (std::string set = ArchSetOf(file); !set.empty()) sets.insert(std::move(set));
+    }
+  }
+  return {sets.begin(), sets.end()};
 }
 
 std::optional<farm::v1::PackageFile> PackageIndex::Find(const std::string& sha256,

@@ -54,10 +54,15 @@ class PackageIndex {
   // A temp file in the CAS for an upload of at most `size_bytes` (0: unknown).
   absl::StatusOr<VerifiedFileWriter> BeginUpload(int64_t size_bytes);
 
-  // Normalized project names with at least one file, sorted.
-  std::vector<std::string> Projects();
-  // The project's files sorted by file name; empty when unknown.
-  std::vector<farm::v1::PackageFile> Files(const std::string& project);
+  // Normalized project names with at least one file, sorted. With `arch_set` ("sm75-sm90",
+  // libfarm/cuda/arch_set_label.h), only those with a file of that arch set.
+  std::vector<std::string> Projects(const std::string& arch_set = "");
+  // The project's files sorted by file name; empty when unknown. With `arch_set`, only the
+  // files whose version carries that arch set's label ("+cu130.sm75.sm90").
+  std::vector<farm::v1::PackageFile> Files(const std::string& project,
+                                           const std::string& arch_set = "");
+  // The arch sets of the listed files, sorted ("sm75", "sm75-sm90").
+  std::vector<std::string> ArchSets();
   // The listed file with this sha256 and name, if any.
   std::optional<farm::v1::PackageFile> Find(const std::string& sha256, const std::string& filename);
   // The on-disk path of a listed blob, for serving it.

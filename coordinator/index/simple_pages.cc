@@ -52,8 +52,8 @@ std::string HtmlEscape(const std::string& text) {
   return out;
 }
 
-std::string RelativeFileUrl(const farm::v1::PackageFile& file) {
-  return absl::StrCat("../../files/", file.wheel().hash(), "/", PercentEncode(file.filename()));
+std::string RelativeFileUrl(const farm::v1::PackageFile& file, const std::string& to_root) {
+  return absl::StrCat(to_root, "files/", file.wheel().hash(), "/", PercentEncode(file.filename()));
 }
 
 std::string RenderRootHtml(const std::vector<std::string>& projects) {
@@ -73,11 +73,12 @@ std::string RenderRootJson(const std::vector<std::string>& projects) {
 }
 
 std::string RenderProjectHtml(const std::string& project,
-                              const std::vector<farm::v1::PackageFile>& files) {
+                              const std::vector<farm::v1::PackageFile>& files,
+                              const std::string& to_root) {
   std::string out = HtmlHead(absl::StrCat("Links for ", project));
   absl::StrAppend(&out, "<h1>Links for ", HtmlEscape(project), "</h1>\n");
   for (const auto& f : files) {
-    absl::StrAppend(&out, "<a href=\"", HtmlEscape(RelativeFileUrl(f)),
+    absl::StrAppend(&out, "<a href=\"", HtmlEscape(RelativeFileUrl(f, to_root)),
                     "#sha256=", f.wheel().hash(), "\"");
     if (!f.requires_python().empty()) {
       absl::StrAppend(&out, " data-requires-python=\"", HtmlEscape(f.requires_python()), "\"");
@@ -94,7 +95,8 @@ std::string RenderProjectHtml(const std::string& project,
 }
 
 std::string RenderProjectJson(const std::string& project,
-                              const std::vector<farm::v1::PackageFile>& files) {
+                              const std::vector<farm::v1::PackageFile>& files,
+                              const std::string& to_root) {
   nlohmann::json j = {{"meta", {{"api-version", kApiVersion}}},
                       {"name", project},
                       {"files", nlohmann::json::array()},
@@ -102,7 +104,7 @@ std::string RenderProjectJson(const std::string& project,
   std::set<std::string> versions;
   for (const auto& f : files) {
     nlohmann::json file = {{"filename", f.filename()},
-                           {"url", RelativeFileUrl(f)},
+                           {"url", RelativeFileUrl(f, to_root)},
                            {"hashes", {{"sha256", f.wheel().hash()}}},
                            {"size", f.wheel().size_bytes()},
                            {"upload-time", UploadTime(f.uploaded_at())}};

@@ -12,13 +12,18 @@ namespace farm::coordinator {
 
 std::string RenderRootHtml(const std::vector<std::string>& projects);
 std::string RenderRootJson(const std::vector<std::string>& projects);
+// `to_root` leads from the project page to the index's root: "../../" from
+// /simple/<project>/, "../../../" from an arch set's /<set>/simple/<project>/.
 std::string RenderProjectHtml(const std::string& project,
-                              const std::vector<farm::v1::PackageFile>& files);
+                              const std::vector<farm::v1::PackageFile>& files,
+                              const std::string& to_root = "../../");
 std::string RenderProjectJson(const std::string& project,
-                              const std::vector<farm::v1::PackageFile>& files);
+                              const std::vector<farm::v1::PackageFile>& files,
+                              const std::string& to_root = "../../");
 
-// The relative link from /simple/<project>/ to a file.
-std::string RelativeFileUrl(const farm::v1::PackageFile& file);
+// The relative link from a project page to a file: "../../files/<sha256>/<name>".
+std::string RelativeFileUrl(const farm::v1::PackageFile& file,
+                            const std::string& to_root = "../../");
 
 std::string HtmlEscape(const std::string& text);
 

@@ -152,7 +152,8 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
       RetagWheel(wheel_path.string(), RetagOptions{.cuda = *cuda,
                                                    .cpu_arch = plan.cpu_arch(),
                                                    .glibc_ceiling = DottedVersion{*ceiling},
-                                                   .output_dir = dir.string()});
+                                                   .output_dir = dir.string(),
+                                                   .archs = *archs});
   if (!retagged.ok()) {
     return Fail(id, absl::StrCat("the wheel cannot be tagged for publishing: ",
                                  retagged.status().message()));

@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "coordinator/wheels/arch_set_conflict.h"
 #include "coordinator/wheels/build_planner.h"
 #include "coordinator/wheels/source_tree.h"
+#include "coordinator/wheels/wheel_name_conflict.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/output_tail.h"
 #include "libfarm/recipes/recipe_proto.h"
@@ -84,7 +84,7 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
   farm::v1::SubmitBuildResponse response;
   farm::v1::BuildPlan& plan = *response.mutable_plan();
   plan = planned->plan;
-  FARM_RETURN_IF_ERROR(CheckArchSetIsNew(plan, builds_->List(0)));
+  FARM_RETURN_IF_ERROR(CheckWheelNameIsFree(plan, builds_->List(0)));
 
   const RecipeSource& source = planned->version->source;
   std::vector<farm::v1::InputFile> inputs;

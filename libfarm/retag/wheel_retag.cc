@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "libfarm/cuda/arch_set_label.h"
 #include "libfarm/digest/sha256.h"
 #include "libfarm/elf/elf_file.h"
 #include "libfarm/elf/mapped_file.h"
@@ -179,7 +180,7 @@ absl::StatusOr<RetagResult> RetagWheel(const std::string& wheel_path, const Reta
   }
   const std::string dist_name = stem.substr(0, dash);
   const std::string old_version = stem.substr(dash + 1);
-  const std::string new_version = WithCudaLocalVersion(old_version, options.cuda);
+  const std::string new_version = WithFarmLocalLabel(old_version, options.cuda, options.archs);
   const std::string old_data = absl::StrCat(stem, ".data");
   const std::string new_stem = absl::StrCat(dist_name, "-", new_version);
   const std::string new_dist_info = absl::StrCat(new_stem, ".dist-info");

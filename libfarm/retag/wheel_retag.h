@@ -1,12 +1,15 @@
-// Retags a built wheel for publishing: local version "+cuXY" from the toolkit used,
+// Retags a built wheel for publishing: local version "+cuXY.smAB..." from the toolkit used
+// and the arch set built (libfarm/cuda/arch_set_label.h),
 // platform tag manylinux_2_NN_<cpu> from the glibc its libraries really need, dist-info
 // renamed to match, METADATA/WHEEL updated and RECORD rewritten with fresh hashes.
 //
 // Decisions:
 // - An existing local version label is replaced, not extended: "2.9.1a0+gitd38164a" built
-//   with CUDA 13.0 becomes "2.9.1a0+cu130". The published name must be what users pin
-//   (`torch==2.9.1+cu130`, as PyTorch's own index spells it); a build-system label such as
-//   "+git..." is noise there. A wheel already labelled "+cu130" keeps it.
+//   with CUDA 13.0 for sm_75 and sm_90 becomes "2.9.1a0+cu130.sm75.sm90". The published name
+//   must be what users pin (`torch==2.9.1+cu130.sm75.sm90`, PyTorch's "+cu130" followed by the
+//   SMs, so two arch sets of one version are two files); a build-system label such as
+//   "+git..." is noise there. The file name, the .dist-info folder and METADATA's Version:
+//   all carry the new version.
 // - NN is the highest GLIBC_2.x any ELF member needs (auditwheel's rule, read from
 //   .gnu.version_r); above the recipe's ceiling the wheel is refused, naming the library.
 //   A wheel whose ELFs need no versioned glibc symbol gets manylinux_2_17 (manylinux2014,
@@ -35,13 +38,14 @@ struct RetagOptions {
   std::string cpu_arch;         // "aarch64", "x86_64"
   DottedVersion glibc_ceiling;  // the recipe's platform.glibc_max, e.g. 2.35
   std::string output_dir;       // where the new wheel goes; must differ from the input's file
+  ArchList archs;               // the planned archs -> ".sm75.sm90"; none: "+cu130" alone
 };
 
 struct RetagResult {
-  std::string path;           // output_dir/filename
-  std::string filename;       // "torch-2.9.1+cu130-cp310-cp310-manylinux_2_35_aarch64.whl"
-  std::string version;        // "2.9.1+cu130"
-  std::string platform_tag;   // "manylinux_2_35_aarch64"
+  std::string path;          // output_dir/filename
+  std::string filename;      // "torch-2.9.1+cu130.sm75.sm90-cp310-cp310-manylinux_2_35_aarch64.whl"
+  std::string version;       // "2.9.1+cu130.sm75.sm90"
+  std::string platform_tag;  // "manylinux_2_35_aarch64"
   DottedVersion glibc_floor;  // what the libraries need (2.17 when nothing)
   std::string floor_member;   // the member that needs the floor ("" when none)
 };

@@ -108,7 +108,9 @@ class WheelRetagTest : public ::testing::Test {
 
   RetagOptions Options(const std::string& out) {
     fs::create_directories(out);
-    return RetagOptions{{13, 0}, ProbeHost().cpu_arch, DottedVersion{{2, 36}}, out};
+    // The archs name the label only: the test's wheel holds no device code.
+    return RetagOptions{
+        {13, 0}, ProbeHost().cpu_arch, DottedVersion{{2, 36}}, out, *ParseArchList("9.0;7.5")};
   }
 
   static fs::path* root_;
@@ -123,11 +125,11 @@ TEST_F(WheelRetagTest, ProducesAWheelPipAndTheVerifierAccept) {
   const std::string out = (*root_ / "retagged").string();
   auto result = RetagWheel(*wheel_, Options(out));
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->version, "1.0+cu130");
+  EXPECT_EQ(result->version, "1.0+cu130.sm75.sm90");
   EXPECT_EQ(result->platform_tag, absl::StrCat("manylinux_2_34_", cpu));
   EXPECT_EQ(result->floor_member, "tinypkg/libtiny.so");
   EXPECT_EQ(result->filename,
-            absl::StrCat("tinypkg-1.0+cu130-cp311-cp311-manylinux_2_34_", cpu, ".whl"));
+            absl::StrCat("tinypkg-1.0+cu130.sm75.sm90-cp311-cp311-manylinux_2_34_", cpu, ".whl"));
   ASSERT_TRUE(fs::exists(result->path));
 
   // Every RECORD line hashes right (checked by Python, not by us) and names every member.
@@ -136,7 +138,7 @@ TEST_F(WheelRetagTest, ProducesAWheelPipAndTheVerifierAccept) {
            "z = zipfile.ZipFile(sys.argv[1])\n"
            "names = set(z.namelist())\n"
            "record = [n for n in names if n.endswith('.dist-info/RECORD')]\n"
-           "assert record == ['tinypkg-1.0+cu130.dist-info/RECORD'], record\n"
+           "assert record == ['tinypkg-1.0+cu130.sm75.sm90.dist-info/RECORD'], record\n"
            "rows = list(csv.reader(io.StringIO(z.read(record[0]).decode())))\n"
            "assert {r[0] for r in rows} == names, (sorted(names), rows)\n"
            "for path, h, size in rows:\n"
@@ -145,9 +147,9 @@ TEST_F(WheelRetagTest, ProducesAWheelPipAndTheVerifierAccept) {
            "    want = 'sha256=' + "
            "base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()\n"
            "    assert h == want and int(size) == len(data), path\n"
-           "meta = z.read('tinypkg-1.0+cu130.dist-info/METADATA').decode()\n"
-           "assert 'Version: 1.0+cu130\\n' in meta, meta\n"
-           "wheel = z.read('tinypkg-1.0+cu130.dist-info/WHEEL').decode()\n"
+           "meta = z.read('tinypkg-1.0+cu130.sm75.sm90.dist-info/METADATA').decode()\n"
+           "assert 'Version: 1.0+cu130.sm75.sm90\\n' in meta, meta\n"
+           "wheel = z.read('tinypkg-1.0+cu130.sm75.sm90.dist-info/WHEEL').decode()\n"
            "assert 'Tag: cp311-cp311-manylinux_2_34_' in wheel and 'linux_' + sys.argv[2] not in "
            "wheel.replace('manylinux_2_34_', ''), wheel\n",
            result->path, cpu});
@@ -155,7 +157,8 @@ TEST_F(WheelRetagTest, ProducesAWheelPipAndTheVerifierAccept) {
   // `wheel unpack` checks RECORD too; pip installs it and the library loads.
   RunTool({FARM_TOOLS_PYTHON, "-m", "wheel", "unpack", "-d", (*root_ / "unpacked").string(),
            result->path});
-  EXPECT_TRUE(fs::exists(*root_ / "unpacked" / "tinypkg-1.0+cu130" / "tinypkg" / "libtiny.so"));
+  EXPECT_TRUE(
+      fs::exists(*root_ / "unpacked" / "tinypkg-1.0+cu130.sm75.sm90" / "tinypkg" / "libtiny.so"));
   const std::string target = (*root_ / "site").string();
   RunTool({FARM_TOOLS_PYTHON, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target",
            target, result->path});
@@ -163,7 +166,7 @@ TEST_F(WheelRetagTest, ProducesAWheelPipAndTheVerifierAccept) {
       {FARM_TOOLS_PYTHON, "-c",
        "import importlib.metadata as m, tinypkg; print(m.version('tinypkg'), tinypkg.spawn())"},
       {absl::StrCat("PYTHONPATH=", target)});
-  EXPECT_EQ(imported.stdout_text, "1.0+cu130 0\n");
+  EXPECT_EQ(imported.stdout_text, "1.0+cu130.sm75.sm90 0\n");
 
   auto report = VerifyWheel(result->path, VerifyPolicy{{}, DottedVersion{{2, 35}}});
   ASSERT_TRUE(report.ok()) << report.status();

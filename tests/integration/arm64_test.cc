@@ -233,9 +233,11 @@ TEST_F(Arm64Test, TheDemosAarch64WheelIsBuiltVerifiedPublishedAndRunsOnArm) {
   nlohmann::json build = Json(Farmctl({"--json", "build", id}));
   EXPECT_EQ(build.value("build_host", ""), "arm1") << build.dump(2);
   const std::string filename = build["wheel"].value("filename", "");
-  EXPECT_THAT(filename,
-              ::testing::MatchesRegex(
-                  "demo_cuda_ext-0\\.1\\.0\\+cu130-py3-none-manylinux_2_[0-9]+_aarch64\\.whl"));
+  EXPECT_THAT(
+      filename,
+      ::testing::MatchesRegex(
+          "demo_cuda_ext-0\\.1\\.0\\+cu130\\.sm75\\.sm90\\.sm121-py3-none-manylinux_2_[0-9]+_"
+          "aarch64\\.whl"));
   // Device compiles ran on both CPU kinds' workers (3 shards, x86 and arm slots).
   std::set<std::string> cpus;
   for (const auto& [worker, cpu] : ShardCpus(id)) cpus.insert(cpu);
@@ -248,7 +250,7 @@ TEST_F(Arm64Test, TheDemosAarch64WheelIsBuiltVerifiedPublishedAndRunsOnArm) {
        "python3 -m venv /host/venv && /host/venv/bin/pip install -q --disable-pip-version-check "
        "--index-url " +
            index +
-           " demo-cuda-ext==0.1.0+cu130 && /host/venv/bin/python -c "
+           " demo-cuda-ext==0.1.0+cu130.sm75.sm90.sm121 && /host/venv/bin/python -c "
            "'import platform, demo_cuda_ext as d; print(platform.machine(), d.compiled_archs())'"},
       absl::Minutes(10));
   ASSERT_TRUE(installed.ok()) << installed.status();

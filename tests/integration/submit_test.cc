@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,6 +28,7 @@
 #include "farm/v1/builds.grpc.pb.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/process/subprocess.h"
 #include "libfarm/recipes/python_environment.h"
 #include "libfarm/rpc/channel.h"
@@ -839,8 +841,9 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   ASSERT_EQ(r.exit_code, 0) << Output(r);
   const std::string id = SubmittedBuildId(r);
   EXPECT_NE(r.stdout_text.find("verification passed"), std::string::npos) << r.stdout_text;
-  const std::string pip_hint = "pip install --index-url http://" + coordinator_->http_address() +
-                               "/simple/ demo-cuda-ext==0.1.0+cu130";
+  const std::string pip_hint =
+      "pip install --index-url http://" + coordinator_->http_address() +
+      "/sm75-sm90-sm121/simple/ demo-cuda-ext==0.1.0+cu130.sm75.sm90.sm121";
   EXPECT_NE(r.stdout_text.find(pip_hint), std::string::npos) << r.stdout_text;
   nlohmann::json build = BuildJson(id);
   EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2);
@@ -849,16 +852,18 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
     EXPECT_GT(shards[sm].first, 0) << sm << " ran no device compile: " << build.dump(2);
   }
   const std::string filename = build["wheel"].value("filename", "");
-  EXPECT_EQ(filename.rfind("demo_cuda_ext-0.1.0+cu130-py3-none-manylinux_2_", 0), 0u) << filename;
+  EXPECT_EQ(filename.rfind("demo_cuda_ext-0.1.0+cu130.sm75.sm90.sm121-py3-none-manylinux_2_", 0),
+            0u)
+      << filename;
   // Every call split: none ran plain nvcc.
   CommandResult shown = Farmctl({"build", id});
   EXPECT_NE(shown.stdout_text.find("none ran plain nvcc"), std::string::npos) << Output(shown);
 
-  // Another arch set of 0.1.0 would get the same file name: refused at submit, before any
-  // compile, naming the build that holds the name.
+  // Another arch set of 0.1.0 is another file name, published beside this one.
   CommandResult other = Farmctl({"submit", "demo-0.1.0", "--archs", "8.0", "--dry-run"});
-  EXPECT_NE(other.exit_code, 0) << Output(other);
-  EXPECT_NE(other.stderr_text.find("is already build " + id), std::string::npos) << Output(other);
+  EXPECT_EQ(other.exit_code, 0) << Output(other);
+  EXPECT_THAT(other.stdout_text, HasSubstr("0.1.0+cu130.sm80 (arch-set index /sm80/simple/)"))
+      << Output(other);
 
   // The build ran in the recipe's own environment, made (or reused) before the command.
   CommandResult logs = Farmctl({"logs", id});
@@ -872,10 +877,10 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   const std::string venv = *dir_ / "venv";
   auto made = RunCommand({"/usr/bin/python3", "-m", "venv", venv}, absl::Minutes(2));
   ASSERT_TRUE(made.ok() && made->exit_code == 0) << (made.ok() ? Output(*made) : "spawn failed");
-  auto pip = RunCommand(
-      {venv + "/bin/pip", "install", "-q", "--disable-pip-version-check", "--index-url",
-       "http://" + coordinator_->http_address() + "/simple/", "demo-cuda-ext==0.1.0+cu130"},
-      absl::Minutes(3));
+  auto pip = RunCommand({venv + "/bin/pip", "install", "-q", "--disable-pip-version-check",
+                         "--index-url", "http://" + coordinator_->http_address() + "/simple/",
+                         "demo-cuda-ext==0.1.0+cu130.sm75.sm90.sm121"},
+                        absl::Minutes(3));
   ASSERT_TRUE(pip.ok() && pip->exit_code == 0) << (pip.ok() ? Output(*pip) : "spawn failed");
   auto imported = RunCommand(
       {venv + "/bin/python", "-c", "import demo_cuda_ext as d; print(d.compiled_archs())"},
@@ -934,14 +939,111 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   // The hook and pypiserver got the verified, retagged wheel; pip downloads it back.
   const std::string name = build["wheel"].value("filename", "?");
   EXPECT_TRUE(fs::exists(fs::path(*dir_ / "hook-published-4") / name)) << build.dump(2);
-  auto fetched = RunCommand({kVenvBin + "/python", "-m", "pip", "download", "--no-deps",
-                             "--no-cache-dir", "--disable-pip-version-check", "-d", *dir_ / "dl",
-                             "--index-url", pypi_url_ + "simple/", "demo-cuda-ext==0.1.0+cu130"},
-                            absl::Minutes(2));
+  auto fetched = RunCommand(
+      {kVenvBin + "/python", "-m", "pip", "download", "--no-deps", "--no-cache-dir",
+       "--disable-pip-version-check", "-d", *dir_ / "dl", "--index-url", pypi_url_ + "simple/",
+       "demo-cuda-ext==0.1.0+cu130.sm75.sm90.sm100.compute100.sm121"},
+      absl::Minutes(2));
   ASSERT_TRUE(fetched.ok() && fetched->exit_code == 0)
       << (fetched.ok() ? Output(*fetched) : "spawn failed") << ReadFile(*dir_ / "pypiserver.log");
   EXPECT_EQ(ReadFile(*dir_ / "dl" + "/" + name), ReadFile(*dir_ / "hook-published-4" + "/" + name));
   EXPECT_EQ(build["published_to"].size(), 2u) << build.dump(2);
+}
+
+// Issue 26 item 6: "T4G only" and "T4G + H100" of one version, side by side. Each wheel is
+// labelled with its SMs, published beside the other, and pip gets each from its arch set's
+// index; the plain /simple/ lists both, for a pinned install.
+TEST_F(SubmitTest, TwoArchSetsOfOneVersionArePublishedSideBySideEachWithItsOwnIndex) {
+  ASSERT_TRUE(WaitFor([] { return !SomeBuildTreeIsHeld(); }, absl::Seconds(60)))
+      << "a build tree under " << *dir_ / "builds"
+      << " is still held";
+  const std::string http = "http://" + coordinator_->http_address();
+  // The dry run names the wheel's version and index before anything compiles.
+  CommandResult planned = Farmctl({"submit", "demo-0.1.0", "--archs", "9.0 7.5", "--dry-run"});
+  ASSERT_EQ(planned.exit_code, 0) << Output(planned);
+  EXPECT_THAT(planned.stdout_text, HasSubstr("wheel      demo-cuda-ext 0.1.0+cu130.sm75.sm90 "
+                                             "(arch-set index /sm75-sm90/simple/)"));
+
+  struct Wheel {
+    std::string version, index, filename, sha256;
+  };
+  std::vector<Wheel> wheels;
+  for (const auto& [archs, label, set] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"7.5", "cu130.sm75", "sm75"}, {"9.0;7.5", "cu130.sm75.sm90", "sm75-sm90"}}) {
+    CommandResult r = Farmctl({"submit", "demo-0.1.0", "--archs", archs, "--wait"});
+    ASSERT_EQ(r.exit_code, 0) << Output(r);
+    Wheel w{.version = "0.1.0+" + label, .index = http + "/" + set + "/simple/"};
+    // The report names the labelled version and the arch set's index; the pip line uses both.
+    EXPECT_THAT(r.stdout_text, HasSubstr("\nversion    " + w.version + "\n")) << r.stdout_text;
+    EXPECT_THAT(r.stdout_text, HasSubstr("\nindex      " + w.index + "\n")) << r.stdout_text;
+    EXPECT_THAT(r.stdout_text,
+                HasSubstr("pip install --index-url " + w.index + " demo-cuda-ext==" + w.version))
+        << r.stdout_text;
+    nlohmann::json build = BuildJson(SubmittedBuildId(r));
+    EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2);
+    w.filename = build["wheel"].value("filename", "");
+    w.sha256 = build["wheel"].value("sha256", "");
+    EXPECT_EQ(w.filename.rfind("demo_cuda_ext-" + w.version + "-py3-none-manylinux_2_", 0), 0u)
+        << w.filename;
+    wheels.push_back(w);
+  }
+
+  // pip takes each arch set's wheel from its index, and only that one.
+  auto download = [&](const std::string& index, const std::string& requirement,
+                      const std::string& into) {
+    auto r =
+        RunCommand({kVenvBin + "/python", "-m", "pip", "download", "--no-deps", "--no-cache-dir",
+                    "--disable-pip-version-check", "-d", into, "--index-url", index, requirement},
+                   absl::Minutes(2));
+    EXPECT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? Output(*r) : "spawn failed");
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(into)) names.push_back(e.path().filename());
+    return names;
+  };
+  for (size_t i = 0; i < wheels.size(); ++i) {
+    const std::string into = *dir_ / absl::StrCat("archset-dl-", i);
+    EXPECT_EQ(download(wheels[i].index, "demo-cuda-ext", into),
+              std::vector<std::string>{wheels[i].filename});
+    EXPECT_EQ(DigestOfBytes(ReadFile(into + "/" + wheels[i].filename)).hash(), wheels[i].sha256);
+  }
+  // pip installs the sm75+sm90 one from its index: pip reports the labelled version, and the
+  // module holds those SMs.
+  const std::string target = *dir_ / "archset-site";
+  auto installed = RunCommand({kVenvBin + "/python", "-m", "pip", "install", "-q", "--no-deps",
+                               "--no-cache-dir", "--disable-pip-version-check", "--target", target,
+                               "--index-url", wheels[1].index, "demo-cuda-ext"},
+                              absl::Minutes(2));
+  ASSERT_TRUE(installed.ok() && installed->exit_code == 0)
+      << (installed.ok() ? Output(*installed) : "spawn failed");
+  auto version = RunCommand({kVenvBin + "/python", "-c",
+                             "import importlib.metadata as m, demo_cuda_ext as d\n"
+                             "print(m.version('demo-cuda-ext'), d.compiled_archs())"},
+                            absl::Minutes(1), {"PYTHONPATH=" + target});
+  ASSERT_TRUE(version.ok()) << version.status();
+  EXPECT_EQ(version->stdout_text, "0.1.0+cu130.sm75.sm90 ['sm_75', 'sm_90']\n") << Output(*version);
+
+  // The plain /simple/ lists both; a pinned label picks one there.
+  CommandResult page = RunCommand({kVenvBin + "/python", "-c",
+                                   "import sys, urllib.request\n"
+                                   "print(urllib.request.urlopen(sys.argv[1]).read().decode())",
+                                   http + "/simple/demo-cuda-ext/"})
+                           .value_or(CommandResult{-1, "", "spawn failed"});
+  for (const Wheel& w : wheels)
+    EXPECT_THAT(page.stdout_text, HasSubstr(w.filename)) << Output(page);
+  EXPECT_EQ(download(http + "/simple/", "demo-cuda-ext==" + wheels[0].version,
+                     *dir_ / "archset-dl-plain"),
+            std::vector<std::string>{wheels[0].filename});
+  // An arch set nobody built is no index; a path that is no arch set is a 404, not a path.
+  for (const std::string path : {"/sm80/simple/demo-cuda-ext/", "/..%2f..%2fdata/simple/"}) {
+    CommandResult missing = RunCommand({kVenvBin + "/python", "-c",
+                                        "import sys, urllib.request, urllib.error\n"
+                                        "try: urllib.request.urlopen(sys.argv[1]); print(200)\n"
+                                        "except urllib.error.HTTPError as e: print(e.code)",
+                                        http + path})
+                                .value_or(CommandResult{-1, "", "spawn failed"});
+    EXPECT_EQ(missing.stdout_text, "404\n") << path << ": " << Output(missing);
+  }
 }
 
 }  // namespace
