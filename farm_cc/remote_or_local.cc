@@ -138,8 +138,9 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
       Report(options, farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
       return code;
     }
-    const std::string reason = absl::StrCat("the farm's compile failed (exit ", result->exit_code,
-                                            ") where the local one passed");
+    const std::string reason = absl::StrCat(
+        "the farm's compile failed (exit ", result->exit_code, ", worker ",
+        result->worker.empty() ? "unknown" : result->worker, ") where the local one passed");
     Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
     if (options.strict) {
       std::cerr << "farm-cc: strict mode: " << plan->source << ": " << reason << ":\n"

@@ -6,7 +6,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bash "$here/install-deps.sh"
-bash "$here/apt-ensure.sh" install-test-deps chromium chromium-driver
+# g++-11 beside Debian 12's g++-12: farm_cc_test's two toolchains that must never answer each other.
+bash "$here/apt-ensure.sh" install-test-deps chromium chromium-driver g++-11
 
 # One venv beside the checkout, built from Debian's python3 so every machine gets the same one.
 venv="$(cd "$here/.." && pwd)/.venv"

@@ -315,6 +315,67 @@ TEST_F(FarmCcTest, AMalformedBaseDirIsRefused) {
   EXPECT_FALSE(fs::exists(root + "/build/w.o"));
 }
 
+// A compiler the worker cannot run from its tree fails the worker's check: here a g++ that
+// hands its call to /usr/bin/g++, a file farm-cc cannot know it needs. The compile falls back
+// here, counted with a reason naming the compiler, the worker and the fix; strict mode fails.
+TEST_F(FarmCcTest, AToolchainThatFailsTheWorkersCheckFallsBackNamingTheWorkerAndTheFix) {
+  const std::string root = Tree("wrapper");
+  const std::string wrapper = root + "/bin/g++";
+  fs::create_directories(root + "/bin");
+  WriteText(
+      root + "/bin/forward.c",
+      "#include <unistd.h>\nint main(int c, char** v) { (void)c; v[0] = (char*)\"/usr/bin/g++\";"
+      " execv(v[0], v); return 127; }\n");
+  const CommandResult built = Run({"gcc", "-O2", "forward.c", "-o", "g++"}, root + "/bin");
+  ASSERT_EQ(built.exit_code, 0) << Output(built);
+  const std::vector<std::string> args = {
+      "-O2", "-DSHAPES_SCALE=31", "-c", root + "/src/shapes.cc", "-o", "s.o"};
+  const CommandResult r = Run(With({FarmBinary("farm-cc"), wrapper}, args), root + "/build",
+                              {"FARM_BUILD_ID=farm-cc-wrapper"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  EXPECT_TRUE(fs::exists(root + "/build/s.o"));
+  const CommandResult strict = Run(With({FarmBinary("farm-cc"), wrapper}, args), root + "/build",
+                                   {"FARM_BUILD_ID=farm-cc-wrapper", "FARM_CC_STRICT=1"});
+  EXPECT_EQ(strict.exit_code, 3) << Output(strict);
+  // The reason names the worker and the compiler; the worker's words name the fix.
+  EXPECT_THAT(strict.stderr_text, ::testing::ContainsRegex("worker w[12]\\)")) << Output(strict);
+  EXPECT_THAT(strict.stderr_text, HasSubstr(wrapper + " does not run on this worker"))
+      << Output(strict);
+  EXPECT_THAT(strict.stderr_text, HasSubstr("Fix:")) << Output(strict);
+  const CommandResult build = RunFarmctl({"build", "farm-cc-wrapper"}, farm_->ClientEnvironment());
+  EXPECT_THAT(build.stdout_text, HasSubstr("host cc")) << Output(build);
+}
+
+// Debian's g++-11 and g++-12 are two toolchains (two trees, two digests): the same call with
+// each compiles on a worker with its own compiler and writes that compiler's object; neither
+// is answered by the other's cache entry.
+TEST_F(FarmCcTest, TwoToolchainsNeverAnswerEachOther) {
+  ASSERT_TRUE(fs::exists("/usr/bin/g++-11")) << "Fix: bash scripts/install-test-deps.sh";
+  const std::string root = Tree("two-toolchains");
+  const std::vector<std::string> args = {
+      "-O2", "-DSHAPES_SCALE=41", "-c", root + "/src/shapes.cc", "-o", "s.o"};
+  std::map<std::string, std::string> objects;
+  for (const std::string compiler : {"g++-12", "g++-11"}) {
+    const std::string id = "farm-cc-" + compiler;
+    const CommandResult farm = Run(With({FarmBinary("farm-cc"), compiler}, args), root + "/build",
+                                   {"FARM_CC_STRICT=1", "FARM_BUILD_ID=" + id});
+    ASSERT_EQ(farm.exit_code, 0) << Output(farm);
+    objects[compiler] = ReadFile(root + "/build/s.o");
+    const CommandResult local = Run(With({compiler}, args), root + "/build");
+    ASSERT_EQ(local.exit_code, 0) << Output(local);
+    EXPECT_TRUE(objects[compiler] == ReadFile(root + "/build/s.o"))
+        << compiler << ": the farm's object differs from the local compile's";
+    const CommandResult build = RunFarmctl({"build", id, "--json"}, farm_->ClientEnvironment());
+    ASSERT_EQ(build.exit_code, 0) << Output(build);
+    const auto json = nlohmann::json::parse(build.stdout_text);
+    EXPECT_EQ(json["host_compiles"].value("split", "0"), "1") << json.dump();
+    EXPECT_EQ(json["host_compiles"].value("cached", "0"), "0") << json.dump();
+  }
+  EXPECT_FALSE(objects["g++-11"] == objects["g++-12"]);
+  EXPECT_THAT(objects["g++-11"], HasSubstr("GCC: (Debian 11."));
+  EXPECT_THAT(objects["g++-12"], HasSubstr("GCC: (Debian 12."));
+}
+
 // Builds that take no launcher (setuptools, cpp_extension's cxx rule) find farm-cc first on
 // PATH under the compiler's name, and it finds the real compiler after itself.
 TEST_F(FarmCcTest, TheMasqueradeDirectoryStandsInForTheCompilers) {
