@@ -1,7 +1,8 @@
 // A torch.utils.cpp_extension package (examples/torch-cpp-ext) built against torch 2.9.1 from
 // PyPI, once with plain nvcc and once with farm-nvcc in nvcc's place on a real 2-worker farm:
 // every nvcc call must be split (no fallback), each arch's device compiles must run on the
-// farm, and the device code in the two extension libraries must be byte-identical.
+// farm, and the device code in the two extension libraries must be byte-identical. Its C++
+// (binding.cpp, and the .cu files' host compiles) goes through farm-cc's masquerade `c++`.
 //
 // torch comes from the venv scripts/install-torch.sh makes (~/.cache/wheelfarm/
 // torch-2.9.1-venv, or $WHEELFARM_TORCH_VENV); without it the test fails and says so.
@@ -96,10 +97,18 @@ TEST_F(TorchCppExtensionTest, BuildsThroughTheFarmWithPlainNvccsDeviceCode) {
 
   const std::string farm_dir = *dir_ / "build-farm";
   const std::string farm_nvcc = FarmBinary("farm-nvcc");
-  CommandResult farm = Build(farm_dir, {"PYTORCH_NVCC=" + farm_nvcc + " " + kCudaHome + "/bin/nvcc",
-                                        "FARM_COORDINATOR=" + farm_->coordinator().grpc_address(),
-                                        "FARM_TOKEN_FILE=" + farm_->coordinator().token_file(),
-                                        "FARM_NVCC_LOG=debug", "FARM_BUILD_ID=torch-cpp-ext-test"});
+  // cpp_extension's cxx rule runs `c++`: farm-cc's masquerade directory first on PATH makes
+  // that farm-cc, so binding.cpp and the .cu files' host compiles go to the farm too (strict:
+  // a compile kept here fails the build).
+  const std::string masquerade =
+      (fs::path(FarmBinary("farm-cc")).parent_path() / "farm-cc-masquerade").string();
+  const char* path = std::getenv("PATH");
+  CommandResult farm = Build(
+      farm_dir, {"PYTORCH_NVCC=" + farm_nvcc + " " + kCudaHome + "/bin/nvcc",
+                 "FARM_COORDINATOR=" + farm_->coordinator().grpc_address(),
+                 "FARM_TOKEN_FILE=" + farm_->coordinator().token_file(), "FARM_NVCC_LOG=debug",
+                 "FARM_BUILD_ID=torch-cpp-ext-test", "FARM_CC_STRICT=1",
+                 absl::StrCat("PATH=", masquerade, ":", path != nullptr ? path : "/usr/bin:/bin")});
   const std::string log = farm.stdout_text + farm.stderr_text;
   ASSERT_EQ(farm.exit_code, 0) << log;
 
@@ -120,6 +129,18 @@ TEST_F(TorchCppExtensionTest, BuildsThroughTheFarmWithPlainNvccsDeviceCode) {
         << arch << " device compiles:\n"
         << LinesWith(log, "farm-nvcc: ");
   }
+
+  // binding.cpp (torch/extension.h) compiled on a worker to the object the plain build's
+  // c++ wrote; with the two .cu files' host compiles, three host compiles on the farm.
+  EXPECT_TRUE(ReadFile(farm_dir + "/binding.o") == ReadFile(plain_dir + "/binding.o"))
+      << "binding.o differs from the plain build's";
+  const CommandResult counts =
+      RunFarmctl({"build", "torch-cpp-ext-test", "--json"}, farm_->ClientEnvironment());
+  ASSERT_EQ(counts.exit_code, 0) << Output(counts);
+  const auto json = nlohmann::json::parse(counts.stdout_text, nullptr, false);
+  ASSERT_TRUE(json.is_object() && json.contains("host_compiles")) << counts.stdout_text;
+  EXPECT_EQ(json["host_compiles"].value("split", "0"), "3") << json.dump();
+  EXPECT_EQ(json["host_compiles"].value("fallbacks", "0"), "0") << json.dump();
 
   const std::string library = absl::StrCat("/", kModule, ".so");
   auto want = DevicePayloads(plain_dir + library);
