@@ -180,6 +180,10 @@ async function renderHome() {
     return el('tr', {'data-worker': w.name},
       el('td', {}, w.name), el('td', {}, stateBadge(workerState(w))),
       el('td', {}, `${c.os || ''}/${c.cpu_arch || ''}`),
+      el('td', {class: 'gpus'}, (c.gpus || []).length ? (c.gpus || []).map(g => el('div', {},
+         g.sm, g.name ? ` ${g.name}` : '', num(g.memory_bytes) ? ` · ${bytes(g.memory_bytes)}` : '',
+         g.driver_cuda_version ? ` · CUDA ${g.driver_cuda_version}` : '',
+         g.declared ? el('span', {class: 'muted'}, ' (declared)') : '')) : el('span', {class: 'muted'}, '-')),
       el('td', {}, el('span', {class: 'load'}, el('span', {style: `width:${Math.round(100 * load)}%`})),
          `${num(w.slots_in_use)}/${num(c.slots)}`),
       el('td', {}, acts.length ? acts.map(a => el('div', {},
@@ -212,7 +216,7 @@ async function renderHome() {
     el('h2', {}, 'Workers'),
     workerRows.length
       ? el('table', {id: 'workers-table'}, el('thead', {}, el('tr', {},
-          ['Name', 'State', 'Platform', 'Load', 'Running', 'Last seen'].map(h => el('th', {}, h)))),
+          ['Name', 'State', 'Platform', 'GPUs', 'Load', 'Running', 'Last seen'].map(h => el('th', {}, h)))),
           el('tbody', {}, workerRows))
       : el('p', {class: 'muted'}, 'No workers registered.'),
     el('h2', {}, 'Builds'),
