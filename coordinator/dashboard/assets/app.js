@@ -359,6 +359,14 @@ async function renderBuild(id) {
       el('table', {id: 'verification-table'}, el('thead', {}, el('tr', {}, ['Arch', 'Present', 'Size', 'Note'].map(h => el('th', {}, h)))),
          el('tbody', {}, (v.rows || []).map(r => el('tr', {}, el('td', {}, r.arch),
            el('td', {class: r.present ? 'ok' : 'bad'}, r.present ? 'yes' : 'no'), el('td', {}, bytes(r.size_bytes)), el('td', {}, r.note || '')))))] : null,
+    (b.smoke || []).length ? [
+      el('h2', {}, 'Smoke tests'),
+      el('table', {id: 'smoke-table'}, el('thead', {}, el('tr', {}, ['Arch', 'Result', 'GPU', 'Worker', 'Output'].map(h => el('th', {}, h)))),
+         el('tbody', {}, b.smoke.map(r => el('tr', {'data-sm': r.sm},
+           el('td', {}, r.sm), el('td', {class: r.state === 'passed' ? 'ok' : (r.state === 'failed' ? 'bad' : 'muted')}, r.state === 'not run' ? 'not smoke-tested' : r.state),
+           el('td', {}, r.gpu_sm || '-'), el('td', {}, r.worker || '-'),
+           el('td', {}, r.state === 'not run' ? visible(r.reason || '') :
+                        (r.output || r.reason) ? el('pre', {class: r.state === 'failed' ? 'error' : 'log'}, visible(r.output || r.reason)) : '')))))] : null,
     logState.text ? [el('h2', {}, 'Log'), el('pre', {class: 'log', id: 'build-log'}, visible(logState.text))] : null,
   ];
 }
