@@ -270,6 +270,30 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
     }
   }
 
+  // Per SM: passed, failed with the command's output, or not run and why.
+  if (!b.smoke().empty()) {
+    absl::StrAppend(
+        &out, "\nsmoke tests",
+        b.plan().smoke().on_failure() == "mark" ? " (a failure only marks the build)" : "", "\n");
+    TextTable table({"ARCH", "RESULT", "GPU", "WORKER"});
+    for (const auto& r : b.smoke()) {
+      table.AddRow({r.sm(), r.state() == "failed" ? "FAILED" : r.state(),
+                    r.gpu_sm().empty() ? "-" : r.gpu_sm(), r.worker().empty() ? "-" : r.worker()});
+    }
+    absl::StrAppend(&out, table.Render());
+    for (const auto& r : b.smoke()) {
+      if (r.state() == "not run") {
+        absl::StrAppend(&out, "  ", r.sm(), " not smoke-tested: ", EscapeTerminalText(r.reason()),
+                        "\n");
+      } else if (r.state() == "failed") {
+        absl::StrAppend(
+            &out, "  ", r.sm(), " failed:\n",
+            Indent(EscapeTerminalText(r.output().empty() ? r.reason() : r.output()), "  | "));
+        if (!absl::EndsWith(out, "\n")) out += "\n";
+      }
+    }
+  }
+
   for (const auto& s : b.shards()) {
     if (s.failed_action_id().empty()) continue;
     absl::StrAppend(&out, "\nfailed in ", ShardName(s.name()), ": action ", s.failed_action_id());
@@ -368,6 +392,11 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
   std::vector<std::string> targets;
   for (const auto& t : p.publish()) {
     targets.push_back(t.kind() == "repository" ? t.url() : t.kind());
+  }
+  if (p.has_smoke()) {
+    absl::StrAppend(&out, "smoke      on a GPU of each arch before publishing (on failure: ",
+                    p.smoke().on_failure(),
+                    p.smoke().require_gpu() ? "; every arch must be tested)" : ")", "\n");
   }
   absl::StrAppend(&out, "publish    ", targets.empty() ? "nowhere" : absl::StrJoin(targets, ", "),
                   "\n\n");

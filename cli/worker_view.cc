@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "cli/text_table.h"
+#include "libfarm/gpu/gpu_device.h"
 #include "libfarm/time/proto_time.h"
 #include "libfarm/workers/worker_state.h"
 
@@ -84,6 +85,14 @@ nlohmann::json WorkerToJson(const farm::v1::Worker& w,
   for (const auto& p : c.python()) {
     python.push_back({{"version", p.version()}, {"release", p.release()}, {"path", p.path()}});
   }
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : c.gpus()) {
+    gpus.push_back({{"name", g.name()},
+                    {"sm", g.sm()},
+                    {"memory_bytes", g.memory_bytes()},
+                    {"driver_cuda_version", g.driver_cuda_version()},
+                    {"declared", g.declared()}});
+  }
   nlohmann::json labels = nlohmann::json::object();
   for (const auto& [k, v] : c.labels()) labels[k] = v;
   nlohmann::json current = nlohmann::json::array();
@@ -103,6 +112,7 @@ nlohmann::json WorkerToJson(const farm::v1::Worker& w,
           {"disk_free_bytes", c.disk_free_bytes()},
           {"cuda", cuda},
           {"python", python},
+          {"gpus", gpus},
           {"slots", c.slots()},
           {"slots_in_use", w.slots_in_use()},
           {"load", Load(w)},
@@ -123,8 +133,8 @@ std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Tim
     return "no workers registered. Start one with 'farm-worker --coordinator ADDR --token-file "
            "F', or a local farm with 'farmctl up'\n";
   }
-  TextTable table({"NAME", "STATE", "PLATFORM", "GLIBC", "CUDA", "SMS", "SLOTS", "LOAD", "SANDBOX",
-                   "RUNNING", "LAST SEEN"});
+  TextTable table({"NAME", "STATE", "PLATFORM", "GLIBC", "CUDA", "SMS", "GPUS", "SLOTS", "LOAD",
+                   "SANDBOX", "RUNNING", "LAST SEEN"});
   for (const auto& w : workers.workers()) {
     const auto& c = w.capabilities();
     std::vector<std::string> versions, sms;
@@ -140,7 +150,7 @@ std::string WorkersTable(const farm::v1::ListWorkersResponse& workers, absl::Tim
     table.AddRow({w.name(), WorkerStateName(w.state()), absl::StrCat(c.os(), "/", c.cpu_arch()),
                   c.glibc(), versions.empty() ? "-" : absl::StrJoin(versions, ","),
                   sms.empty() ? "-" : absl::StrCat("sm_", absl::StrJoin(sms, ",")),
-                  absl::StrCat(w.slots_in_use(), "/", c.slots()),
+                  GpuSummary(c.gpus()), absl::StrCat(w.slots_in_use(), "/", c.slots()),
                   absl::StrFormat("%.0f%%", 100 * Load(w)), c.sandboxed() ? "yes" : "NO",
                   CurrentActions(running.count(w.name()) ? running.at(w.name())
                                                          : std::vector<farm::v1::ActionEntry>()),

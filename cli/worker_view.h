@@ -18,7 +18,8 @@ using RunningByWorker = std::map<std::string, std::vector<farm::v1::ActionEntry>
 RunningByWorker GroupByWorker(const farm::v1::ListActionsResponse& running);
 
 // One worker: name, state, cpu_arch, os, glibc, cores, ram_bytes, disk_free_bytes,
-// cuda [{version, release, sms, path}], python [{version, release, path}], slots, slots_in_use,
+// cuda [{version, release, sms, path}], python [{version, release, path}],
+// gpus [{name, sm, memory_bytes, driver_cuda_version, declared}], slots, slots_in_use,
 // load (slots_in_use / slots), current_actions [{action_id, build_id, shard, started_at}], labels,
 // sandboxed (its actions run in the bubblewrap sandbox), last_seen, ...
 nlohmann::json WorkerToJson(const farm::v1::Worker& worker,

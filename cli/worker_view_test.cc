@@ -91,5 +91,32 @@ TEST(WorkerViewTest, AgesAndSizesReadWell) {
   EXPECT_EQ(HumanBytes(3ULL << 30), "3.0 GiB");
 }
 
+TEST(WorkerViewTest, ShowsEachGpuInTheTableAndTheJson) {
+  farm::v1::Worker w = SampleWorker();
+  auto* gpu = w.mutable_capabilities()->add_gpus();
+  gpu->set_name("NVIDIA H100 80GB HBM3");
+  gpu->set_sm("sm_90");
+  gpu->set_memory_bytes(uint64_t{80} << 30);
+  gpu->set_driver_cuda_version("13.0");
+  auto* declared = w.mutable_capabilities()->add_gpus();
+  declared->set_sm("sm_75");
+  declared->set_declared(true);
+  const nlohmann::json j = WorkerToJson(w);
+  ASSERT_EQ(j["gpus"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["sm"], "sm_90");
+  EXPECT_EQ(j["gpus"][0]["name"], "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(j["gpus"][0]["memory_bytes"], uint64_t{80} << 30);
+  EXPECT_EQ(j["gpus"][0]["driver_cuda_version"], "13.0");
+  EXPECT_EQ(j["gpus"][1]["declared"], true);
+  farm::v1::ListWorkersResponse resp;
+  *resp.add_workers() = w;
+  *resp.add_workers() = SampleWorker();
+  resp.mutable_workers(1)->set_name("grace-2");
+  const std::string text = WorkersTable(resp, absl::FromUnixSeconds(1030));
+  EXPECT_THAT(text, HasSubstr("GPUS"));
+  EXPECT_THAT(text, HasSubstr("sm_90, sm_75 (declared)"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("grace-2 .* - +0/16"));
+}
+
 }  // namespace
 }  // namespace farm::cli

@@ -151,8 +151,17 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   const std::string recipes_dir = ResolveRecipesDir(options.recipes_dir, options.data_dir);
   c->recipe_service_ = std::make_unique<RecipeServiceImpl>(c->rpc_gate_.get(), recipes_dir,
                                                            LoadRecipesLogged(recipes_dir));
+  // Smoke tests install the wheel's run dependencies from this farm's own index too.
+  Coordinator* self = c.get();
+  c->smoke_stage_ = std::make_unique<SmokeStage>(
+      c->builds_.get(), c->scheduler_.get(), c->registry_.get(), [self]() -> std::string {
+        if (self->identity_.http_address.empty()) return "";
+        return absl::StrCat(self->identity_.tls ? "https://" : "http://",
+                            self->identity_.http_address, "/simple/");
+      });
   c->wheel_finisher_ = std::make_unique<WheelFinisher>(
-      c->builds_.get(), c->package_index_.get(), (fs::path(options.data_dir) / "wheels").string());
+      c->builds_.get(), c->package_index_.get(), (fs::path(options.data_dir) / "wheels").string(),
+      c->blob_store_.get(), c->smoke_stage_.get());
   c->wheel_pipeline_ = std::make_unique<WheelPipeline>(
       c->builds_.get(), c->scheduler_.get(), c->registry_.get(), c->blob_store_.get(),
       &c->recipe_service_->recipes(), c->wheel_finisher_.get());

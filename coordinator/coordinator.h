@@ -126,6 +126,7 @@ class Coordinator {
   std::unique_ptr<TokenServiceImpl> token_service_;
   std::unique_ptr<FarmServiceImpl> farm_service_;
   std::unique_ptr<RecipeServiceImpl> recipe_service_;
+  std::unique_ptr<SmokeStage> smoke_stage_;
   std::unique_ptr<WheelFinisher> wheel_finisher_;
   std::unique_ptr<WheelPipeline> wheel_pipeline_;
   std::unique_ptr<grpc::Server> grpc_server_;

@@ -4,6 +4,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "libfarm/gpu/gpu_device.h"
+#include "libfarm/gpu/gpu_probe.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/host/shared_libraries.h"
 #include "libfarm/logging/logger.h"
@@ -87,6 +89,13 @@ absl::StatusOr<farm::v1::WorkerCapabilities> DetectCapabilities(const Capability
         "no CUDA toolkit found{}: this worker can host builds but cannot compile device "
         "code. Fix: install the CUDA toolkit or pass --cuda-path",
         none ? " (--cuda-path none)" : "");
+  }
+  // Declared GPUs stand for the driver's answer: a host where it cannot be asked.
+  std::vector<farm::v1::GpuDevice> gpus =
+      options.declared_gpus.empty() ? ProbeGpus() : options.declared_gpus;
+  for (auto& gpu : gpus) *caps.add_gpus() = std::move(gpu);
+  if (caps.gpus_size() > 0) {
+    log->info("GPUs for smoke tests: {}", GpuSummary(caps.gpus()));
   }
   // Recipes' host_library prerequisites are checked against these when a build is planned.
   std::vector<std::string> toolkit_roots;

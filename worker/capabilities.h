@@ -1,5 +1,5 @@
-// What this worker advertises: platform, size, CUDA toolkits, Python interpreters and the
-// shared libraries its loader knows, detected at start.
+// What this worker advertises: platform, size, CUDA toolkits, Python interpreters, GPUs and
+// the shared libraries its loader knows, detected at start.
 #pragma once
 
 #include <map>
@@ -19,6 +19,8 @@ struct CapabilityOptions {
   // checked (files, nvcc runs here): a named one that fails is an error, a discovered one
   // is skipped with a warning.
   std::vector<std::string> cuda_paths;
+  // GPUs the operator declared (--gpu). Non-empty: advertised instead of asking the driver.
+  std::vector<farm::v1::GpuDevice> declared_gpus;
 };
 
 absl::StatusOr<farm::v1::WorkerCapabilities> DetectCapabilities(const CapabilityOptions& options);

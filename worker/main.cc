@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/synchronization/notification.h"
+#include "libfarm/gpu/gpu_device.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     options.wheel_builds.farm_cc = farm_cc;
   }
   std::string labels_text;
+  std::vector<std::string> gpu_texts;
   std::string log_level = "info";
   std::string cache_size = "10GiB";
   bool no_sandbox = false;
@@ -73,6 +75,9 @@ int main(int argc, char** argv) {
   app.add_option("--labels", labels_text, "k=v,... advertised to the scheduler");
   app.add_option("--cuda-path", options.capabilities.cuda_paths,
                  "CUDA toolkit root(s) to offer (default: discover; 'none': offer none)");
+  app.add_option("--gpu", gpu_texts,
+                 "a GPU of this host, SM[:NAME[:MEMORY]] (e.g. sm_90:H100:80GiB), repeatable: "
+                 "for hosts where the driver cannot be asked; replaces detection");
   app.add_option("--cache-size", cache_size, "bound of the local blob cache (e.g. 10GiB)")
       ->capture_default_str();
   app.add_option("--builds-dir", options.wheel_builds.builds_root,
@@ -110,6 +115,14 @@ int main(int argc, char** argv) {
     return farm::kExitConfig;
   }
   options.capabilities.labels = *labels;
+  for (const auto& text : gpu_texts) {
+    auto gpu = farm::ParseGpuDeclaration(text);
+    if (!gpu.ok()) {
+      log->error("{}", gpu.status().message());
+      return farm::kExitConfig;
+    }
+    options.capabilities.declared_gpus.push_back(*std::move(gpu));
+  }
   options.sandbox = !no_sandbox;
 
   auto worker = farm::worker::Worker::Start(std::move(options));

@@ -142,4 +142,12 @@ std::vector<farm::v1::PythonInterpreter> DetectPythonInterpreters() {
   return FindPythonInterpreters(PythonSearchDirs(env("PATH"), env("HOME"), env("PYENV_ROOT")));
 }
 
+std::vector<std::string> InterpreterPaths(const farm::v1::PythonInterpreter& python) {
+  std::vector<std::string> paths = {std::filesystem::path(python.path()).parent_path().string()};
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(python.path(), ec);
+  if (!ec) paths.push_back(real.parent_path().parent_path().string());
+  return paths;
+}
+
 }  // namespace farm::worker

@@ -30,4 +30,8 @@ std::vector<farm::v1::PythonInterpreter> FindPythonInterpreters(
 // The search above with this process's PATH, HOME and PYENV_ROOT.
 std::vector<farm::v1::PythonInterpreter> DetectPythonInterpreters();
 
+// The interpreter's install (its prefix, where the stdlib is) and the directory it was found
+// in: a sandboxed virtualenv made from it needs both visible.
+std::vector<std::string> InterpreterPaths(const farm::v1::PythonInterpreter& python);
+
 }  // namespace farm::worker

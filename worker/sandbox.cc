@@ -231,6 +231,12 @@ std::vector<std::string> Sandbox::Wrap(const std::vector<std::string>& command,
         break;
     }
   }
+  for (const std::string& raw : mounts.devices) {
+    const std::string path = Normal(raw);
+    if (path == raw && Under(path, "/dev") && path != "/dev") {
+      argv.insert(argv.end(), {"--dev-bind", path, path});
+    }
+  }
   if (!cwd.empty()) argv.insert(argv.end(), {"--chdir", cwd});
   argv.push_back("--");
   argv.insert(argv.end(), command.begin(), command.end());

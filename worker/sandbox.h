@@ -27,6 +27,8 @@ struct SandboxMounts {
   // Empty private directories (tmpfs) at these paths, e.g. a build's $HOME.
   std::vector<std::string> private_dirs;
   bool network = false;  // the host's network (wheel builds' pip and git); else loopback only
+  // Host device nodes shown at their path (a smoke test's /dev/nvidia*); only under /dev.
+  std::vector<std::string> devices;
   // Files shown read-only at a path of their own: {host file, path inside}. Each is shown
   // only where the sandbox has nothing of the host's: outside every mounted directory, or
   // over a regular file of a read-only one; never inside a writable one or /proc, /dev.

@@ -80,6 +80,21 @@ TEST_F(SandboxArgvTest, NetworkOnlyWhenAskedFor) {
   EXPECT_EQ(Find(argv, {"--chdir"}), -1);
 }
 
+// A smoke test sees the GPU: the host's device nodes it names, and only under /dev.
+TEST_F(SandboxArgvTest, DeviceNodesAreBoundOnlyUnderDev) {
+  SandboxMounts mounts;
+  mounts.devices = {"/dev/nvidia0", "/dev/nvidiactl", "/etc/passwd", "/dev/../etc/shadow", "/dev"};
+  const auto argv = Make().Wrap({"true"}, "", mounts);
+  const int dev = Find(argv, {"--dev", "/dev"});
+  EXPECT_GE(dev, 0);
+  EXPECT_GT(Find(argv, {"--dev-bind", "/dev/nvidia0", "/dev/nvidia0"}), dev);
+  EXPECT_GT(Find(argv, {"--dev-bind", "/dev/nvidiactl", "/dev/nvidiactl"}), dev);
+  const std::string joined = absl::StrJoin(argv, " ");
+  EXPECT_THAT(joined, Not(HasSubstr("/etc/passwd")));
+  EXPECT_THAT(joined, Not(HasSubstr("shadow")));
+  EXPECT_EQ(Find(argv, {"--dev-bind", "/dev", "/dev"}), -1);
+}
+
 TEST_F(SandboxArgvTest, SystemReadOnlySymlinksKeptMissingSkipped) {
   const auto argv = Make().Wrap({"true"}, "", {});
   EXPECT_GE(Find(argv, {"--ro-bind", P("usr"), P("usr")}), 0);

@@ -22,6 +22,7 @@
 #include "worker/build_host_environment.h"
 #include "worker/build_log_streamer.h"
 #include "worker/echoed_command.h"
+#include "worker/python_interpreters.h"
 #include "worker/wheel_prerequisites.h"
 
 extern char** environ;
@@ -146,16 +147,6 @@ absl::Status WriteToken(const std::string& path, const std::string& token) {
   ::close(fd);
   if (!written) return absl::InternalError(absl::StrCat("cannot write ", path));
   return absl::OkStatus();
-}
-
-// The interpreter's install (its prefix, where the stdlib is) and the directory it was found
-// in: a virtualenv made from it needs both.
-std::vector<std::string> InterpreterPaths(const farm::v1::PythonInterpreter& python) {
-  std::vector<std::string> paths = {fs::path(python.path()).parent_path().string()};
-  std::error_code ec;
-  const fs::path real = fs::canonical(python.path(), ec);
-  if (!ec) paths.push_back(real.parent_path().parent_path().string());
-  return paths;
 }
 
 void FailCompletion(farm::v1::Completion& completion, const std::string& message,

@@ -72,13 +72,18 @@ class WheelBuildRunner final : public ActionExecutor {
   BuildEnvironments environments_;
 };
 
-// Runs wheel builds with the WheelBuildRunner and every other action with the ActionRunner.
+// Runs wheel builds with the WheelBuildRunner, smoke tests with the SmokeTestRunner and every
+// other action with the ActionRunner.
 class LeaseDispatcher final : public ActionExecutor {
  public:
-  LeaseDispatcher(ActionExecutor* actions, ActionExecutor* wheel_builds)
-      : actions_(actions), wheel_builds_(wheel_builds) {}
+  LeaseDispatcher(ActionExecutor* actions, ActionExecutor* wheel_builds,
+                  ActionExecutor* smoke_tests = nullptr)
+      : actions_(actions), wheel_builds_(wheel_builds), smoke_tests_(smoke_tests) {}
   farm::v1::Completion Execute(const farm::v1::Lease& lease,
                                const std::atomic<bool>& cancel) override {
+    if (lease.action().has_smoke_test() && smoke_tests_ != nullptr) {
+      return smoke_tests_->Execute(lease, cancel);
+    }
     return lease.action().has_wheel_build() ? wheel_builds_->Execute(lease, cancel)
                                             : actions_->Execute(lease, cancel);
   }
@@ -86,6 +91,7 @@ class LeaseDispatcher final : public ActionExecutor {
  private:
   ActionExecutor* const actions_;
   ActionExecutor* const wheel_builds_;
+  ActionExecutor* const smoke_tests_;
 };
 
 }  // namespace farm::worker

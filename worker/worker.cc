@@ -135,7 +135,11 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Start(WorkerOptions options) {
   w->build_stub_ = farm::v1::BuildService::NewStub(channel);
   w->wheel_builds_ = std::make_unique<WheelBuildRunner>(builds, w->runner_.get(), w->cas_.get(),
                                                         w->build_stub_.get());
-  w->dispatcher_ = std::make_unique<LeaseDispatcher>(w->runner_.get(), w->wheel_builds_.get());
+  w->smoke_tests_ = std::make_unique<SmokeTestRunner>(
+      caps_options.work_dir + "/smoke", builds.pythons,
+      std::vector<farm::v1::GpuDevice>(caps->gpus().begin(), caps->gpus().end()), w->runner_.get());
+  w->dispatcher_ = std::make_unique<LeaseDispatcher>(w->runner_.get(), w->wheel_builds_.get(),
+                                                     w->smoke_tests_.get());
   w->daemon_ = std::make_unique<WorkerDaemon>(farm::v1::WorkerService::NewStub(channel),
                                               DaemonOptions{.name = options.name,
                                                             .token = *token,

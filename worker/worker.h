@@ -17,6 +17,7 @@
 #include "worker/blob_cache.h"
 #include "worker/capabilities.h"
 #include "worker/sandbox.h"
+#include "worker/smoke_test_runner.h"
 #include "worker/wheel_build_runner.h"
 #include "worker/work_dir_claim.h"
 #include "worker/worker_daemon.h"
@@ -58,6 +59,7 @@ class Worker {
   std::unique_ptr<ActionRunner> runner_;
   std::unique_ptr<farm::v1::BuildService::Stub> build_stub_;
   std::unique_ptr<WheelBuildRunner> wheel_builds_;
+  std::unique_ptr<SmokeTestRunner> smoke_tests_;
   std::unique_ptr<LeaseDispatcher> dispatcher_;
   std::unique_ptr<WorkerDaemon> daemon_;
 };

@@ -423,6 +423,15 @@ absl::Status BuildRegistry::SetVerification(const std::string& id,
   });
 }
 
+absl::Status BuildRegistry::SetSmoke(const std::string& id,
+                                     const std::vector<farm::v1::SmokeResult>& smoke) {
+  return Mutate(id, [&](Build& b, StateBatch&) {
+    b.clear_smoke();
+    for (const auto& r : smoke) *b.add_smoke() = r;
+    return absl::OkStatus();
+  });
+}
+
 absl::Status BuildRegistry::AddPublished(const std::string& id, const std::string& where) {
   return Mutate(id, [&](Build& b, StateBatch&) {
     if (std::find(b.published_to().begin(), b.published_to().end(), where) ==

@@ -73,6 +73,8 @@ class BuildRegistry final : public ActionObserver {
   absl::Status SetWheel(const std::string& id, const farm::v1::WheelInfo& wheel);
   absl::Status SetVerification(const std::string& id, const farm::v1::Verification& verification);
   absl::Status AddPublished(const std::string& id, const std::string& where);
+  // Replaces the build's smoke test results (one per requested SM).
+  absl::Status SetSmoke(const std::string& id, const std::vector<farm::v1::SmokeResult>& smoke);
   absl::Status SetBuildHost(const std::string& id, const std::string& worker);
   absl::Status SetBuildAction(const std::string& id, const std::string& action_id);
   absl::StatusOr<uint64_t> AppendLog(const std::string& id, absl::string_view data);

@@ -33,11 +33,11 @@ grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
           request->actions_size(), " actions in one call; send at most ", kMaxActionsPerCall));
     }
     for (int i = 0; i < request->actions_size(); ++i) {
-      if (request->actions(i).has_wheel_build()) {
+      if (request->actions(i).has_wheel_build() || request->actions(i).has_smoke_test()) {
         return absl::InvalidArgumentError(
             absl::StrCat("action ", i,
-                         ": wheel builds are queued by the coordinator. Fix: "
-                         "use 'farmctl submit'"));
+                         ": wheel builds and their smoke tests are queued by the coordinator. "
+                         "Fix: use 'farmctl submit'"));
       }
       FARM_RETURN_IF_ERROR(CheckBuildScope(caller, request->actions(i).build_id()));
     }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "libfarm/gpu/gpu_device.h"
 #include "libfarm/host/shared_libraries.h"
 #include "libfarm/status/status_macros.h"
 #include "libfarm/versions/dotted_version.h"
@@ -74,6 +75,10 @@ absl::Status ValidateRequirements(const farm::v1::Requirements& req) {
           absl::StrCat("requirement version '", *v, "' is not a version like 2.35 or 13.0"));
     }
   }
+  if (!req.gpu_sm().empty() && !GpuSm(req.gpu_sm()).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("required GPU '", req.gpu_sm().substr(0, 16), "' is not an SM like sm_90"));
+  }
   if (req.libraries_size() > 64) {
     return absl::InvalidArgumentError("an action requires at most 64 libraries");
   }
@@ -130,6 +135,12 @@ absl::Status CheckRequirements(const farm::v1::Requirements& req,
         return p.version() == req.python_version();
       })) {
     return miss("needs python", req.python_version(), ", has ", PythonVersions(w));
+  }
+  if (!req.gpu_sm().empty() &&
+      std::none_of(w.gpus().begin(), w.gpus().end(),
+                   [&](const farm::v1::GpuDevice& g) { return g.sm() == req.gpu_sm(); })) {
+    return miss("needs a GPU of ", req.gpu_sm(), ", has ",
+                w.gpus().empty() ? "none" : GpuSummary(w.gpus()));
   }
   for (const std::string& lib : req.libraries()) {
     if (std::find(w.libraries().begin(), w.libraries().end(), lib) == w.libraries().end()) {

@@ -61,8 +61,13 @@ farm::v1::Verification VerificationOf(const VerifyReport& report, const ArchList
 
 }  // namespace
 
-WheelFinisher::WheelFinisher(BuildRegistry* builds, PackageIndex* index, std::string work_dir)
-    : builds_(builds), index_(index), work_dir_(std::move(work_dir)) {}
+WheelFinisher::WheelFinisher(BuildRegistry* builds, PackageIndex* index, std::string work_dir,
+                             BlobStore* blobs, SmokeStage* smoke)
+    : builds_(builds),
+      index_(index),
+      work_dir_(std::move(work_dir)),
+      blobs_(blobs),
+      smoke_(smoke) {}
 
 absl::Status WheelFinisher::Fail(const std::string& id, const std::string& reason) {
   builds_->AppendLog(id, absl::StrCat("wheelfarm: ", reason, "\n")).IgnoreError();
@@ -191,9 +196,80 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
     return Fail(id, absl::StrCat("verification failed, not published: ", verification.message()));
   }
 
+  if (plan.has_smoke() && smoke_ != nullptr && blobs_ != nullptr &&
+      current->state() != farm::v1::BUILD_STATE_PUBLISHING) {
+    // The verified wheel waits in the CAS while GPU workers install and test it.
+    auto stored = blobs_->PutFile(retagged->path);
+    if (!stored.ok()) {
+      return Fail(id, absl::StrCat("cannot keep the wheel for its smoke tests: ",
+                                   stored.status().message()));
+    }
+    blobs_->Pin(SmokePinOwner(id), {*stored});
+    if (absl::Status s = smoke_->Start(id, plan, *stored, retagged->filename); !s.ok()) {
+      blobs_->Unpin(SmokePinOwner(id));
+      return Fail(id, absl::StrCat("cannot start the smoke tests: ", s.message()));
+    }
+    FARM_RETURN_IF_ERROR(builds_->SetState(
+        id, farm::v1::BUILD_STATE_VERIFYING,
+        absl::StrCat("smoke testing ", retagged->filename, " on the GPU workers")));
+    return FollowSmoke(id, plan);
+  }
+  return Publish(id, plan, retagged->path, retagged->filename, current->state(), "");
+}
+
+absl::Status WheelFinisher::FollowSmoke(const std::string& id, const farm::v1::BuildPlan& plan) {
+  if (smoke_ == nullptr || blobs_ == nullptr) {
+    return Fail(id, "this coordinator cannot run smoke tests");
+  }
+  auto done = smoke_->Advance(id);
+  if (!done.ok()) return done.status();
+  auto build = builds_->Get(id);
+  if (!build.ok()) return build.status();
+  farm::v1::Digest wheel;
+  wheel.set_hash(build->wheel().sha256());
+  wheel.set_size_bytes(static_cast<int64_t>(build->wheel().size_bytes()));
+  // Pins live in memory: after a coordinator restart this takes the wheel's pin again.
+  blobs_->Pin(SmokePinOwner(id), {wheel});
+  if (!*done) return absl::OkStatus();
+  struct Unpin {
+    BlobStore* blobs;
+    std::string owner;
+    ~Unpin() { blobs->Unpin(owner); }
+  } unpin{blobs_, SmokePinOwner(id)};
+  const std::string summary = SmokeSummary(build->smoke());
+  builds_->AppendLog(id, absl::StrCat("wheelfarm: smoke tests: ", summary, "\n")).IgnoreError();
+  std::vector<std::string> marked;
+  if (absl::Status verdict =
+          SmokeVerdict(plan.smoke(), {build->smoke().begin(), build->smoke().end()}, &marked);
+      !verdict.ok()) {
+    return Fail(id, absl::StrCat("not published: ", verdict.message()));
+  }
+  auto path = blobs_->PathOf(wheel);
+  if (!path.ok()) {
+    return Fail(id, absl::StrCat("the smoke-tested wheel left the CAS: ", path.status().message()));
+  }
+  // Publishers take the file's name as the wheel's: a copy under it.
+  const fs::path dir = fs::path(work_dir_) / id;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  const fs::path copy = dir / build->wheel().filename();
+  fs::copy_file(*path, copy, ec);
+  if (ec) return Fail(id, absl::StrCat("cannot copy the wheel: ", ec.message()));
+  absl::Status published =
+      Publish(id, plan, copy.string(), build->wheel().filename(), build->state(),
+              marked.empty() ? "" : absl::StrCat("; marked: ", absl::StrJoin(marked, "; ")));
+  fs::remove_all(dir, ec);
+  return published;
+}
+
+absl::Status WheelFinisher::Publish(const std::string& id, const farm::v1::BuildPlan& plan,
+                                    const std::string& path, const std::string& filename,
+                                    farm::v1::BuildState state_before, const std::string& note) {
+  auto log = ComponentLogger("coordinator");
   if (absl::Status s = builds_->SetState(id, farm::v1::BUILD_STATE_PUBLISHING,
-                                         absl::StrCat("publishing ", retagged->filename));
-      !s.ok() && current->state() != farm::v1::BUILD_STATE_PUBLISHING) {
+                                         absl::StrCat("publishing ", filename));
+      !s.ok() && state_before != farm::v1::BUILD_STATE_PUBLISHING) {
     return s;
   }
   std::vector<std::string> places;
@@ -202,7 +278,7 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
     if (!publisher.ok()) {
       return Fail(id, absl::StrCat("publishing: ", publisher.status().message()));
     }
-    auto published = (*publisher)->Publish(retagged->path);
+    auto published = (*publisher)->Publish(path);
     if (!published.ok()) {
       return Fail(id, absl::StrCat("publishing to ", (*publisher)->Describe(), ": ",
                                    published.status().message()));
@@ -212,12 +288,12 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
         .IgnoreError();
     places.push_back(published->location);
   }
-  log->info("build {}: {} verified and published to {}", id, retagged->filename,
+  log->info("build {}: {} verified and published to {}", id, filename,
             places.empty() ? "nowhere (the recipe names no target)" : absl::StrJoin(places, ", "));
   return builds_->SetState(
       id, farm::v1::BUILD_STATE_SUCCEEDED,
-      places.empty() ? absl::StrCat(retagged->filename, " verified; the recipe publishes nowhere")
-                     : absl::StrCat(retagged->filename, " verified and published"));
+      places.empty() ? absl::StrCat(filename, " verified; the recipe publishes nowhere", note)
+                     : absl::StrCat(filename, " verified and published", note));
 }
 
 }  // namespace farm::coordinator

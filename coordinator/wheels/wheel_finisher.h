@@ -11,7 +11,9 @@
 
 #include "absl/status/status.h"
 #include "coordinator/builds/build_registry.h"
+#include "coordinator/cas/blob_store.h"
 #include "coordinator/index/package_index.h"
+#include "coordinator/wheels/smoke_stage.h"
 #include "farm/v1/builds.pb.h"
 #include "libfarm/publish/publisher.h"
 
@@ -19,8 +21,11 @@ namespace farm::coordinator {
 
 class WheelFinisher {
  public:
-  // `work_dir`: where retagged wheels are written (<data-dir>/wheels).
-  WheelFinisher(BuildRegistry* builds, PackageIndex* index, std::string work_dir);
+  // `work_dir`: where retagged wheels are written (<data-dir>/wheels). With `smoke` (and
+  // `blobs`, where a wheel waits for its smoke tests), a plan with a [smoke] recipe is smoke
+  // tested between verifying and publishing.
+  WheelFinisher(BuildRegistry* builds, PackageIndex* index, std::string work_dir,
+                BlobStore* blobs = nullptr, SmokeStage* smoke = nullptr);
 
   // Runs verifying -> publishing -> succeeded on build `id`, whose host built the wheel
   // `filename` (as the host named it, checked here), stored at `blob_path`. On any failure
@@ -28,16 +33,29 @@ class WheelFinisher {
   absl::Status Finish(const std::string& id, const farm::v1::BuildPlan& plan,
                       const std::string& blob_path, const std::string& filename);
 
+  // For a build whose smoke tests were started (Build.smoke set): follows them and, once each
+  // SM has its result, applies the recipe's policy: publishes the verified wheel, marked
+  // where a test failed with on_failure = "mark", or fails the build.
+  absl::Status FollowSmoke(const std::string& id, const farm::v1::BuildPlan& plan);
+
   // The publisher for one of a plan's targets.
   absl::StatusOr<std::unique_ptr<Publisher>> PublisherFor(
       const farm::v1::RecipePublishTarget& target) const;
 
  private:
   absl::Status Fail(const std::string& id, const std::string& reason);
+  // publishing -> succeeded: the verified wheel at `path` to each of the plan's targets.
+  // `note` ends the final reason (smoke test problems that only mark the build).
+  absl::Status Publish(const std::string& id, const farm::v1::BuildPlan& plan,
+                       const std::string& path, const std::string& filename,
+                       farm::v1::BuildState state_before, const std::string& note);
+  std::string SmokePinOwner(const std::string& id) const { return id + "/smoke"; }
 
   BuildRegistry* const builds_;
   PackageIndex* const index_;
   const std::string work_dir_;
+  BlobStore* const blobs_;
+  SmokeStage* const smoke_;
 };
 
 }  // namespace farm::coordinator

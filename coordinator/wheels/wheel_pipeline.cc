@@ -85,6 +85,10 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
   farm::v1::BuildPlan& plan = *response.mutable_plan();
   plan = planned->plan;
   FARM_RETURN_IF_ERROR(CheckWheelNameIsFree(plan, builds_->List(0)));
+  // The recipe's [smoke], run between verifying and publishing (smoke_stage.h).
+  if (const auto proto = RecipeToProto(*planned->recipe); proto.has_smoke()) {
+    *plan.mutable_smoke() = proto.smoke();
+  }
 
   const RecipeSource& source = planned->version->source;
   std::vector<farm::v1::InputFile> inputs;
@@ -204,6 +208,13 @@ void WheelPipeline::Advance(const std::string& id) {
     if (finished) {
       absl::MutexLock lock(&mu_);
       active_.erase(id);
+    }
+    return;
+  }
+  // Verified and smoke testing on GPU workers: the finisher follows the tests.
+  if (build->smoke_size() > 0 && build->state() == farm::v1::BUILD_STATE_VERIFYING) {
+    if (absl::Status s = finisher_->FollowSmoke(id, build->plan()); !s.ok()) {
+      log->warn("build {}: {}", id, s.message());
     }
     return;
   }

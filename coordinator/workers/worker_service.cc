@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "libfarm/gpu/gpu_device.h"
 #include "libfarm/host/shared_libraries.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/request_limits.h"
@@ -65,6 +66,7 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
     // The list is the worker's word and lands in every fleet listing: bounded, names only.
     FARM_RETURN_IF_ERROR(ValidateAdvertisedLibraries(
         {request->capabilities().libraries().begin(), request->capabilities().libraries().end()}));
+    FARM_RETURN_IF_ERROR(CheckAdvertisedGpus(request->capabilities()));
     if (request->instance_id().size() > 64) {
       return absl::InvalidArgumentError(
           absl::StrCat("instance_id is ", request->instance_id().size(),
@@ -76,11 +78,11 @@ grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
     ComponentLogger("coordinator")
         ->info(
             "worker '{}' registered from {}{} ({} {}, glibc {}, {} slots, {} CUDA toolkit(s), "
-            "{})",
+            "GPUs {}, {})",
             request->name(), context->peer(), PeerCertificateNote(*context),
             request->capabilities().os(), request->capabilities().cpu_arch(),
             request->capabilities().glibc(), request->capabilities().slots(),
-            request->capabilities().cuda_size(),
+            request->capabilities().cuda_size(), GpuSummary(request->capabilities().gpus()),
             request->capabilities().sandboxed() ? "sandboxed" : "NOT sandboxed");
     response->set_session_id(session);
     response->set_heartbeat_interval_ms(HeartbeatIntervalMs());

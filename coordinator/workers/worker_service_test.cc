@@ -179,6 +179,28 @@ TEST_F(WorkerServiceTest, HostileLibraryListsAreRefused) {
   EXPECT_EQ(registry_->List()[0].capabilities().libraries_size(), 2);
 }
 
+// A worker's GPUs land in every fleet listing and pick where smoke tests run: checked.
+TEST_F(WorkerServiceTest, GpusThatAreNoKnownSmAreRefused) {
+  grpc::ClientContext ctx;
+  AttachToken(ctx, kToken);
+  farm::v1::RegisterRequest req;
+  req.set_name("w1");
+  req.mutable_capabilities()->set_slots(1);
+  req.mutable_capabilities()->add_gpus()->set_sm("sm_9000");
+  farm::v1::RegisterResponse resp;
+  grpc::Status s = stub_->Register(&ctx, req, &resp);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("not a known sm_XY"), std::string::npos) << s.error_message();
+  EXPECT_TRUE(registry_->List().empty());
+
+  grpc::ClientContext again;
+  AttachToken(again, kToken);
+  req.mutable_capabilities()->mutable_gpus(0)->set_sm("sm_90");
+  ASSERT_TRUE(stub_->Register(&again, req, &resp).ok());
+  ASSERT_EQ(registry_->List().size(), 1u);
+  EXPECT_EQ(registry_->List()[0].capabilities().gpus(0).sm(), "sm_90");
+}
+
 TEST_F(WorkerServiceTest, HeartbeatWithUnknownSessionAsksToRegister) {
   farm::v1::HeartbeatResponse resp;
   EXPECT_EQ(Call(&farm::v1::WorkerService::Stub::Heartbeat, kToken,

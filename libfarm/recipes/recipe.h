@@ -121,6 +121,15 @@ struct ArchRules {
   bool Empty() const { return buildable.empty() && !min && ptx && !split_below; }
 };
 
+// [smoke]: run on a GPU worker with the built wheel installed, per requested SM, before the
+// wheel is published.
+struct SmokeSpec {
+  RecipeCommand command;                  // {sm}: the GPU's SM ("sm_90")
+  std::vector<std::string> requirements;  // pip requirements installed with the wheel
+  bool block_on_failure = true;           // on_failure = "block"; false: "mark"
+  bool require_gpu = false;  // an SM no online GPU worker runs fails the build (else: not run)
+};
+
 struct Recipe {
   std::string file;     // path it was loaded from
   std::string name;     // "pytorch": what `farmctl submit pytorch-2.9.1` names; = file stem
@@ -135,6 +144,7 @@ struct Recipe {
   std::vector<PublishTarget> publish;
   SizeEstimate size;
   ArchRules archs;
+  std::optional<SmokeSpec> smoke;
 
   const RecipeVersion* FindVersion(absl::string_view version) const;
   std::vector<std::string> VersionNames() const;

@@ -876,11 +876,61 @@ absl::Status ReadSize(const Where& where, const toml::table& root, Recipe& recip
   return absl::OkStatus();
 }
 
+absl::Status ReadSmoke(const Where& where, const toml::table& root, Recipe& recipe) {
+  auto table = TableAt(where, root, "smoke", "", false);
+  if (!table.ok()) return table.status();
+  if (*table == nullptr) return absl::OkStatus();
+  const toml::table& t = **table;
+  if (absl::Status s =
+          CheckKeys(where, t, "smoke", {"command", "requirements", "on_failure", "require_gpu"});
+      !s.ok()) {
+    return s;
+  }
+  SmokeSpec smoke;
+  const toml::node* command = t.get("command");
+  if (command == nullptr) {
+    return where.Error(t.source(), "smoke.command",
+                       "missing: give the command that tests the installed wheel, e.g. \"python -c "
+                       "'import demo_cuda_ext'\"");
+  }
+  auto parsed = CommandFrom(where, *command, "smoke.command", {"sm"});
+  if (!parsed.ok()) return parsed.status();
+  smoke.command = *parsed;
+  auto requirements = StringArrayAt(where, t, "requirements", "smoke");
+  if (!requirements.ok()) return requirements.status();
+  for (const std::string& r : *requirements) {
+    if (absl::Status s = CheckPlaceholders(r, {"cuda_major"}); !s.ok()) {
+      return where.Error(*t.get("requirements"), "smoke.requirements", s.message());
+    }
+  }
+  smoke.requirements = *requirements;
+  auto on_failure = StringAt(where, t, "on_failure", "smoke", false);
+  if (!on_failure.ok()) return on_failure.status();
+  if (on_failure->has_value()) {
+    if (**on_failure != "block" && **on_failure != "mark") {
+      return where.Error(*t.get("on_failure"), "smoke.on_failure",
+                         absl::StrCat("\"", **on_failure,
+                                      "\" is not a policy: use \"block\" (a failed smoke test "
+                                      "stops publishing) or \"mark\" (publish, marked failed)"));
+    }
+    smoke.block_on_failure = **on_failure == "block";
+  }
+  if (const toml::node* require = t.get("require_gpu"); require != nullptr) {
+    if (!require->is_boolean()) {
+      return where.Error(*require, "smoke.require_gpu",
+                         absl::StrCat("must be true or false, not ", TypeName(require->type())));
+    }
+    smoke.require_gpu = require->as_boolean()->get();
+  }
+  recipe.smoke = std::move(smoke);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root) {
   if (absl::Status s =
           CheckKeys(where, root, "",
                     {"name", "package", "description", "python", "source", "versions", "platform",
-                     "build", "publish", "size", "prerequisites", "archs"});
+                     "build", "publish", "size", "prerequisites", "archs", "smoke"});
       !s.ok()) {
     return s;
   }
@@ -930,6 +980,7 @@ absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root) {
   if (absl::Status s = ReadPublish(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadSize(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadArchs(where, root, recipe); !s.ok()) return s;
+  if (absl::Status s = ReadSmoke(where, root, recipe); !s.ok()) return s;
   return recipe;
 }
 

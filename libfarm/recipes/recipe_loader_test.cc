@@ -147,6 +147,41 @@ TEST(RecipeLoaderTest, StrictNvccIsABooleanThatSurvivesTheProto) {
               {"build.strict_nvcc", "must be true or false, not a string"});
 }
 
+TEST(RecipeLoaderTest, ASmokeSectionIsReadWithItsPolicyDefaults) {
+  auto none = ParseRecipe(kValid, "/recipes/demo.toml");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->smoke.has_value());
+  EXPECT_FALSE(RecipeToProto(*none).has_smoke());
+  auto plain =
+      ParseVariant("[size]", "[smoke]\ncommand = \"python -c 'import demo' {sm}\"\n[size]");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE(plain->smoke.has_value());
+  EXPECT_EQ(plain->smoke->command.shell, "python -c 'import demo' {sm}");
+  EXPECT_TRUE(plain->smoke->block_on_failure);
+  EXPECT_FALSE(plain->smoke->require_gpu);
+  auto marked = ParseVariant(
+      "[size]",
+      "[smoke]\ncommand = [\"python\", \"-m\", \"pytest\"]\nrequirements = [\"pytest\"]\n"
+      "on_failure = \"mark\"\nrequire_gpu = true\n[size]");
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_FALSE(marked->smoke->block_on_failure);
+  EXPECT_TRUE(marked->smoke->require_gpu);
+  const farm::v1::Recipe proto = RecipeToProto(*marked);
+  EXPECT_EQ(proto.smoke().on_failure(), "mark");
+  EXPECT_TRUE(proto.smoke().require_gpu());
+  EXPECT_EQ(proto.smoke().requirements(0), "pytest");
+  EXPECT_EQ(proto.smoke().command().argv(2), "pytest");
+
+  ExpectError(ParseVariant("[size]", "[smoke]\non_failure = \"block\"\n[size]"),
+              {"smoke.command", "missing"});
+  ExpectError(ParseVariant("[size]", "[smoke]\ncommand = \"true\"\non_failure = \"warn\"\n[size]"),
+              {"smoke.on_failure", "\"warn\" is not a policy", "\"mark\""});
+  ExpectError(ParseVariant("[size]", "[smoke]\ncommand = \"true {archs}\"\n[size]"),
+              {"smoke.command", "unknown placeholder {archs}"});
+  ExpectError(ParseVariant("[size]", "[smoke]\ncommand = \"true\"\nrequire_gpu = 1\n[size]"),
+              {"smoke.require_gpu", "must be true or false"});
+}
+
 TEST(RecipeLoaderTest, BadValuesNameTheKeyAndTheFix) {
   ExpectError(ParseVariant("job_memory_gib = 4.5", "job_memory_gib = \"4\""),
               {"build.job_memory_gib", "must be a number"});

@@ -72,6 +72,13 @@ farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
   out.set_job_memory_gib(recipe.build.job_memory_gib);
   out.set_strict_nvcc(recipe.build.strict_nvcc);
   out.set_strict_cc(recipe.build.strict_cc);
+  if (recipe.smoke) {
+    farm::v1::RecipeSmoke* smoke = out.mutable_smoke();
+    CommandToProto(recipe.smoke->command, smoke->mutable_command());
+    for (const std::string& r : recipe.smoke->requirements) smoke->add_requirements(r);
+    smoke->set_on_failure(recipe.smoke->block_on_failure ? "block" : "mark");
+    smoke->set_require_gpu(recipe.smoke->require_gpu);
+  }
   for (const PublishTarget& t : recipe.publish) {
     farm::v1::RecipePublishTarget* p = out.add_publish();
     p->set_kind(t.KindName());

@@ -180,6 +180,10 @@ async function renderHome() {
     return el('tr', {'data-worker': w.name},
       el('td', {}, w.name), el('td', {}, stateBadge(workerState(w))),
       el('td', {}, `${c.os || ''}/${c.cpu_arch || ''}`),
+      el('td', {class: 'gpus'}, (c.gpus || []).length ? (c.gpus || []).map(g => el('div', {},
+         g.sm, g.name ? ` ${g.name}` : '', num(g.memory_bytes) ? ` · ${bytes(g.memory_bytes)}` : '',
+         g.driver_cuda_version ? ` · CUDA ${g.driver_cuda_version}` : '',
+         g.declared ? el('span', {class: 'muted'}, ' (declared)') : '')) : el('span', {class: 'muted'}, '-')),
       el('td', {}, el('span', {class: 'load'}, el('span', {style: `width:${Math.round(100 * load)}%`})),
          `${num(w.slots_in_use)}/${num(c.slots)}`),
       el('td', {}, acts.length ? acts.map(a => el('div', {},
@@ -212,7 +216,7 @@ async function renderHome() {
     el('h2', {}, 'Workers'),
     workerRows.length
       ? el('table', {id: 'workers-table'}, el('thead', {}, el('tr', {},
-          ['Name', 'State', 'Platform', 'Load', 'Running', 'Last seen'].map(h => el('th', {}, h)))),
+          ['Name', 'State', 'Platform', 'GPUs', 'Load', 'Running', 'Last seen'].map(h => el('th', {}, h)))),
           el('tbody', {}, workerRows))
       : el('p', {class: 'muted'}, 'No workers registered.'),
     el('h2', {}, 'Builds'),
@@ -355,6 +359,14 @@ async function renderBuild(id) {
       el('table', {id: 'verification-table'}, el('thead', {}, el('tr', {}, ['Arch', 'Present', 'Size', 'Note'].map(h => el('th', {}, h)))),
          el('tbody', {}, (v.rows || []).map(r => el('tr', {}, el('td', {}, r.arch),
            el('td', {class: r.present ? 'ok' : 'bad'}, r.present ? 'yes' : 'no'), el('td', {}, bytes(r.size_bytes)), el('td', {}, r.note || '')))))] : null,
+    (b.smoke || []).length ? [
+      el('h2', {}, 'Smoke tests'),
+      el('table', {id: 'smoke-table'}, el('thead', {}, el('tr', {}, ['Arch', 'Result', 'GPU', 'Worker', 'Output'].map(h => el('th', {}, h)))),
+         el('tbody', {}, b.smoke.map(r => el('tr', {'data-sm': r.sm},
+           el('td', {}, r.sm), el('td', {class: r.state === 'passed' ? 'ok' : (r.state === 'failed' ? 'bad' : 'muted')}, r.state === 'not run' ? 'not smoke-tested' : r.state),
+           el('td', {}, r.gpu_sm || '-'), el('td', {}, r.worker || '-'),
+           el('td', {}, r.state === 'not run' ? visible(r.reason || '') :
+                        (r.output || r.reason) ? el('pre', {class: r.state === 'failed' ? 'error' : 'log'}, visible(r.output || r.reason)) : '')))))] : null,
     logState.text ? [el('h2', {}, 'Log'), el('pre', {class: 'log', id: 'build-log'}, visible(logState.text))] : null,
   ];
 }

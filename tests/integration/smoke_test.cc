@@ -1,0 +1,200 @@
+// The smoke stage of a wheel build (issue 28): after verification, a worker with a GPU of each
+// requested SM installs the wheel into a fresh environment and runs the recipe's [smoke]
+// command; the recipe's policy decides whether the wheel is published. CI has no GPU, so the
+// worker declares one (--gpu sm_90) and the demo recipe's own smoke command runs its part that
+// needs none (compiled_archs() holds the SM). One farm for the suite: the demo builds are the
+// cost (device compiles are cached after the first).
+#include <cstdlib>
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "tests/support/demo_recipe.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// A smoke command that installs and imports the wheel, then fails with its own words.
+const std::string kFailingSmoke =
+    "[smoke]\ncommand = [\"python\", \"-c\", \"import demo_cuda_ext, sys; "
+    "print('archs', demo_cuda_ext.compiled_archs()); sys.exit('kernel check failed on "
+    "purpose')\"]\n";
+
+class SmokeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // As in submit_test: the workers make the recipe's environment themselves.
+    const char* path = std::getenv("PATH");
+    std::vector<std::string> stock;
+    for (absl::string_view d :
+         absl::StrSplit(path == nullptr ? "/usr/bin:/bin" : path, ':', absl::SkipEmpty())) {
+      if (!fs::exists(fs::path(std::string(d)).parent_path() / "pyvenv.cfg")) stock.emplace_back(d);
+    }
+    setenv("PATH", absl::StrJoin(stock, ":").c_str(), 1);
+    unsetenv("VIRTUAL_ENV");
+    unsetenv("PYTHONPATH");
+    dir_ = new TempDir("smoke-test");
+    const fs::path src = *dir_ / "src";
+    fs::copy(FARM_SOURCE_DIR "/examples/demo-cuda-ext", src, fs::copy_options::recursive);
+    for (const char* leftover : {"build", "dist", "demo_cuda_ext.egg-info"}) {
+      fs::remove_all(src / leftover);
+    }
+    const std::string recipes = *dir_ / "recipes";
+    // Each recipe publishes to its own directory: what is there is what was published.
+    auto recipe = [&](const std::string& name, const std::string& smoke_policy,
+                      const std::string& smoke_section) {
+      fs::create_directories(*dir_ / ("published/" + name));
+      std::string text = DemoRecipe(
+          name,
+          {{FARM_SOURCE_DIR "/examples/demo-cuda-ext", src.string()},
+           {"[[publish]]\nkind = \"builtin\"\n",
+            absl::StrCat("[[publish]]\nkind = \"command\"\ncommand = [\"cp\", \"{wheel}\", \"",
+                         *dir_ / ("published/" + name), "/\"]\n")}});
+      if (!smoke_section.empty()) text = text.substr(0, text.find("[smoke]")) + smoke_section;
+      const size_t smoke = text.find("[smoke]\n");
+      EXPECT_NE(smoke, std::string::npos) << "recipes/demo.toml has no [smoke] section";
+      text.insert(smoke + 8, smoke_policy);
+      WriteText(absl::StrCat(recipes, "/", name, ".toml"), text);
+    };
+    recipe("shipped", "", "");                       // the demo's own smoke test
+    recipe("required", "require_gpu = true\n", "");  // every SM must be tested
+    recipe("blocked", "", kFailingSmoke);            // on_failure = "block", the default
+    recipe("marked", "on_failure = \"mark\"\n", kFailingSmoke);
+
+    auto c = CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", recipes});
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = new CoordinatorProcess(std::move(*c));
+    auto w = WorkerProcess::Start(
+        coordinator_->grpc_address(), coordinator_->token_file(), "gpu1", dir_->path().string(),
+        {"--slots", "2", "--builds-dir", *dir_ / "builds", "--gpu", "sm_90:CI stand-in"});
+    ASSERT_TRUE(w.ok()) << w.status();
+    worker_ = new WorkerProcess(std::move(*w));
+    ASSERT_TRUE(WaitFor(
+        [] {
+          return StateOf(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()),
+                         "gpu1") == "online";
+        },
+        absl::Seconds(30)));
+  }
+
+  static void TearDownTestSuite() {
+    if (worker_ != nullptr) worker_->Stop();
+    delete worker_;
+    worker_ = nullptr;
+    if (coordinator_ != nullptr) coordinator_->Stop();
+    delete coordinator_;
+    coordinator_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  static CommandResult Farmctl(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
+                               coordinator_->token_file()});
+    return RunFarmctl(args);
+  }
+
+  static nlohmann::json BuildJson(const std::string& id) {
+    return nlohmann::json::parse(Farmctl({"--json", "build", id}).stdout_text, nullptr, false);
+  }
+
+  // The smoke result of `sm` in a build's JSON, or {}.
+  static nlohmann::json SmokeOf(const nlohmann::json& build, const std::string& sm) {
+    for (const auto& r : build.value("smoke", nlohmann::json::array())) {
+      if (r.value("sm", "") == sm) return r;
+    }
+    return nlohmann::json::object();
+  }
+
+  static std::vector<std::string> Published(const std::string& recipe) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(*dir_ / ("published/" + recipe))) {
+      names.push_back(e.path().filename().string());
+    }
+    return names;
+  }
+
+  static std::string Log(const std::string& id) { return Farmctl({"logs", id}).stdout_text; }
+
+  static TempDir* dir_;
+  static CoordinatorProcess* coordinator_;
+  static WorkerProcess* worker_;
+};
+
+TempDir* SmokeTest::dir_ = nullptr;
+CoordinatorProcess* SmokeTest::coordinator_ = nullptr;
+WorkerProcess* SmokeTest::worker_ = nullptr;
+
+// sm_90 on the declared GPU: the demo's own smoke command passes there; sm_75 has no GPU
+// worker, so it is reported not smoke-tested and (require_gpu = false) the wheel is published.
+TEST_F(SmokeTest, TheDemoSmokeTestPassesOnTheDeclaredGpuAndAnSmWithoutOneIsNotSmokeTested) {
+  CommandResult r = Farmctl({"submit", "shipped-0.1.0", "--archs", "7.5;9.0", "--wait"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r) << ReadFile(worker_->log_path());
+  EXPECT_THAT(r.stdout_text, HasSubstr("smoke tests"));
+  EXPECT_THAT(r.stdout_text, ::testing::ContainsRegex("sm_90 +passed +sm_90 +gpu1"));
+  EXPECT_THAT(r.stdout_text, ::testing::ContainsRegex("sm_75 +not run"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("sm_75 not smoke-tested: no online GPU worker"));
+  const std::string id = SubmittedBuildId(r);
+  const nlohmann::json build = BuildJson(id);
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2);
+  const nlohmann::json sm90 = SmokeOf(build, "sm_90");
+  EXPECT_EQ(sm90.value("state", ""), "passed") << build.dump(2);
+  EXPECT_EQ(sm90.value("worker", ""), "gpu1");
+  // The command's own output, kept with the build.
+  EXPECT_THAT(sm90.value("output", ""), HasSubstr("has sm_90")) << sm90.dump(2);
+  EXPECT_THAT(sm90.value("output", ""), HasSubstr("kernels not run")) << sm90.dump(2);
+  EXPECT_EQ(SmokeOf(build, "sm_75").value("state", ""), "not run") << build.dump(2);
+  EXPECT_THAT(build.value("reason", ""), HasSubstr("sm_75 was not smoke-tested"));
+  EXPECT_THAT(Log(id), HasSubstr("wheelfarm: smoke test sm_90 on gpu1 (sm_90 GPU): passed"));
+  EXPECT_THAT(Published("shipped"), ::testing::SizeIs(1));
+}
+
+TEST_F(SmokeTest, AnSmNoGpuWorkerHasFailsTheBuildWhenTheRecipeRequiresAGpu) {
+  CommandResult r = Farmctl({"submit", "required-0.1.0", "--archs", "7.5;9.0", "--wait"});
+  EXPECT_NE(r.exit_code, 0) << Output(r);
+  EXPECT_THAT(r.stderr_text + r.stdout_text,
+              HasSubstr("sm_75 was not smoke-tested: no online GPU worker"));
+  EXPECT_THAT(r.stderr_text + r.stdout_text, HasSubstr("require_gpu = true"));
+  const nlohmann::json build = BuildJson(SubmittedBuildId(r));
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_FAILED") << build.dump(2);
+  EXPECT_EQ(SmokeOf(build, "sm_90").value("state", ""), "passed") << build.dump(2);
+  EXPECT_THAT(Published("required"), ::testing::IsEmpty());
+}
+
+TEST_F(SmokeTest, AFailedSmokeTestBlocksPublishingAndShowsTheCommandsOutput) {
+  CommandResult r = Farmctl({"submit", "blocked-0.1.0", "--archs", "9.0", "--wait"});
+  EXPECT_NE(r.exit_code, 0) << Output(r);
+  EXPECT_THAT(r.stderr_text + r.stdout_text, HasSubstr("the smoke test failed on sm_90 (gpu1)"));
+  EXPECT_THAT(r.stdout_text, ::testing::ContainsRegex("sm_90 +FAILED"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("kernel check failed on purpose"));
+  const std::string id = SubmittedBuildId(r);
+  const nlohmann::json build = BuildJson(id);
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_FAILED") << build.dump(2);
+  EXPECT_THAT(build.value("reason", ""), HasSubstr("not published"));
+  EXPECT_THAT(SmokeOf(build, "sm_90").value("output", ""), HasSubstr("archs ['sm_90']"));
+  EXPECT_THAT(Log(id), HasSubstr("kernel check failed on purpose"));
+  EXPECT_THAT(Published("blocked"), ::testing::IsEmpty());
+}
+
+TEST_F(SmokeTest, AFailedSmokeTestOnlyMarksTheBuildWhenThePolicyIsMark) {
+  CommandResult r = Farmctl({"submit", "marked-0.1.0", "--archs", "9.0", "--wait"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  EXPECT_THAT(r.stdout_text, ::testing::ContainsRegex("sm_90 +FAILED"));
+  const nlohmann::json build = BuildJson(SubmittedBuildId(r));
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2);
+  EXPECT_EQ(SmokeOf(build, "sm_90").value("state", ""), "failed");
+  EXPECT_THAT(build.value("reason", ""), HasSubstr("marked: the smoke test failed on sm_90"));
+  EXPECT_THAT(Published("marked"), ::testing::SizeIs(1));
+}
+
+}  // namespace
+}  // namespace farm::testing
