@@ -28,6 +28,9 @@
 #    ("Can't mount proc on /newroot/proc: Operation not permitted"). The command gets a
 #    /proc of its own PID namespace mounted plainly (by unshare(1): needs root), /proc/sys
 #    included. For test hosts only.
+# On an emulated host a process's command line starts with its loader (this bwrap's) or
+# qemu's binfmt interpreter (every aarch64 program's), so a restarted worker's sweep of
+# stale sandboxes, which looks for processes named bwrap, finds none there.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 usage="usage: arm64-host.sh HOST_DIR [--toolkit DIR] [--bin DIR] [--nested-sandbox] -- COMMAND [ARGS...]"
