@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -63,6 +64,32 @@ void DistinguishCopiesByMtime(farm::v1::FileTree& tree) {
       ++rank;
     }
   }
+}
+
+// The scheduler's answer when no online worker qualifies (WhyUnschedulable in
+// coordinator/scheduler/scheduler.cc), said as what the user can change: a worker of the
+// toolchain's CPU that sandboxes its actions. Its own per-worker list follows, cut short: the
+// reason is reported with the call (the coordinator takes at most 1 KiB) and its class, the
+// text before the first ": ", names no worker.
+std::optional<std::string> NoWorkerForToolchain(const std::string& error,
+                                                const std::string& cpu_arch) {
+  std::string detail;
+  if (absl::StartsWith(error, "no worker is online")) {
+    detail = "no worker is online";
+  } else if (absl::StartsWith(error, "no online worker can run this action: ")) {
+    detail = error.substr(std::string("no online worker can run this action: ").size());
+    detail = detail.substr(0, detail.find(". Fix:"));
+  } else {
+    return std::nullopt;
+  }
+  constexpr size_t kMaxDetailBytes = 400;
+  if (detail.size() > kMaxDetailBytes) {
+    detail = absl::StrCat(detail.substr(0, kMaxDetailBytes), "...");
+  }
+  return absl::StrCat("no online ", cpu_arch, " worker with a sandbox to run this ", cpu_arch,
+                      " toolchain: ", detail, ". Fix: start farm-worker on an ", cpu_arch,
+                      " machine with bubblewrap installed and without --no-sandbox, or set "
+                      "FARM_CC_DISABLE=1 to compile here without asking the farm");
 }
 
 }  // namespace
@@ -237,6 +264,9 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   if (!done.ok()) return done.status();
   if (done->size() != 1 || done->front().state() != farm::v1::ACTION_STATE_COMPLETED) {
     const std::string error = done->empty() ? "" : done->front().error();
+    if (std::optional<std::string> none = NoWorkerForToolchain(error, toolchain.cpu_arch)) {
+      return Local(*none);
+    }
     return absl::UnavailableError(
         absl::StrCat("the compile did not run on the farm: ", error.empty() ? "cancelled" : error));
   }

@@ -72,8 +72,12 @@ int Local(const CcInvocation& call, const FarmCcOptions& options, const std::str
   Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
   const std::string source = Source(call);
   if (options.strict) {
+    // A reason that names its own fix keeps it; the generic one would bury it.
+    const bool has_fix = reason.find(". Fix: ") != std::string::npos;
     std::cerr << "farm-cc: strict mode: " << source << " would compile on this host: " << reason
-              << ". Fix: change the call so the farm can run it, or unset FARM_CC_STRICT\n";
+              << (has_fix ? "; or unset FARM_CC_STRICT\n"
+                          : ". Fix: change the call so the farm can run it, or unset "
+                            "FARM_CC_STRICT\n");
     return kStrictLocalExitCode;
   }
   ComponentLogger("farm-cc")->debug("compiling {} here: {}", source, reason);

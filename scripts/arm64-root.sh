@@ -34,7 +34,7 @@ bash "$here/binfmt-aarch64.sh" >&2
 key="$(printf '%s\n' "$suite" "${root_packages[@]}" | sha256sum | cut -c1-12)"
 root="${WHEELFARM_ARM64_ROOT:-$HOME/.cache/wheelfarm/arm64-root-$key}"
 # Mount points of scripts/arm64-host.sh, which binds into the root read-only.
-mount_points=(host opt/wheelfarm/bin opt/cuda)
+mount_points=(host opt/wheelfarm/bin opt/cuda opt/native-bwrap)
 if [ -f "$root/.wheelfarm-complete" ]; then
   for d in "${mount_points[@]}"; do [ -d "$root/$d" ] || $SUDO mkdir -p "$root/$d"; done
   echo "$root"

@@ -42,8 +42,8 @@ int main(int argc, char** argv) {
   options.name = farm::ProbeHost().hostname;
   options.tls = farm::ClientTlsFilesFromEnvironment();
   options.wheel_builds.farm_nvcc = SiblingBinary("farm-nvcc");
-  // Only where it is installed (the aarch64 cross build has none yet): a launcher that is not
-  // there would fail every CMake configure of the host's builds.
+  // Only where it is installed: a launcher that is not there would fail every CMake configure
+  // of the host's builds.
   if (const std::string farm_cc = SiblingBinary("farm-cc"); access(farm_cc.c_str(), X_OK) == 0) {
     options.wheel_builds.farm_cc = farm_cc;
   }

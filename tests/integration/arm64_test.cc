@@ -6,10 +6,13 @@
 //    byte-identical to the same TU compiled entirely on the aarch64 host;
 //  - farmctl submit builds the demo's aarch64 wheel on the mixed fleet: verified,
 //    published, pip-installed inside the arm64 root and run there; PyTorch's plan on the
-//    mixed fleet refuses the root's glibc until the submit raises the ceiling.
+//    mixed fleet refuses the root's glibc until the submit raises the ceiling;
+//  - an aarch64 build host's farm-cc compiles run only on aarch64 workers that sandbox their
+//    actions, byte-identical to its own g++; without one, strict mode refuses naming the fix.
 // Missing pieces (binfmt, root, cross build, toolkit) fail the suite naming the fix.
 #include <filesystem>
 #include <set>
+#include <system_error>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -279,6 +282,97 @@ TEST_F(Arm64Test, PytorchPlansOnTheMixedFleetOnceTheSubmitRaisesTheGlibcCeiling)
   for (const std::string shard : {"sm_75", "sm_90", "sm_121"}) {
     EXPECT_THAT(planned.stdout_text, ::testing::ContainsRegex(shard + " +arm1, x1, x2"))
         << planned.stdout_text;
+  }
+}
+
+// Last in the suite: it adds a sandboxed aarch64 worker, which the build-host choice and the
+// plans of the tests above do not expect.
+TEST_F(Arm64Test, HostCompilesOfAnArm64BuildHostRunOnlyOnSandboxedArm64Workers) {
+  StartArmWorker();  // aarch64 but --no-sandbox: takes no filesystem image action
+  const std::string work = "/host/cc";
+  fs::create_directories(host_->Outside(work + "/sys"));
+  for (const std::string file : {"shapes.cc", "shapes.h", "sys/shapes_sys.h"}) {
+    fs::copy_file(FARM_SOURCE_DIR "/tests/data/cc/" + file, host_->Outside(work + "/" + file),
+                  fs::copy_options::overwrite_existing);
+  }
+  auto token = host_->CopyIn(coordinator_->token_file(), "cc.token");
+  ASSERT_TRUE(token.ok()) << token.status();
+  const std::vector<std::string> flags = {"-DSHAPES_SCALE=3", "-isystem", "sys", "-O2", "-c",
+                                          "shapes.cc"};
+  auto farm_cc = [&](const std::string& build_id) {
+    std::vector<std::string> argv = {"env",
+                                     "-C",
+                                     work,
+                                     "FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                                     "FARM_TOKEN_FILE=" + *token,
+                                     "FARM_BUILD_ID=" + build_id,
+                                     "FARM_CC_STRICT=1",
+                                     "/opt/wheelfarm/bin/farm-cc",
+                                     "g++"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-o", "farm.o"});
+    return argv;
+  };
+
+  // No aarch64 worker sandboxes its actions: the x86_64 workers cannot run the toolchain and
+  // arm1 takes no image action, so strict mode refuses, saying why and what to change.
+  auto refused = host_->Run(farm_cc("arm-cc-none"), absl::Minutes(10));
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->exit_code, 3) << Output(*refused);
+  EXPECT_THAT(refused->stderr_text,
+              HasSubstr("shapes.cc would compile on this host: no online aarch64 worker with a "
+                        "sandbox to run this aarch64 toolchain: "))
+      << Output(*refused);
+  EXPECT_THAT(refused->stderr_text, HasSubstr("x1 needs cpu_arch aarch64, has x86_64"));
+  EXPECT_THAT(refused->stderr_text, HasSubstr("arm1 needs a sandboxed worker"));
+  EXPECT_THAT(refused->stderr_text,
+              HasSubstr("Fix: start farm-worker on an aarch64 machine with bubblewrap installed "
+                        "and without --no-sandbox"));
+  EXPECT_FALSE(fs::exists(host_->Outside(work + "/farm.o")));
+  CommandResult counted = Farmctl({"build", "arm-cc-none"});
+  EXPECT_THAT(counted.stdout_text,
+              HasSubstr("1 ran locally: no online aarch64 worker with a sandbox to run this "
+                        "aarch64 toolchain × 1"))
+      << Output(counted);
+
+  // An aarch64 worker that sandboxes its actions (arm64-host.sh --nested-sandbox) takes them.
+  auto w = host_->StartWorker(coordinator_->grpc_address(), coordinator_->token_file(), "arm2",
+                              {"--slots", "1"}, /*sandboxed=*/true);
+  ASSERT_TRUE(w.ok()) << w.status();
+  WorkerProcess* arm2 = new WorkerProcess(std::move(*w));
+  workers_.push_back(arm2);
+  ASSERT_TRUE(WaitOnline({"arm2"}, absl::Minutes(3))) << ReadFile(arm2->log_path());
+
+  auto f = host_->Run(farm_cc("arm-cc"), absl::Minutes(10));
+  ASSERT_TRUE(f.ok()) << f.status() << FarmView("arm-cc");
+  ASSERT_EQ(f->exit_code, 0) << Output(*f) << FarmView("arm-cc");
+  std::vector<std::string> plain = {"env", "-C", work, "g++"};
+  plain.insert(plain.end(), flags.begin(), flags.end());
+  plain.insert(plain.end(), {"-o", "plain.o"});
+  auto p = host_->Run(plain, absl::Minutes(10));
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->exit_code, 0) << Output(*p);
+  const std::string farm_object = ReadFile(host_->Outside(work + "/farm.o"));
+  ASSERT_FALSE(farm_object.empty());
+  EXPECT_TRUE(farm_object == ReadFile(host_->Outside(work + "/plain.o")))
+      << "farm.o and plain.o differ";
+
+  // Its one action, the "host" shard, ran on arm2 alone.
+  nlohmann::json build = Json(Farmctl({"--json", "build", "arm-cc"}));
+  nlohmann::json host_shard;
+  for (const auto& s : build.value("shards", nlohmann::json::array())) {
+    if (s.value("name", "") == "host") host_shard = s;
+  }
+  ASSERT_TRUE(host_shard.is_object()) << build.dump(2);
+  EXPECT_EQ(host_shard["worker_cpu_archs"], (nlohmann::json{{"arm2", "aarch64"}})) << build.dump(2);
+  CommandResult shown = Farmctl({"build", "arm-cc"});
+  EXPECT_THAT(shown.stdout_text, HasSubstr("1 compile: 1 on workers; none ran locally"))
+      << Output(shown);
+  // No x86_64 worker ever laid out an aarch64 toolchain (nor any other: none came its way).
+  for (const std::string x86 : {"x1", "x2"}) {
+    std::error_code ec;
+    const fs::path toolchains = dir_->path() / x86 / "toolchains";
+    EXPECT_TRUE(!fs::exists(toolchains) || fs::is_empty(toolchains, ec)) << toolchains;
   }
 }
 

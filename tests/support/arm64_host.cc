@@ -60,9 +60,11 @@ absl::StatusOr<Arm64Host> Arm64Host::Create(const std::string& dir) {
   return host;
 }
 
-std::vector<std::string> Arm64Host::Command(const std::vector<std::string>& argv) const {
-  std::vector<std::string> out = {"bash", Script("arm64-host.sh"), dir_, "--toolkit", toolkit_,
-                                  "--"};
+std::vector<std::string> Arm64Host::Command(const std::vector<std::string>& argv,
+                                            bool nested_sandbox) const {
+  std::vector<std::string> out = {"bash", Script("arm64-host.sh"), dir_, "--toolkit", toolkit_};
+  if (nested_sandbox) out.push_back("--nested-sandbox");
+  out.push_back("--");
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }
@@ -87,20 +89,29 @@ absl::StatusOr<std::string> Arm64Host::CopyIn(const std::string& outside,
   return absl::StrCat("/host/", name);
 }
 
-absl::StatusOr<WorkerProcess> Arm64Host::StartWorker(
-    const std::string& coordinator, const std::string& token_file, const std::string& name,
-    const std::vector<std::string>& extra_args) const {
+absl::StatusOr<WorkerProcess> Arm64Host::StartWorker(const std::string& coordinator,
+                                                     const std::string& token_file,
+                                                     const std::string& name,
+                                                     const std::vector<std::string>& extra_args,
+                                                     bool sandboxed) const {
   auto token = CopyIn(token_file, name + ".token");
   if (!token.ok()) return token.status();
-  std::vector<std::string> argv = {"/opt/wheelfarm/bin/farm-worker", "--coordinator", coordinator,
-                                   "--token-file", *token, "--name", name, "--work-dir",
-                                   absl::StrCat("/host/", name), "--cuda-path", "/opt/cuda",
-                                   // The emulated host is itself a bubblewrap sandbox
-                                   // (arm64-host.sh) whose root has no bwrap: said explicitly,
-                                   // and shown as such in farmctl workers.
-                                   "--no-sandbox"};
+  std::vector<std::string> argv = {"/opt/wheelfarm/bin/farm-worker",
+                                   "--coordinator",
+                                   coordinator,
+                                   "--token-file",
+                                   *token,
+                                   "--name",
+                                   name,
+                                   "--work-dir",
+                                   absl::StrCat("/host/", name),
+                                   "--cuda-path",
+                                   "/opt/cuda"};
+  // Unsandboxed, said explicitly and shown as such in farmctl workers: the emulated host is
+  // itself a bubblewrap sandbox, and nesting one takes arm64-host.sh's --nested-sandbox.
+  if (!sandboxed) argv.push_back("--no-sandbox");
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  return WorkerProcess::Spawn(Command(argv), absl::StrCat(dir_, "/", name, ".log"));
+  return WorkerProcess::Spawn(Command(argv, sandboxed), absl::StrCat(dir_, "/", name, ".log"));
 }
 
 }  // namespace farm::testing

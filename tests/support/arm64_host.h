@@ -23,8 +23,11 @@ class Arm64Host {
   // under ~/.cache/wheelfarm/toolkits.
   static absl::StatusOr<Arm64Host> Create(const std::string& dir);
 
-  // argv wrapped to run inside the host, the toolkit mounted at /opt/cuda.
-  std::vector<std::string> Command(const std::vector<std::string>& argv) const;
+  // argv wrapped to run inside the host, the toolkit mounted at /opt/cuda. With
+  // `nested_sandbox`, a farm-worker inside can sandbox its actions (arm64-host.sh's
+  // --nested-sandbox: this machine's bwrap, a /proc of its own).
+  std::vector<std::string> Command(const std::vector<std::string>& argv,
+                                   bool nested_sandbox = false) const;
   // Runs a command inside the host to completion.
   absl::StatusOr<CommandResult> Run(const std::vector<std::string>& argv,
                                     absl::Duration timeout) const;
@@ -34,10 +37,12 @@ class Arm64Host {
   absl::StatusOr<std::string> CopyIn(const std::string& outside, const std::string& name) const;
 
   // An aarch64 farm-worker on this host, joining `coordinator` (on loopback) with the
-  // coordinator's token, offering the toolkit at /opt/cuda.
+  // coordinator's token, offering the toolkit at /opt/cuda; with --no-sandbox unless
+  // `sandboxed` (then it takes filesystem image actions: farm-cc's compiles).
   absl::StatusOr<WorkerProcess> StartWorker(const std::string& coordinator,
                                             const std::string& token_file, const std::string& name,
-                                            const std::vector<std::string>& extra_args = {}) const;
+                                            const std::vector<std::string>& extra_args = {},
+                                            bool sandboxed = false) const;
 
   const std::string& dir() const { return dir_; }
   const std::string& toolkit() const { return toolkit_; }
