@@ -377,6 +377,7 @@ absl::StatusOr<Build> BuildRegistry::CreateWheelBuild(const WheelBuildSpec& spec
   FARM_RETURN_IF_ERROR(store_->Put(Table::kBuilds, id, b));
   absl::MutexLock lock(&mu_);
   builds_[id].record = b;
+  b.clear_waiting_action();  // as Get shows it
   return b;
 }
 
