@@ -205,6 +205,13 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
   if (!b.reason().empty()) absl::StrAppend(&out, ": ", EscapeTerminalText(b.reason()));
   absl::StrAppend(&out, "\n");
   if (!b.archs().empty()) absl::StrAppend(&out, "archs      ", absl::StrJoin(b.archs(), " "), "\n");
+  if (!b.stack_id().empty()) {
+    absl::StrAppend(&out, "stack      ", b.stack_id(),
+                    b.depends_on().empty()
+                        ? std::string()
+                        : absl::StrCat(", after builds ", absl::StrJoin(b.depends_on(), ", ")),
+                    "\n");
+  }
   absl::StrAppend(&out, "actions    ", t.done, "/", t.total, " done, ", t.running, " running, ",
                   t.queued, " queued, ", t.failed, " failed, ", t.cached, " from cache\n");
   if (IsSet(b.submitted_at())) {
@@ -384,6 +391,22 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
     }
     absl::StrAppend(&out, "prereq     ", pre.name(), pre.version().empty() ? "" : " ",
                     pre.version(), ": ", where, "\n");
+  }
+  // Each build dependency and where it comes from: a package index, or the farm's own
+  // wheels (farm_requirements), published already or by an earlier build of the stack.
+  for (const auto& d : p.build_dependencies()) {
+    std::string where;
+    if (d.source() == "farm") {
+      where = absl::StrCat("farm: ", d.project(), " ", d.wheel_version(), " (build ", d.build_id(),
+                           "), from the farm's index ", d.index_path());
+    } else if (d.source() == "stack") {
+      where = absl::StrCat("farm: ", d.project(), " ", d.wheel_version(),
+                           ", built first by this stack's ", d.stack_recipe(),
+                           ", from the farm's index ", d.index_path());
+    } else {
+      where = "package index (PyPI, or the build host's PIP_INDEX_URL)";
+    }
+    absl::StrAppend(&out, "build dep  ", d.requirement(), ": ", where, "\n");
   }
   if (p.has_size_estimate()) {
     absl::StrAppend(&out, "wheel size ~", absl::StrFormat("%.1f", p.estimated_wheel_mib()),

@@ -1,4 +1,5 @@
 // farmctl submit RECIPE-VERSION --archs LIST: builds a verified wheel on the farm.
+// farmctl submit A B C --archs LIST (or --stack FILE): a stack, built in dependency order.
 //   --dry-run   print the plan (toolkit, build host, eligible workers per arch shard) only
 //   --source    upload this tree instead of the recipe's default
 //   --cpu-arch, --glibc-max, --python  the wheel's CPU arch, glibc ceiling and Python
@@ -7,13 +8,16 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/build_follower.h"
 #include "cli/build_view.h"
 #include "cli/command_support.h"
+#include "cli/text_table.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/client/build_client.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/files/source_tree_walk.h"
+#include "libfarm/recipes/stack_file.h"
 #include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/exit_code.h"
 #include "libfarm/text/utf8.h"
@@ -22,7 +26,8 @@ namespace farm::cli {
 namespace {
 
 struct SubmitOptions {
-  std::string recipe;
+  std::vector<std::string> recipes;
+  std::string stack_file;
   std::string archs;
   std::string source;
   bool dry_run = false;
@@ -79,11 +84,122 @@ absl::Status UploadSource(const GlobalOptions& global, const std::string& dir,
   return absl::OkStatus();
 }
 
-int RunSubmit(const SubmitOptions& o, const GlobalOptions& global) {
+// One line per build of a stack: the package, its build, its state and why.
+std::string StackReport(const std::vector<farm::v1::Build>& builds) {
+  TextTable table({"PACKAGE", "BUILD", "STATE", "REASON"});
+  for (const auto& b : builds) {
+    table.AddRow({absl::StrCat(b.package(), " ", b.version()), b.id(), BuildStateName(b.state()),
+                  b.reason()});
+  }
+  return table.Render();
+}
+
+int RunStack(const SubmitOptions& o, const GlobalOptions& global, BuildClient& client,
+             const farm::v1::SubmitBuildRequest& request) {
+  auto response = client.SubmitBuild(request);
+  if (!response.ok()) return Fail(response.status());
+  if (global.json && (o.dry_run || !o.wait)) {
+    PrintJson(ProtoToJson(*response));
+    return kExitOk;
+  }
+  const int n = response->stack_size();
+  if (o.dry_run) {
+    std::cout << "dry run: nothing was queued\nstack of " << n << " packages for "
+              << request.archs() << ", in build order:\n";
+    for (int i = 0; i < n; ++i) {
+      const auto& plan = response->stack(i).plan();
+      std::cout << "\n== " << i + 1 << "/" << n << " " << plan.recipe() << "-" << plan.version()
+                << " ==\n"
+                << PlanReport(plan);
+    }
+    return kExitOk;
+  }
+  if (!global.json) {
+    std::cout << "submitted stack " << response->stack_id() << ": " << n
+              << " builds, in build order\n";
+    for (const auto& m : response->stack()) {
+      std::vector<std::string> after;
+      for (const auto& d : m.plan().build_dependencies()) {
+        if (d.source() == "stack") after.push_back(d.stack_recipe());
+      }
+      std::cout << "  " << m.plan().recipe() << "-" << m.plan().version() << "  build "
+                << m.build().id()
+                << (after.empty() ? std::string()
+                                  : absl::StrCat(" (after ", absl::StrJoin(after, ", "), ")"))
+                << "\n";
+    }
+  }
+  if (!o.wait) {
+    std::cout << "follow them with: farmctl builds, farmctl watch ID\n";
+    return kExitOk;
+  }
+  // Each in build order: a build waiting for an earlier one is followed after it.
+  std::vector<farm::v1::Build> ended;
+  for (const auto& m : response->stack()) {
+    if (!global.json) std::cout << "\n" << m.plan().recipe() << "-" << m.plan().version() << ":\n";
+    auto build = FollowBuild(client, m.build().id(), global, o.interval);
+    if (!build.ok()) return Fail(build.status());
+    ended.push_back(*build);
+  }
+  bool all = true;
+  for (const auto& b : ended) all = all && b.state() == farm::v1::BUILD_STATE_SUCCEEDED;
+  if (!global.json) {
+    std::cout << "\n";
+    for (const auto& b : ended) std::cout << BuildReport(b, absl::Now()) << "\n";
+    std::cout << "stack " << response->stack_id() << ":\n" << StackReport(ended);
+    std::vector<std::string> hints;
+    for (const auto& b : ended) {
+      if (const std::string hint = PipInstallHint(b); !hint.empty()) hints.push_back(hint);
+    }
+    if (!hints.empty()) {
+      std::cout << "\ninstall them with:\n  " << absl::StrJoin(hints, "\n  ") << "\n";
+    }
+  }
+  if (all) return kExitOk;
+  std::cerr << "farmctl: stack " << response->stack_id()
+            << ": not every package was built; see 'farmctl logs ID' for each failed one\n";
+  return kExitFailure;
+}
+
+int RunSubmit(SubmitOptions o, const GlobalOptions& global) {
+  if (!o.stack_file.empty()) {
+    if (!o.recipes.empty()) {
+      return Fail(absl::InvalidArgumentError(
+          "both RECIPE-VERSION and --stack given. Fix: name the packages in one place"));
+    }
+    auto file = LoadStackFile(o.stack_file);
+    if (!file.ok()) return Fail(file.status());
+    o.recipes = file->packages;
+    if (o.archs.empty()) o.archs = file->archs;
+  }
+  if (o.recipes.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "no package named. Fix: farmctl submit RECIPE-VERSION [RECIPE-VERSION ...] --archs LIST, "
+        "or --stack FILE"));
+  }
+  if (o.archs.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "no archs given. Fix: pass --archs, e.g. --archs \"7.5;9.0;12.1\" (or archs = \"...\" in "
+        "the stack file)"));
+  }
   auto client = BuildClient::Connect(ChoiceOf(global));
   if (!client.ok()) return Fail(client.status());
   farm::v1::SubmitBuildRequest request;
-  request.set_recipe(o.recipe);
+  if (o.recipes.size() > 1 || !o.stack_file.empty()) {
+    if (!o.source.empty()) {
+      return Fail(absl::InvalidArgumentError(
+          "--source goes with one package; a stack builds each recipe's own source. Fix: "
+          "submit the package with --source on its own"));
+    }
+    for (const auto& r : o.recipes) request.add_stack(r);
+    request.set_archs(o.archs);
+    request.set_dry_run(o.dry_run);
+    request.set_cpu_arch(o.cpu_arch);
+    request.set_glibc_max(o.glibc_max);
+    request.set_python(o.python);
+    return RunStack(o, global, **client, request);
+  }
+  request.set_recipe(o.recipes.front());
   request.set_archs(o.archs);
   request.set_dry_run(o.dry_run);
   request.set_cpu_arch(o.cpu_arch);
@@ -134,10 +250,14 @@ int RunSubmit(const SubmitOptions& o, const GlobalOptions& global) {
 void AddSubmitCommand(CLI::App& app, CliContext& ctx) {
   auto* cmd = app.add_subcommand("submit", "build a verified wheel for a list of CUDA archs");
   auto o = std::make_shared<SubmitOptions>();
-  cmd->add_option("RECIPE-VERSION", o->recipe, "e.g. pytorch-2.9.1 (see 'farmctl recipes')")
-      ->required();
-  cmd->add_option("--archs", o->archs, "CUDA archs, e.g. \"7.5;9.0;12.1\" (TORCH_CUDA_ARCH_LIST)")
-      ->required();
+  cmd->add_option("RECIPE-VERSION", o->recipes,
+                  "e.g. pytorch-2.9.1 (see 'farmctl recipes'); several: a stack, built in "
+                  "dependency order for one arch set");
+  cmd->add_option("--stack", o->stack_file,
+                  "a stack file: packages = [\"pytorch-2.9.1\", ...], optional archs = \"...\"");
+  cmd->add_option("--archs", o->archs,
+                  "CUDA archs, e.g. \"7.5;9.0;12.1\" (TORCH_CUDA_ARCH_LIST); required unless the "
+                  "stack file gives them");
   cmd->add_option("--source", o->source, "upload this source tree instead of the recipe's");
   cmd->add_flag("--dry-run", o->dry_run, "print the plan; queue nothing");
   cmd->add_option("--cpu-arch", o->cpu_arch,

@@ -227,6 +227,9 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
     c->identity_.http_address = c->http_server_->address();
     c->package_index_->SetBaseUrl(
         absl::StrCat(c->identity_.tls ? "https://" : "http://", c->identity_.http_address));
+    // Build hosts install farm wheels (farm_requirements) from this index.
+    c->wheel_pipeline_->SetIndexUrl(
+        absl::StrCat(c->identity_.tls ? "https://" : "http://", c->identity_.http_address));
     WarnIfPlainBeyondLoopback(c->identity_.http_address, "HTTP", c->identity_.tls);
   }
 

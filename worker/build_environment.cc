@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "libfarm/files/file_lock.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/net/address.h"
 #include "libfarm/process/output_tail.h"
 #include "libfarm/recipes/python_environment.h"
 #include "worker/echoed_command.h"
@@ -75,9 +76,9 @@ std::string BuildEnvironments::RequirementsLine(const std::vector<std::string>& 
   return absl::StrCat("[python] requirements = [", absl::StrJoin(quoted, ", "), "]");
 }
 
-std::string BuildEnvironments::FailedRequirementsLine(const Recipe& recipe,
-                                                      const ToolkitVersion& cuda,
-                                                      const std::string& pip_output) {
+std::string BuildEnvironments::FailedRequirementsLine(
+    const Recipe& recipe, const ToolkitVersion& cuda, const std::string& pip_output,
+    const std::vector<FarmWheelInstall>& farm_wheels) {
   // pip names the requirement it could not satisfy on its ERROR lines, specifiers reordered
   // ("nvidia-nccl-cu13<2.28,>=2.27.5"): match the project name.
   std::string errors;
@@ -86,6 +87,13 @@ std::string BuildEnvironments::FailedRequirementsLine(const Recipe& recipe,
       absl::StrAppend(&errors, absl::AsciiStrToLower(line), "\n");
   }
   std::vector<std::string> named;
+  for (const FarmWheelInstall& w : farm_wheels) {
+    auto project = RequirementProjectName(w.requirement);
+    if (project.ok() && absl::StrContains(errors, absl::AsciiStrToLower(*project))) {
+      named.push_back(absl::StrCat("the farm's wheel ", w.requirement, " from ", w.index_url,
+                                   " (farm_requirements in ", recipe.file, ")"));
+    }
+  }
   for (const Prerequisite& p : recipe.prerequisites) {
     if (!p.FromWheel()) continue;
     auto wheel = PrerequisiteWheelFor(p, cuda);
@@ -105,17 +113,64 @@ std::string BuildEnvironments::FailedRequirementsLine(const Recipe& recipe,
 }
 
 std::string BuildEnvironments::StepScript(const std::string& python, const std::string& dir,
-                                          const std::vector<std::string>& requirements) {
+                                          const std::vector<std::string>& requirements,
+                                          const std::vector<FarmWheelInstall>& farm_wheels) {
   std::string script = "set -e\nexec 2>&1\n";
   AppendEchoedCommand(script, {python, "-m", "venv", dir});
-  if (!requirements.empty()) {
+  std::vector<std::string> all = requirements;
+  for (const FarmWheelInstall& w : farm_wheels) {
+    // The farm's file and no other: only its index (the pin carries the farm's whole label,
+    // which no public index has), none of the host's pip sources, no sdist, no cache.
+    std::vector<std::string> pip = {dir + "/bin/python",
+                                    "-m",
+                                    "pip",
+                                    "--isolated",
+                                    "install",
+                                    "--no-input",
+                                    "--progress-bar",
+                                    "off",
+                                    "--disable-pip-version-check",
+                                    "--no-cache-dir",
+                                    "--no-deps",
+                                    "--only-binary",
+                                    ":all:",
+                                    "--index-url",
+                                    w.index_url};
+    if (!w.ca_file.empty()) pip.insert(pip.end(), {"--cert", w.ca_file});
+    if (absl::StartsWith(w.index_url, "http://")) {
+      // pip refuses plain HTTP beyond loopback unless told the host is trusted; the farm's
+      // index is plain HTTP unless the coordinator runs TLS.
+      absl::string_view host = absl::string_view(w.index_url).substr(7);
+      host = host.substr(0, host.find('/'));
+      pip.insert(pip.end(), {"--trusted-host", std::string(host)});
+    }
+    pip.push_back("--");
+    pip.push_back(w.requirement);
+    AppendEchoedCommand(script, pip);
+    all.push_back(w.requirement);  // installed: this resolve adds only its dependencies
+  }
+  if (!all.empty()) {
     // "--" ends pip's options: a requirement is never read as one (--index-url=...).
     std::vector<std::string> pip = {dir + "/bin/python", "-m",  "pip", "install", "--no-input",
                                     "--progress-bar",    "off", "--"};
-    pip.insert(pip.end(), requirements.begin(), requirements.end());
+    pip.insert(pip.end(), all.begin(), all.end());
     AppendEchoedCommand(script, pip);
   }
   return script;
+}
+
+std::string BuildEnvironments::FarmIndexBase(const std::string& url,
+                                             const std::string& coordinator) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const size_t start = scheme + 3;
+  const size_t end = url.find('/', start);
+  auto at = ParseHostPort(url.substr(start, end == std::string::npos ? end : end - start));
+  auto dialed = ParseHostPort(coordinator);
+  if (!at.ok() || !dialed.ok()) return url;
+  if (at->host != "0.0.0.0" && at->host != "::" && !at->host.empty()) return url;
+  return absl::StrCat(url.substr(0, start), FormatHostPort({dialed->host, at->port}),
+                      end == std::string::npos ? "" : url.substr(end));
 }
 
 void BuildEnvironments::Activate(const std::string& dir, const std::string& pip_cache,
@@ -189,6 +244,23 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
   auto contents = EnvironmentContentsFor(request.recipe, request.cuda);
   if (!contents.ok()) {
     FailStep(completion, std::string(contents.status().message()), note);
+    return completion;
+  }
+  std::vector<FarmWheelInstall> farm_wheels;
+  for (const farm::v1::FarmWheel& w : request.farm_wheels) {
+    contents->farm_wheels.push_back(FarmWheelEntry(w.requirement(), w.index_path()));
+    std::string base = request.farm_index_url;
+    while (absl::EndsWith(base, "/")) base.pop_back();
+    farm_wheels.push_back(
+        {.requirement = w.requirement(),
+         .index_url = absl::StrCat(base, w.index_path()),
+         .ca_file = absl::StartsWith(base, "https://") ? request.farm_index_ca : std::string()});
+  }
+  if (!farm_wheels.empty() && request.farm_index_url.empty()) {
+    FailStep(completion,
+             "the coordinator sent farm wheels to install but no index URL (it serves no "
+             "HTTP). Fix: start the coordinator with --http-listen",
+             note);
     return completion;
   }
   const std::string key =
@@ -265,10 +337,16 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
   const fs::path made = base / "env";
   note(absl::StrCat("wheelfarm: making the build environment ", link.string(), ": ", described,
                     "\n"));
+  for (size_t i = 0; i < farm_wheels.size(); ++i) {
+    note(absl::StrCat("wheelfarm: farm requirement ", farm_wheels[i].requirement,
+                      " from the farm's index ", farm_wheels[i].index_url, " (",
+                      request.farm_wheels[i].origin(), ")\n"));
+  }
   farm::v1::Action step;
   step.add_argv("/bin/sh");
   step.add_argv("-c");
-  step.add_argv(StepScript(request.python.path(), made.string(), contents->requirements));
+  step.add_argv(
+      StepScript(request.python.path(), made.string(), contents->requirements, farm_wheels));
   std::map<std::string, std::string> env = request.env;
   ScrubPythonVariables(pip_cache, env);
   env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1";
@@ -291,11 +369,11 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
     // The step merges stderr into stdout: pip's message is at the end of it.
     const std::string output = TailLines(result->stdout_tail(), 20);
     const std::string why =
-        venv_made ? absl::StrCat(
-                        "pip could not install ",
-                        FailedRequirementsLine(request.recipe, request.cuda, result->stdout_tail()),
-                        ". Fix: correct the requirement in the recipe, or make it "
-                        "installable from this host's package index (PIP_INDEX_URL)")
+        venv_made ? absl::StrCat("pip could not install ",
+                                 FailedRequirementsLine(request.recipe, request.cuda,
+                                                        result->stdout_tail(), farm_wheels),
+                                 ". Fix: correct the requirement in the recipe, or make it "
+                                 "installable from this host's package index (PIP_INDEX_URL)")
                   : absl::StrCat("could not make a virtualenv with ", request.python.path(),
                                  ". Fix: install python", request.python.version(),
                                  "-venv (or the venv module) on this host");

@@ -46,6 +46,18 @@ struct EnvironmentRequest {
   // What the step sees in the sandbox besides the system, the directory it makes the
   // environment in and pip's cache: the interpreter, the network, a private $HOME.
   SandboxMounts mounts;
+  // The farm's own wheels the recipe's farm_requirements planned, installed first, each from
+  // its arch set's index under `farm_index_url` ("http://127.0.0.1:7421") and nowhere else.
+  std::vector<farm::v1::FarmWheel> farm_wheels;
+  std::string farm_index_url;
+  std::string farm_index_ca;  // the coordinator's CA (--tls-ca), for an https index
+};
+
+// One farm wheel install of the environment step.
+struct FarmWheelInstall {
+  std::string requirement;  // "torch==2.9.1+cu130.sm75"
+  std::string index_url;    // "http://127.0.0.1:7421/sm75/simple/"
+  std::string ca_file;      // for an https index; "" otherwise
 };
 
 // An environment ready for a build.
@@ -71,8 +83,17 @@ class BuildEnvironments {
 
   // The /bin/sh script of the step: `python -m venv DIR`, then (if there are requirements)
   // DIR/bin/python -m pip install -- REQUIREMENTS, each echoed, stopping at the first failure.
+  // Farm wheels go first, each alone from its farm index: pip --isolated (no PIP_INDEX_URL,
+  // PIP_EXTRA_INDEX_URL or PIP_FIND_LINKS of the host), --no-deps, binary only; then they are
+  // named again with the requirements, already installed, so pip adds their dependencies.
   static std::string StepScript(const std::string& python, const std::string& dir,
-                                const std::vector<std::string>& requirements);
+                                const std::vector<std::string>& requirements,
+                                const std::vector<FarmWheelInstall>& farm_wheels = {});
+
+  // The farm index's base URL as this host reaches it: a wildcard host (0.0.0.0, [::]), which
+  // a coordinator listening everywhere reports, becomes the host of `coordinator` (the gRPC
+  // address the worker dials).
+  static std::string FarmIndexBase(const std::string& url, const std::string& coordinator);
 
   // The environment variables a build in the environment at `dir` runs with, applied to
   // `env`: its bin first on PATH (and no other virtualenv on it), VIRTUAL_ENV set,
@@ -94,7 +115,8 @@ class BuildEnvironments {
   // What pip could not install, from its ERROR lines: the wheel prerequisites they name (with
   // the requirement for `cuda` and the recipe line), else the [python] requirements line.
   static std::string FailedRequirementsLine(const Recipe& recipe, const ToolkitVersion& cuda,
-                                            const std::string& pip_output);
+                                            const std::string& pip_output,
+                                            const std::vector<FarmWheelInstall>& farm_wheels = {});
 
  private:
   // No other virtualenv's or Python's variables; PIP_CACHE_DIR is `pip_cache`.

@@ -74,6 +74,44 @@ TEST(BuildEnvironmentTest, StepScriptKeepsHostileRequirementsAsPipArgumentsAfter
   fs::remove_all(dir);
 }
 
+// A farm wheel is installed first, alone, from the farm's index only (the host's pip
+// sources dropped by --isolated), then named again with the requirements so pip adds its
+// dependencies.
+TEST(BuildEnvironmentTest, StepScriptInstallsFarmWheelsFromTheFarmsIndexOnlyFirst) {
+  const fs::path dir = fs::temp_directory_path() / "build-env-farm-script-test";
+  fs::remove_all(dir);
+  WriteExecutable(dir / "env" / "bin" / "python",
+                  "#!/bin/sh\necho \"PIP_FIND_LINKS=$PIP_FIND_LINKS\"\nprintf '%s|' \"$@\"\n"
+                  "echo\n");
+  const std::string env = (dir / "env").string();
+  const std::string script = BuildEnvironments::StepScript(
+      "/bin/true", env, {"wheel"},
+      {{.requirement = "torch==2.9.1+cu130.sm75",
+        .index_url = "http://10.0.0.5:7421/sm75/simple/"}});
+  auto r = RunCommand({"/bin/sh", "-c", script}, absl::Seconds(10));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0) << r->stdout_text;
+  const size_t farm = r->stdout_text.find(
+      "-m|pip|--isolated|install|--no-input|--progress-bar|off|--disable-pip-version-check|"
+      "--no-cache-dir|--no-deps|--only-binary|:all:|--index-url|http://10.0.0.5:7421/sm75/"
+      "simple/|--trusted-host|10.0.0.5:7421|--|torch==2.9.1+cu130.sm75|");
+  const size_t rest = r->stdout_text.find(
+      "-m|pip|install|--no-input|--progress-bar|off|--|wheel|torch==2.9.1+cu130.sm75|");
+  ASSERT_NE(farm, std::string::npos) << r->stdout_text;
+  ASSERT_NE(rest, std::string::npos) << r->stdout_text;
+  EXPECT_LT(farm, rest);
+  fs::remove_all(dir);
+}
+
+TEST(BuildEnvironmentTest, AWildcardIndexHostBecomesTheCoordinatorsHost) {
+  EXPECT_EQ(BuildEnvironments::FarmIndexBase("http://0.0.0.0:7421", "farm.example:7420"),
+            "http://farm.example:7421");
+  EXPECT_EQ(BuildEnvironments::FarmIndexBase("https://[::]:7421", "10.0.0.5:7420"),
+            "https://10.0.0.5:7421");
+  EXPECT_EQ(BuildEnvironments::FarmIndexBase("http://127.0.0.1:7421", "10.0.0.5:7420"),
+            "http://127.0.0.1:7421");
+}
+
 TEST(BuildEnvironmentTest, ActivatePutsTheEnvironmentFirstAndDropsOtherVirtualenvs) {
   const fs::path dir = fs::temp_directory_path() / "build-env-activate-test";
   fs::remove_all(dir);

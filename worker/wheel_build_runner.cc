@@ -353,6 +353,13 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
                              .cuda_home = options_.cuda_roots.at(task.cuda_version()),
                              .env = env,
                              .mounts = mounts};
+  // The farm's own wheels (farm_requirements), from the coordinator's index.
+  request.farm_wheels.assign(task.farm_wheels().begin(), task.farm_wheels().end());
+  request.farm_index_url =
+      BuildEnvironments::FarmIndexBase(task.farm_index_url(), options_.coordinator);
+  if (!options_.tls.ca_file.empty()) {
+    request.farm_index_ca = fs::absolute(options_.tls.ca_file).string();
+  }
   PreparedEnvironment prepared;
   completion = environments_.Prepare(
       lease, request, cancel, &env_streamer,

@@ -360,6 +360,9 @@ absl::StatusOr<Build> BuildRegistry::CreateWheelBuild(const WheelBuildSpec& spec
   for (const auto& a : spec.archs) b.add_archs(a);
   *b.mutable_plan() = spec.plan;
   *b.mutable_submitted_by() = spec.submitted_by;
+  b.set_stack_id(spec.stack_id);
+  for (const auto& d : spec.depends_on) b.add_depends_on(d);
+  if (spec.waiting_action.has_wheel_build()) *b.mutable_waiting_action() = spec.waiting_action;
   b.set_state(farm::v1::BUILD_STATE_QUEUED);
   *b.mutable_submitted_at() = ToProtoTime(clock_());
   EscapeInvalidUtf8Fields(&b);  // the plan quotes the recipe and the source
@@ -374,6 +377,7 @@ absl::StatusOr<Build> BuildRegistry::CreateWheelBuild(const WheelBuildSpec& spec
   FARM_RETURN_IF_ERROR(store_->Put(Table::kBuilds, id, b));
   absl::MutexLock lock(&mu_);
   builds_[id].record = b;
+  b.clear_waiting_action();  // as Get shows it
   return b;
 }
 
@@ -452,8 +456,18 @@ absl::Status BuildRegistry::SetBuildHost(const std::string& id, const std::strin
 absl::Status BuildRegistry::SetBuildAction(const std::string& id, const std::string& action_id) {
   return Mutate(id, [&](Build& b, StateBatch&) {
     b.set_build_action_id(action_id);
+    b.clear_waiting_action();
     return absl::OkStatus();
   });
+}
+
+absl::StatusOr<farm::v1::Action> BuildRegistry::WaitingAction(const std::string& id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = builds_.find(id);
+  if (it == builds_.end() || !it->second.record.has_waiting_action()) {
+    return absl::NotFoundError(absl::StrCat("build '", id, "' has no host action waiting"));
+  }
+  return it->second.record.waiting_action();
 }
 
 absl::StatusOr<uint64_t> BuildRegistry::AppendLog(const std::string& id, absl::string_view data) {
@@ -496,6 +510,7 @@ absl::Status BuildRegistry::CountNvccCall(const std::string& id,
 
 Build BuildRegistry::Render(const Entry& e) const {
   Build b = e.record;
+  b.clear_waiting_action();  // internal: the queued form of the build is its plan
   for (const auto& [name, shard] : e.shards) *b.add_shards() = shard.ToProto(name);
   if (b.archs().empty()) {
     for (const auto& [name, shard] : e.shards) {

@@ -19,6 +19,7 @@
 //   AddPublished(id, "https://pypi.example/simple/torch/")
 //   SetBuildHost(id, worker_name)
 //   SetBuildAction(id, action_id)   the action that runs the recipe on the build host
+//   WaitingAction(id)               a stack build's host action, until it is queued
 //   AppendLog(id, bytes) -> the log's new length (also the AppendBuildLog RPC)
 //
 // For farm-nvcc and farm-cc (ReportNvccCall), any kind of build:
@@ -56,6 +57,11 @@ struct WheelBuildSpec {
   std::string id;                    // empty: "<package>-<version>-<random>"
   farm::v1::BuildPlan plan;          // what `farmctl submit` planned
   farm::v1::Submitter submitted_by;  // who asked for it
+  // A build of a stack: the stack, the builds it waits for, and its host action, kept until
+  // they have succeeded (WaitingAction; SetBuildAction drops it).
+  std::string stack_id;
+  std::vector<std::string> depends_on;
+  farm::v1::Action waiting_action;
 };
 
 class BuildRegistry final : public ActionObserver {
@@ -77,6 +83,9 @@ class BuildRegistry final : public ActionObserver {
   absl::Status SetSmoke(const std::string& id, const std::vector<farm::v1::SmokeResult>& smoke);
   absl::Status SetBuildHost(const std::string& id, const std::string& worker);
   absl::Status SetBuildAction(const std::string& id, const std::string& action_id);
+  // The host action a stack's build keeps until its dependencies succeeded (Build.depends_on);
+  // NOT_FOUND once it was queued (or for a build that never waited).
+  absl::StatusOr<farm::v1::Action> WaitingAction(const std::string& id) const;
   absl::StatusOr<uint64_t> AppendLog(const std::string& id, absl::string_view data);
   // Checks the report (CheckNvccCallReport) and counts it under its reason class, in the
   // counts of its kind.

@@ -207,6 +207,32 @@ TEST_F(BuildRegistryTest, WheelBuildsAreDrivenThroughTheApi) {
   EXPECT_TRUE(got->has_finished_at());
 }
 
+// A stack's build keeps its host action until its dependencies succeeded: durable across a
+// restart, never shown, dropped once the action is queued.
+TEST_F(BuildRegistryTest, AStackBuildKeepsItsWaitingActionUntilItIsQueued) {
+  farm::v1::Action waiting = Shell("build", "host");
+  waiting.mutable_wheel_build()->set_version("0.24.1");
+  auto b = builds_->CreateWheelBuild({.package = "torchvision",
+                                      .version = "0.24.1",
+                                      .id = "tv",
+                                      .stack_id = "stack-1",
+                                      .depends_on = {"torch-1"},
+                                      .waiting_action = waiting});
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_FALSE(b->has_waiting_action());
+  Reopen();
+  auto shown = builds_->Get("tv");
+  ASSERT_TRUE(shown.ok());
+  EXPECT_EQ(shown->stack_id(), "stack-1");
+  EXPECT_THAT(shown->depends_on(), ::testing::ElementsAre("torch-1"));
+  EXPECT_FALSE(shown->has_waiting_action());
+  auto kept = builds_->WaitingAction("tv");
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->wheel_build().version(), "0.24.1");
+  ASSERT_TRUE(builds_->SetBuildAction("tv", "a1").ok());
+  EXPECT_EQ(builds_->WaitingAction("tv").status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(BuildRegistryTest, AReasonQuotingLatin1MemberNamesIsKeptEscapedAndReadableByEveryone) {
   auto b = builds_->CreateWheelBuild({.package = "demo", .version = "1.0", .archs = {"sm_90"}});
   ASSERT_TRUE(b.ok()) << b.status();

@@ -1,5 +1,6 @@
 #include "coordinator/wheels/wheel_pipeline.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -8,9 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "coordinator/wheels/build_dependencies.h"
 #include "coordinator/wheels/build_planner.h"
 #include "coordinator/wheels/source_tree.h"
 #include "coordinator/wheels/wheel_name_conflict.h"
+#include "libfarm/auth/token.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/output_tail.h"
 #include "libfarm/recipes/recipe_proto.h"
@@ -72,60 +75,79 @@ void WheelPipeline::Stop() {
   thread_.join();
 }
 
-absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
-    const farm::v1::SubmitBuildRequest& request, const farm::v1::Submitter& submitted_by) {
-  auto planned =
-      PlanWheelBuild(request.recipe(), request.archs(), *recipes_, workers_->ListOnline(),
-                     {.cpu_arch = request.cpu_arch(),
-                      .glibc_max = request.glibc_max(),
-                      .python = request.python(),
-                      .placement = scheduler_->placement()});
+struct WheelPipeline::Member {
+  std::string ref;  // "demo-0.1.0", as submitted
+  PlannedBuild planned;
+  std::vector<farm::v1::InputFile> inputs;  // the uploaded or ingested source tree
+  ResolvedDependencies dependencies;
+};
+
+void WheelPipeline::SetIndexUrl(const std::string& url) {
+  absl::MutexLock lock(&mu_);
+  index_url_ = url;
+}
+
+std::string WheelPipeline::IndexUrl() {
+  absl::MutexLock lock(&mu_);
+  return index_url_;
+}
+
+absl::StatusOr<WheelPipeline::Member> WheelPipeline::PlanMember(
+    const std::string& ref, const farm::v1::SubmitBuildRequest& request,
+    const std::vector<Member>& earlier, const std::vector<farm::v1::Build>& builds) {
+  auto planned = PlanWheelBuild(ref, request.archs(), *recipes_, workers_->ListOnline(),
+                                {.cpu_arch = request.cpu_arch(),
+                                 .glibc_max = request.glibc_max(),
+                                 .python = request.python(),
+                                 .placement = scheduler_->placement()});
   if (!planned.ok()) return planned.status();
-  farm::v1::SubmitBuildResponse response;
-  farm::v1::BuildPlan& plan = *response.mutable_plan();
-  plan = planned->plan;
-  FARM_RETURN_IF_ERROR(CheckWheelNameIsFree(plan, builds_->List(0)));
+  Member member{.ref = ref, .planned = std::move(*planned)};
+  DependencySources sources{
+      .builds = &builds, .index_served = !IndexUrl().empty(), .recipes = recipes_, .ref = ref};
+  for (const Member& m : earlier) sources.stack.push_back({.ref = m.ref, .plan = m.planned.plan});
+  FARM_ASSIGN_OR_RETURN(member.dependencies, ResolveBuildDependencies(member.planned, sources));
+  farm::v1::BuildPlan& plan = member.planned.plan;
+  FARM_RETURN_IF_ERROR(CheckWheelNameIsFree(plan, builds));
   // The recipe's [smoke], run between verifying and publishing (smoke_stage.h).
-  if (const auto proto = RecipeToProto(*planned->recipe); proto.has_smoke()) {
+  if (const auto proto = RecipeToProto(*member.planned.recipe); proto.has_smoke()) {
     *plan.mutable_smoke() = proto.smoke();
   }
 
-  const RecipeSource& source = planned->version->source;
-  std::vector<farm::v1::InputFile> inputs;
+  const RecipeSource& source = member.planned.version->source;
   if (request.has_source()) {
     if (source.kind == RecipeSource::Kind::kGit) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("recipe '", planned->recipe->name, "' builds from git (", source.git_url,
-                       "); --source is for recipes whose source kind is \"upload\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "recipe '", member.planned.recipe->name, "' builds from git (", source.git_url,
+          "); --source is for recipes whose source kind is \"upload\""));
     }
     FARM_ASSIGN_OR_RETURN(
-        inputs, CheckUploadedSource({request.source().begin(), request.source().end()}, blobs_));
-    plan.set_source(absl::StrCat("upload of ", inputs.size(), " files"));
+        member.inputs,
+        CheckUploadedSource({request.source().begin(), request.source().end()}, blobs_));
+    plan.set_source(absl::StrCat("upload of ", member.inputs.size(), " files"));
   } else if (source.kind == RecipeSource::Kind::kUpload) {
     if (source.default_dir.empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("recipe '", planned->recipe->name,
+          absl::StrCat("recipe '", member.planned.recipe->name,
                        "' builds an uploaded tree and names no default. Fix: pass --source DIR"));
     }
     if (!request.dry_run()) {
-      FARM_ASSIGN_OR_RETURN(inputs, IngestSourceTree(source.default_dir, blobs_));
+      FARM_ASSIGN_OR_RETURN(member.inputs, IngestSourceTree(source.default_dir, blobs_));
     }
   }
-  plan.set_source_files(static_cast<uint32_t>(inputs.size()));
-  if (request.dry_run()) return response;
+  plan.set_source_files(static_cast<uint32_t>(member.inputs.size()));
+  return member;
+}
 
-  WheelBuildSpec spec{.package = plan.package(),
-                      .version = plan.version(),
-                      .plan = plan,
-                      .submitted_by = submitted_by};
-  for (const auto& shard : plan.shards()) spec.archs.push_back(shard.name());
-  auto build = builds_->CreateWheelBuild(spec);
-  if (!build.ok()) return build.status();
-
+absl::StatusOr<farm::v1::Build> WheelPipeline::Queue(Member& member,
+                                                     const farm::v1::Submitter& submitted_by,
+                                                     const std::string& stack_id,
+                                                     const std::vector<std::string>& depends_on) {
+  const PlannedBuild& planned = member.planned;
+  const farm::v1::BuildPlan& plan = planned.plan;
   farm::v1::Action action;
   farm::v1::WheelBuildTask* task = action.mutable_wheel_build();
-  *task->mutable_recipe() = RecipeToProto(*planned->recipe);
-  task->mutable_recipe()->set_python(planned->python);
+  *task->mutable_recipe() = RecipeToProto(*planned.recipe);
+  task->mutable_recipe()->set_python(planned.python);
   task->set_version(plan.version());
   task->set_archs(plan.archs());
   task->set_cuda_version(plan.cuda_version());
@@ -134,35 +156,228 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
   task->set_farm_slots(farm_slots);
   *task->mutable_source() =
       task->recipe()
-          .versions(static_cast<int>(planned->version - planned->recipe->versions.data()))
+          .versions(static_cast<int>(planned.version - planned.recipe->versions.data()))
           .source();
-  for (auto& in : inputs) *action.add_inputs() = std::move(in);
-  *action.mutable_requirements() = planned->host_requirements;
+  for (const auto& wheel : member.dependencies.farm_wheels) *task->add_farm_wheels() = wheel;
+  for (auto& in : member.inputs) *action.add_inputs() = std::move(in);
+  *action.mutable_requirements() = planned.host_requirements;
   action.set_timeout_seconds(kBuildTimeoutSeconds);
-  action.set_build_id(build->id());
   action.set_shard(kHostShard);
   action.set_skip_cache(true);  // the host's own work reruns; its device compiles are cached
-  auto statuses = scheduler_->Execute({action});
-  if (!statuses.ok()) {
+
+  WheelBuildSpec spec{.package = plan.package(),
+                      .version = plan.version(),
+                      .plan = plan,
+                      .submitted_by = submitted_by,
+                      .stack_id = stack_id,
+                      .depends_on = depends_on};
+  for (const auto& shard : plan.shards()) spec.archs.push_back(shard.name());
+  if (!depends_on.empty()) spec.waiting_action = action;
+  auto build = builds_->CreateWheelBuild(spec);
+  if (!build.ok()) return build.status();
+  if (depends_on.empty()) {
+    FARM_RETURN_IF_ERROR(QueueHostAction(build->id(), std::move(action), plan));
+  } else {
+    std::vector<std::string> names;
+    for (const auto& d : plan.build_dependencies()) {
+      if (d.source() == "stack") names.push_back(d.stack_recipe());
+    }
     builds_
-        ->SetState(build->id(), farm::v1::BUILD_STATE_FAILED,
-                   absl::StrCat("could not queue the build: ", statuses.status().message()))
+        ->AppendLog(
+            build->id(),
+            absl::StrCat("wheelfarm: waiting for this stack's ", absl::StrJoin(names, ", "),
+                         " to be published (builds ", absl::StrJoin(depends_on, ", "), ")\n"))
         .IgnoreError();
-    return statuses.status();
   }
-  FARM_RETURN_IF_ERROR(builds_->SetBuildAction(build->id(), statuses->front().action_id()));
-  builds_
-      ->AppendLog(build->id(),
-                  absl::StrCat("wheelfarm: queued ", plan.package(), " ", plan.version(), " for ",
-                               plan.archs(), " with CUDA ", plan.cuda_version(),
-                               "; build hosts: ", absl::StrJoin(plan.build_hosts(), ", "), "\n"))
-      .IgnoreError();
   {
     absl::MutexLock lock(&mu_);
     active_.insert(build->id());
   }
-  FARM_ASSIGN_OR_RETURN(*response.mutable_build(), builds_->Get(build->id()));
+  return builds_->Get(build->id());
+}
+
+absl::Status WheelPipeline::QueueHostAction(const std::string& id, farm::v1::Action action,
+                                            const farm::v1::BuildPlan& plan) {
+  action.set_build_id(id);
+  // Where the build host installs farm wheels from, as the coordinator is reached now.
+  if (action.wheel_build().farm_wheels_size() > 0) {
+    action.mutable_wheel_build()->set_farm_index_url(IndexUrl());
+  }
+  auto statuses = scheduler_->Execute({action});
+  if (!statuses.ok()) {
+    builds_
+        ->SetState(id, farm::v1::BUILD_STATE_FAILED,
+                   absl::StrCat("could not queue the build: ", statuses.status().message()))
+        .IgnoreError();
+    return statuses.status();
+  }
+  FARM_RETURN_IF_ERROR(builds_->SetBuildAction(id, statuses->front().action_id()));
+  builds_
+      ->AppendLog(id,
+                  absl::StrCat("wheelfarm: queued ", plan.package(), " ", plan.version(), " for ",
+                               plan.archs(), " with CUDA ", plan.cuda_version(),
+                               "; build hosts: ", absl::StrJoin(plan.build_hosts(), ", "), "\n"))
+      .IgnoreError();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
+    const farm::v1::SubmitBuildRequest& request, const farm::v1::Submitter& submitted_by) {
+  if (request.stack_size() > 0) return SubmitStack(request, submitted_by);
+  FARM_ASSIGN_OR_RETURN(Member member, PlanMember(request.recipe(), request, {}, builds_->List(0)));
+  farm::v1::SubmitBuildResponse response;
+  *response.mutable_plan() = member.planned.plan;
+  if (request.dry_run()) return response;
+  FARM_ASSIGN_OR_RETURN(*response.mutable_build(), Queue(member, submitted_by, "", {}));
   return response;
+}
+
+absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::SubmitStack(
+    const farm::v1::SubmitBuildRequest& request, const farm::v1::Submitter& submitted_by) {
+  if (!request.recipe().empty() || request.has_source()) {
+    return absl::InvalidArgumentError(
+        "a stack names its packages in `stack` only and takes no --source: each package "
+        "builds its recipe's own source. Fix: submit a package with --source on its own");
+  }
+  const std::vector<std::string> refs(request.stack().begin(), request.stack().end());
+  // Each package once; the order comes from what each installs from the others.
+  struct Known {
+    std::string ref;
+    const Recipe* recipe = nullptr;
+    std::string version;
+  };
+  std::vector<Known> known;
+  for (const std::string& ref : refs) {
+    Known k{.ref = ref};
+    for (const Known& other : known) {
+      if (other.ref == ref) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the stack names ", ref, " twice; each package is built once. Fix: name it once"));
+      }
+    }
+    if (auto parsed = ParseRecipeRef(ref); parsed.ok()) {
+      for (const Recipe& r : recipes_->recipes) {
+        if (r.name == parsed->name) k.recipe = &r;
+      }
+      k.version = parsed->version;
+    }
+    known.push_back(k);
+  }
+  auto depends = [&](const Known& a, const Known& b) {  // a installs b's wheel
+    if (a.recipe == nullptr || b.recipe == nullptr) return false;
+    return std::any_of(a.recipe->farm_requirements.begin(), a.recipe->farm_requirements.end(),
+                       [&](const FarmRequirement& r) {
+                         return FarmRequirementMatches(r, b.recipe->package, b.version);
+                       });
+  };
+  std::vector<size_t> order;
+  std::vector<bool> placed(known.size(), false);
+  while (order.size() < known.size()) {
+    bool progress = false;
+    for (size_t i = 0; i < known.size(); ++i) {
+      if (placed[i]) continue;
+      bool ready = true;
+      for (size_t j = 0; j < known.size(); ++j) {
+        if (j != i && !placed[j] && depends(known[i], known[j])) ready = false;
+      }
+      if (!ready) continue;
+      placed[i] = true;
+      order.push_back(i);
+      progress = true;
+      break;  // the first ready one in the order given, then look again from the start
+    }
+    if (!progress) {
+      std::vector<std::string> cycle;
+      for (size_t i = 0; i < known.size(); ++i) {
+        if (!placed[i]) cycle.push_back(known[i].ref);
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the stack's packages ", absl::StrJoin(cycle, ", "),
+          " install each other's wheels (farm_requirements form a cycle), so none can be built "
+          "first. Fix: drop the cycle from their recipes' farm_requirements"));
+    }
+  }
+  // Planned whole before anything is queued: one refusal refuses the stack.
+  const std::vector<farm::v1::Build> builds = builds_->List(0);
+  std::vector<Member> members;
+  for (size_t i : order) {
+    auto member = PlanMember(known[i].ref, request, members, builds);
+    if (!member.ok()) {
+      return absl::Status(member.status().code(),
+                          absl::StrCat(known[i].ref, ": ", member.status().message(),
+                                       " (nothing of the stack was queued)"));
+    }
+    for (const Member& m : members) {
+      if (m.planned.plan.package() == member->planned.plan.package() &&
+          m.planned.plan.version() == member->planned.plan.version()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            m.ref, " and ", known[i].ref, " both build ", m.planned.plan.package(), " ",
+            m.planned.plan.version(), "; a stack builds each package once. Fix: keep one"));
+      }
+    }
+    members.push_back(std::move(*member));
+  }
+  farm::v1::SubmitBuildResponse response;
+  if (request.dry_run()) {
+    for (const Member& m : members) *response.add_stack()->mutable_plan() = m.planned.plan;
+    return response;
+  }
+  auto suffix = RandomHex(4);
+  if (!suffix.ok()) return suffix.status();
+  const std::string stack_id = absl::StrCat("stack-", *suffix);
+  response.set_stack_id(stack_id);
+  std::vector<std::string> ids;
+  for (Member& m : members) {
+    std::vector<std::string> depends_on;
+    for (size_t index : m.dependencies.stack_indexes) depends_on.push_back(ids.at(index));
+    farm::v1::StackMember* out = response.add_stack();
+    *out->mutable_plan() = m.planned.plan;
+    auto build = Queue(m, submitted_by, stack_id, depends_on);
+    if (!build.ok()) return build.status();
+    ids.push_back(build->id());
+    *out->mutable_build() = *build;
+  }
+  ComponentLogger("coordinator")
+      ->info("stack {}: {} builds queued ({})", stack_id, ids.size(), absl::StrJoin(ids, ", "));
+  return response;
+}
+
+void WheelPipeline::StartWhenReady(const farm::v1::Build& build) {
+  std::vector<std::string> waiting;
+  for (const std::string& dep_id : build.depends_on()) {
+    auto dep = builds_->Get(dep_id);
+    if (dep.ok() && dep->state() == farm::v1::BUILD_STATE_SUCCEEDED) continue;
+    if (dep.ok() && !IsTerminalBuildState(dep->state())) {
+      waiting.push_back(dep_id);
+      continue;
+    }
+    const std::string what = dep.ok()
+                                 ? absl::StrCat(dep->package(), " ", dep->version(), " (build ",
+                                                dep_id, ") ", BuildStateName(dep->state()))
+                                 : absl::StrCat("build ", dep_id, " is gone");
+    const std::string reason = absl::StrCat(
+        "not built: its dependency ", what,
+        dep.ok() && !dep->reason().empty() ? absl::StrCat(": ", TailLines(dep->reason(), 1)) : "");
+    builds_->AppendLog(build.id(), absl::StrCat("wheelfarm: ", reason, "\n")).IgnoreError();
+    builds_->SetState(build.id(), farm::v1::BUILD_STATE_FAILED, reason).IgnoreError();
+    return;
+  }
+  if (!waiting.empty()) return;
+  auto action = builds_->WaitingAction(build.id());
+  if (!action.ok()) {
+    builds_
+        ->SetState(build.id(), farm::v1::BUILD_STATE_FAILED,
+                   absl::StrCat("its host action is gone: ", action.status().message()))
+        .IgnoreError();
+    return;
+  }
+  builds_
+      ->AppendLog(build.id(), absl::StrCat("wheelfarm: its dependencies are published (builds ",
+                                           absl::StrJoin(build.depends_on(), ", "), ")\n"))
+      .IgnoreError();
+  if (absl::Status s = QueueHostAction(build.id(), *std::move(action), build.plan()); !s.ok()) {
+    ComponentLogger("coordinator")->warn("build {}: {}", build.id(), s.message());
+  }
 }
 
 absl::StatusOr<farm::v1::Build> WheelPipeline::Cancel(const std::string& build_id) {
@@ -204,6 +419,10 @@ void WheelPipeline::Advance(const std::string& id) {
   auto log = ComponentLogger("coordinator");
   auto build = builds_->Get(id);
   const bool finished = !build.ok() || IsTerminalBuildState(build->state());
+  if (!finished && build->build_action_id().empty() && !build->depends_on().empty()) {
+    StartWhenReady(*build);
+    return;
+  }
   if (finished || build->build_action_id().empty()) {
     if (finished) {
       absl::MutexLock lock(&mu_);

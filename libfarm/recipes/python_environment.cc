@@ -35,12 +35,23 @@ std::string PythonRequirementsHash(const std::vector<std::string>& requirements)
   return hash.FinishHex().substr(0, 16);
 }
 
+std::string FarmWheelEntry(const std::string& requirement, const std::string& index_path) {
+  return absl::StrCat(requirement, " from ", index_path);
+}
+
 std::string EnvironmentContentsHash(const EnvironmentContents& contents) {
-  if (contents.linker_names.empty()) return PythonRequirementsHash(contents.requirements);
+  if (contents.linker_names.empty() && contents.farm_wheels.empty()) {
+    return PythonRequirementsHash(contents.requirements);
+  }
   Sha256 hash;
   hash.Update("wheelfarm-environment-contents-1\n");
   AddField(hash, PythonRequirementsHash(contents.requirements));
   for (const std::string& link : contents.linker_names) AddField(hash, link);
+  // Only when there are some: environments made before farm wheels keep their keys.
+  if (!contents.farm_wheels.empty()) {
+    hash.Update("farm-wheels\n");
+    for (const std::string& wheel : contents.farm_wheels) AddField(hash, wheel);
+  }
   return hash.FinishHex().substr(0, 16);
 }
 

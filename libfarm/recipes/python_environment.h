@@ -18,7 +18,13 @@ namespace farm {
 struct EnvironmentContents {
   std::vector<std::string> requirements;
   std::vector<std::string> linker_names;  // {site_packages} unexpanded
+  // The farm's own wheels (farm_requirements), installed first from the farm's index, each
+  // FarmWheelEntry(): "torch==2.9.1+cu130.sm75 from /sm75/simple/".
+  std::vector<std::string> farm_wheels;
 };
+
+// A farm wheel as the environment's contents name it: its pin and the arch-set index path.
+std::string FarmWheelEntry(const std::string& requirement, const std::string& index_path);
 
 absl::StatusOr<EnvironmentContents> EnvironmentContentsFor(const Recipe& recipe,
                                                            const ToolkitVersion& cuda);
@@ -27,8 +33,8 @@ absl::StatusOr<EnvironmentContents> EnvironmentContentsFor(const Recipe& recipe,
 // no two lists collide by splitting differently).
 std::string PythonRequirementsHash(const std::vector<std::string>& requirements);
 
-// PythonRequirementsHash of the requirements when there are no linker names (a recipe without
-// prerequisites keeps its hash, and its cached environments), else over both.
+// PythonRequirementsHash of the requirements when there are no linker names and no farm wheels
+// (a recipe without prerequisites keeps its hash, and its cached environments), else over all.
 std::string EnvironmentContentsHash(const EnvironmentContents& contents);
 
 // The cache key of a virtualenv: 24 hex digits over the interpreter it is made from (its

@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "libfarm/cuda/arch_list.h"
 #include "libfarm/elf/version_needs.h"
+#include "libfarm/recipes/farm_requirement.h"
 #include "libfarm/recipes/prerequisite.h"
 
 namespace farm {
@@ -139,6 +140,8 @@ struct Recipe {
   PlatformPolicy platform;
   std::string python;                            // "3.10"
   std::vector<std::string> python_requirements;  // pip requirement specifiers for the build
+  // Wheels the farm built, installed from its own index for this build's toolkit and arch set.
+  std::vector<FarmRequirement> farm_requirements;
   std::vector<Prerequisite> prerequisites;       // [[prerequisites]], in the recipe's order
   BuildSpec build;
   std::vector<PublishTarget> publish;

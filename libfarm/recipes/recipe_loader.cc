@@ -15,6 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "libfarm/publish/command_hook_publisher.h"
+#include "libfarm/publish/core_metadata.h"
+#include "libfarm/recipes/farm_requirement.h"
 #include "libfarm/recipes/placeholders.h"
 #include "libfarm/recipes/prerequisite.h"
 #include "libfarm/versions/version_specifier.h"
@@ -399,7 +401,9 @@ absl::Status ReadPython(const Where& where, const toml::table& root, Recipe& rec
   auto table = TableAt(where, root, "python", "", true);
   if (!table.ok()) return table.status();
   const toml::table& t = **table;
-  if (absl::Status s = CheckKeys(where, t, "python", {"version", "requirements"}); !s.ok()) {
+  if (absl::Status s =
+          CheckKeys(where, t, "python", {"version", "requirements", "farm_requirements"});
+      !s.ok()) {
     return s;
   }
   auto version = StringAt(where, t, "version", "python", true);
@@ -411,6 +415,33 @@ absl::Status ReadPython(const Where& where, const toml::table& root, Recipe& rec
   auto requirements = StringArrayAt(where, t, "requirements", "python");
   if (!requirements.ok()) return requirements.status();
   recipe.python_requirements = *requirements;
+  auto farm = StringArrayAt(where, t, "farm_requirements", "python");
+  if (!farm.ok()) return farm.status();
+  std::set<std::string> projects;
+  for (size_t i = 0; i < farm->size(); ++i) {
+    const toml::node& node = *t.get("farm_requirements")->as_array()->get(i);
+    auto requirement = ParseFarmRequirement((*farm)[i]);
+    if (!requirement.ok()) {
+      return where.Error(node, "python.farm_requirements", requirement.status().message());
+    }
+    // One wheel per project: pip installs one version of it.
+    if (!projects.insert(NormalizeProjectName(requirement->project)).second) {
+      return where.Error(node, "python.farm_requirements",
+                         absl::StrCat(requirement->project, " is named twice: keep one version"));
+    }
+    for (const std::string& r : recipe.python_requirements) {
+      auto project = RequirementProjectName(r);
+      if (project.ok() &&
+          NormalizeProjectName(*project) == NormalizeProjectName(requirement->project)) {
+        return where.Error(node, "python.farm_requirements",
+                           absl::StrCat(requirement->project,
+                                        " is in requirements too. Fix: keep it in one of them: "
+                                        "farm_requirements for the farm's own wheel, "
+                                        "requirements for a package index's"));
+      }
+    }
+    recipe.farm_requirements.push_back(*requirement);
+  }
   return absl::OkStatus();
 }
 

@@ -211,6 +211,45 @@ TEST(RecipeLoaderTest, BadValuesNameTheKeyAndTheFix) {
   ExpectError(ParseVariant("[build]\n", "[build]\ncommand2 = 1\n"), {"build.command2"});
 }
 
+// [python] farm_requirements: one exact version of a wheel the farm builds, kept apart from
+// the package index's requirements, and carried to the build host in the recipe's proto.
+TEST(RecipeLoaderTest, FarmRequirementsPinOneVersionWithoutALabel) {
+  auto r = ParseVariant("requirements = [\"numpy<2.0\"]",
+                        "requirements = [\"numpy<2.0\"]\nfarm_requirements = [\"torch==2.9.1\"]");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->farm_requirements.size(), 1u);
+  EXPECT_EQ(r->farm_requirements[0].project, "torch");
+  EXPECT_EQ(r->farm_requirements[0].version, "2.9.1");
+  const Recipe back = BuildRecipeFromProto(RecipeToProto(*r));
+  ASSERT_EQ(back.farm_requirements.size(), 1u);
+  EXPECT_EQ(back.farm_requirements[0].Text(), "torch==2.9.1");
+
+  ExpectError(ParseVariant("requirements = [\"numpy<2.0\"]",
+                           "requirements = [\"numpy<2.0\"]\nfarm_requirements = [\"torch>=2.9\"]"),
+              {"python.farm_requirements", "\"torch>=2.9\" is not a farm requirement",
+               "NAME==VERSION", "Fix: pin one version"});
+  ExpectError(
+      ParseVariant("requirements = [\"numpy<2.0\"]",
+                   "requirements = [\"numpy<2.0\"]\nfarm_requirements = [\"torch==2.9.1+cu130\"]"),
+      {"python.farm_requirements", "local label"});
+  ExpectError(ParseVariant("requirements = [\"numpy<2.0\"]",
+                           "requirements = [\"numpy<2.0\"]\nfarm_requirements = [\"NumPy==1.26\"]"),
+              {"python.farm_requirements", "NumPy is in requirements too", "Fix: keep it in one"});
+  ExpectError(ParseVariant("requirements = [\"numpy<2.0\"]",
+                           "requirements = [\"numpy<2.0\"]\nfarm_requirements = [\"torch==2.9.1\", "
+                           "\"Torch==2.9.0\"]"),
+              {"python.farm_requirements", "named twice"});
+}
+
+TEST(FarmRequirementTest, MatchesByProjectAndReleaseNotByLabel) {
+  auto r = ParseFarmRequirement("torch==2.9");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(FarmRequirementMatches(*r, "Torch", "2.9.0"));
+  EXPECT_TRUE(FarmRequirementMatches(*r, "torch", "2.9+cu130.sm75"));
+  EXPECT_FALSE(FarmRequirementMatches(*r, "torch", "2.9.1"));
+  EXPECT_FALSE(FarmRequirementMatches(*r, "torchvision", "2.9"));
+}
+
 // The hook runs on the coordinator with the values of a wheel the build named: shell text
 // is refused when the recipe loads, with the argv form as the fix (issue 24).
 TEST(RecipeLoaderTest, APublishHookIsAnArgvArrayNeverShellText) {

@@ -63,6 +63,7 @@ farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
   out.set_cuda_max(recipe.platform.cuda.max.ToString());
   out.set_python(recipe.python);
   for (const std::string& r : recipe.python_requirements) out.add_python_requirements(r);
+  for (const FarmRequirement& r : recipe.farm_requirements) out.add_farm_requirements(r.Text());
   for (const Prerequisite& p : recipe.prerequisites)
     PrerequisiteToProto(p, out.add_prerequisites());
   for (const RecipeCommand& step : recipe.build.prepare) CommandToProto(step, out.add_prepare());
@@ -107,6 +108,12 @@ Recipe BuildRecipeFromProto(const farm::v1::Recipe& proto) {
   out.python_requirements.assign(proto.python_requirements().begin(),
                                  proto.python_requirements().end());
   for (const auto& p : proto.prerequisites()) out.prerequisites.push_back(PrerequisiteFromProto(p));
+  // Checked when the recipe loaded; one that no longer parses is left out of the build's
+  // environment rather than installed unchecked.
+  for (const auto& r : proto.farm_requirements()) {
+    if (auto parsed = ParseFarmRequirement(r); parsed.ok())
+      out.farm_requirements.push_back(*parsed);
+  }
   for (const auto& step : proto.prepare()) out.build.prepare.push_back(CommandFromProto(step));
   out.build.command = CommandFromProto(proto.command());
   out.build.env.insert(proto.env().begin(), proto.env().end());

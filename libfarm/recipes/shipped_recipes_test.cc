@@ -57,6 +57,28 @@ TEST(ShippedRecipesTest, EachPackageGetsThePlannedArchsInItsOwnForm) {
       bnb.prepare[0].end());
 }
 
+// The packages built against torch take the farm's own torch (same CUDA release and arch
+// set), never PyPI's, whose CUDA 12.8 build cpp_extension refuses with CUDA 13.
+TEST(ShippedRecipesTest, TorchPackagesTakeTheFarmsTorch) {
+  auto dir = LoadRecipeDirectory(FARM_SOURCE_RECIPES_DIR);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  for (const Recipe& r : dir->recipes) {
+    const bool needs_torch = r.name == "torchvision" || r.name == "torchaudio" ||
+                             r.name == "flash-attn" || r.name == "xformers" ||
+                             r.name == "deepspeed";
+    for (const std::string& req : r.python_requirements) {
+      EXPECT_NE(*RequirementProjectName(req), "torch") << r.name << ": " << req;
+    }
+    if (!needs_torch) {
+      EXPECT_TRUE(r.farm_requirements.empty()) << r.name;
+      continue;
+    }
+    ASSERT_EQ(r.farm_requirements.size(), 1u) << r.name;
+    EXPECT_EQ(r.farm_requirements[0].Text(), "torch==2.9.1") << r.name;
+    EXPECT_EQ(r.python, "3.10") << r.name << ": pytorch's Python, so the farm's torch installs";
+  }
+}
+
 TEST(ShippedRecipesTest, PytorchFollowsTheSeed) {
   auto r = LoadRecipeFile(std::string(FARM_SOURCE_RECIPES_DIR) + "/pytorch.toml");
   ASSERT_TRUE(r.ok()) << r.status();
