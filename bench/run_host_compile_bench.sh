@@ -28,6 +28,9 @@
 #   FARM_BENCH_JOBS     ninja -j for every tool (default: cores + 2, ninja's own default)
 #   FARM_BENCH_WARM_RUNS  rebuilds in other checkouts per caching tool (default 2; the best
 #                       is reported)
+#   FARM_BENCH_CC_STRICT  FARM_CC_STRICT for farm-cc's builds (default 1: a compile that would
+#                       run on this host fails the build, naming why); 0 runs it here, and
+#                       farmctl's "host cc" line below counts it with its reason
 #   FARM_BENCH_BUILD_DIR  the CMake build dir the farm's binaries are built in (default build)
 #   FARM_BENCH_KEEP=1   keep the work dir (logs, trees) and print where it is
 # Needs root (icecream's and sccache-dist's daemons chroot/mount), installs Debian's distcc,
@@ -335,7 +338,7 @@ for tool in $tools; do
   farm-cc)
     [ -d "$work/plain-objects" ] || die "farm-cc's objects are compared with plain's: keep plain in FARM_BENCH_TOOLS"
     start_farm
-    export FARM_CC_STRICT=1 FARM_CC_CACHE_DIR="$work/farm-cc-cache" FARM_BUILD_ID=host-compile-bench
+    export FARM_CC_STRICT="${FARM_BENCH_CC_STRICT:-1}" FARM_CC_CACHE_DIR="$work/farm-cc-cache" FARM_BUILD_ID=host-compile-bench
     configure "$tree_a" "$bin/farm-cc"
     run_build farm-cc cold "$tree_a" env FARM_CC_BASEDIR="$tree_a"
     compare_objects farm-cc
