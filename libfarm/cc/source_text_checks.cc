@@ -1,7 +1,10 @@
 #include "libfarm/cc/source_text_checks.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace farm::cc {
 namespace {
@@ -22,12 +25,63 @@ bool ReadHeaderName(absl::string_view text, size_t i, std::string& name) {
   return true;
 }
 
+// `text` with its comments and its string and character literals (raw strings included) as
+// blanks: what the preprocessor may expand. Line splices continue a // comment as they do
+// for the compiler.
+std::string CodeOnly(absl::string_view text) {
+  std::string out(text);
+  size_t i = 0;
+  auto blank = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to && k < out.size(); ++k) {
+      if (out[k] != '\n') out[k] = ' ';
+    }
+  };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      size_t end = i + 2;
+      while (end < text.size() && !(text[end] == '\n' && text[end - 1] != '\\')) ++end;
+      blank(i, end);
+      i = end;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      const size_t close = text.find("*/", i + 2);
+      const size_t end = close == absl::string_view::npos ? text.size() : close + 2;
+      blank(i, end);
+      i = end;
+    } else if (c == '"' && i > 0 && text[i - 1] == 'R') {
+      // R"delim( ... )delim"
+      const size_t open = text.find('(', i + 1);
+      if (open == absl::string_view::npos) break;
+      const std::string close = absl::StrCat(")", text.substr(i + 1, open - i - 1), "\"");
+      const size_t at = text.find(close, open + 1);
+      const size_t end = at == absl::string_view::npos ? text.size() : at + close.size();
+      blank(i, end);
+      i = end;
+    } else if (c == '"' || (c == '\'' && !(i > 0 && absl::ascii_isxdigit(text[i - 1])))) {
+      // A quoted literal to its closing quote on the line; a ' between digits (1'000) is a
+      // digit separator, not a literal.
+      size_t end = i + 1;
+      while (end < text.size() && text[end] != c && text[end] != '\n') {
+        end += text[end] == '\\' ? 2 : 1;
+      }
+      end = std::min(end + 1, text.size());
+      blank(i, end);
+      i = end;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool MentionsTimeMacros(absl::string_view text) {
-  // Whole names only: glibc's headers are full of __TIME_T_TYPE and the like.
-  return absl::StrContains(text, "__DATE__") || absl::StrContains(text, "__TIME__") ||
-         absl::StrContains(text, "__TIMESTAMP__");
+  // Whole names only: glibc's headers are full of __TIME_T_TYPE and the like. In comments and
+  // literals they expand to nothing (a header documenting its own check, a message naming it).
+  const std::string code = CodeOnly(text);
+  return absl::StrContains(code, "__DATE__") || absl::StrContains(code, "__TIME__") ||
+         absl::StrContains(code, "__TIMESTAMP__");
 }
 
 std::vector<IncludedName> IncludedNames(absl::string_view text) {

@@ -15,6 +15,23 @@ TEST(MentionsTimeMacrosTest, WholeNamesOnly) {
   EXPECT_FALSE(MentionsTimeMacros("#define __TIME_T_TYPE __SYSCALL_SLONG_TYPE\n__DATE_X"));
 }
 
+// Named in a comment or a literal, they expand to nothing (farm-cc's own sources document
+// the check): only code counts, across splices, raw strings and digit separators.
+TEST(MentionsTimeMacrosTest, CommentsAndLiteralsDoNotCount) {
+  EXPECT_FALSE(MentionsTimeMacros("// names __DATE__ in a comment\nint x;"));
+  EXPECT_FALSE(MentionsTimeMacros("/* __TIME__\n __TIMESTAMP__ */ int x;"));
+  EXPECT_FALSE(MentionsTimeMacros("const char* m = \"__DATE__ or \\\"__TIME__\\\"\";"));
+  EXPECT_FALSE(MentionsTimeMacros("auto r = R\"x(a \" __DATE__ )\" )x\";"));
+  EXPECT_FALSE(MentionsTimeMacros("char q = '\"'; // __TIME__"));
+  EXPECT_TRUE(MentionsTimeMacros("// a comment\nconst char* d = __DATE__;"));
+  EXPECT_TRUE(MentionsTimeMacros("/* c */ __TIME__"));
+  EXPECT_TRUE(MentionsTimeMacros("int n = 1'000; const char* t = __TIMESTAMP__;"));
+  EXPECT_TRUE(MentionsTimeMacros("auto r = R\"(x)\"; auto d = __DATE__;"));
+  // A spliced // comment goes on to the next line; the line after it is code.
+  EXPECT_FALSE(MentionsTimeMacros("// one \\\n __DATE__ still comment\nint x;"));
+  EXPECT_TRUE(MentionsTimeMacros("// one \\\n still comment\n__DATE__"));
+}
+
 TEST(IncludedNamesTest, DirectivesAndProbes) {
   std::vector<IncludedName> names = IncludedNames(
       "#include <vector>\n  #  include \"a/b.h\"  // c\n#include_next <limits.h>\n"
