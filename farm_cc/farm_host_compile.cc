@@ -215,9 +215,14 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
         {local_outputs[0].first, plan.depfile.empty() ? "" : local_outputs[1].first});
     if (cache.ok()) {
       cross_tree = *std::move(cache);
+      // A cache that cannot answer is a miss: the compile still runs on the farm.
       auto hit = cross_tree->Restore(actions, cas);
-      if (!hit.ok()) return hit.status();
-      if (*hit) return **std::move(hit);
+      if (!hit.ok()) {
+        ComponentLogger("farm-cc")->warn("{}: cross-tree cache not read: {}", plan.source,
+                                         hit.status().message());
+      } else if (*hit) {
+        return **std::move(hit);
+      }
     } else {
       ComponentLogger("farm-cc")->debug("{}: no cross-tree key: {}", plan.source,
                                         cache.status().message());
