@@ -3,8 +3,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "libfarm/cc/depfile_layout.h"
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/digest/digest.h"
@@ -19,17 +17,6 @@ namespace {
 // Changes when what a key means changes, so old entries are never read as new ones.
 constexpr char kKeyVersion[] = "farm-cc cross-tree v1";
 constexpr int64_t kMaxDepfileBytes = 64 << 20;
-
-// An environment value: a list of paths (CPATH, PATH) or one path (PWD).
-absl::StatusOr<std::string> ValueToStandIn(const cc::BaseDir& base, const std::string& value) {
-  std::vector<std::string> parts;
-  for (absl::string_view part : absl::StrSplit(value, ':')) {
-    auto mapped = base.ToStandInWord(part);
-    if (!mapped.ok()) return mapped.status();
-    parts.push_back(*std::move(mapped));
-  }
-  return absl::StrJoin(parts, ":");
-}
 
 std::vector<std::string> Roles(const HostCompileOutputs& outputs) {
   std::vector<std::string> roles = {kObjectRole};
@@ -63,7 +50,7 @@ absl::StatusOr<CrossTreeCache> CrossTreeCache::ForCompile(const cc::BaseDir& bas
     keyed.add_argv(*std::move(mapped));
   }
   for (const auto& [name, value] : action.env()) {
-    auto mapped = ValueToStandIn(base_dir, value);
+    auto mapped = base_dir.ToStandInWord(value);  // a path or a list of them (CPATH, PATH)
     if (!mapped.ok()) return mapped.status();
     (*keyed.mutable_env())[name] = *std::move(mapped);
   }
@@ -79,7 +66,7 @@ absl::StatusOr<CrossTreeCache> CrossTreeCache::ForCompile(const cc::BaseDir& bas
 
   Sha256 hash;
   hash.Update(kKeyVersion);
-  hash.Update(DigestOfMessage(keyed).hash());
+  hash.Update(DeterministicBytes(keyed));
   return CrossTreeCache(base_dir, family, std::move(outputs), hash.FinishHex());
 }
 

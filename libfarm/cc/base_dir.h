@@ -31,7 +31,8 @@ class BaseDir {
   // The other way: a path under the stand-in with the base dir for it.
   std::string FromStandIn(absl::string_view path) const;
 
-  // An argument or an environment list element run in `cwd` (which Holds): each path in it
+  // An argument, or an environment value (one path or a ':' list), of a compile whose working
+  // directory the base dir holds: each path in it
   // under the base dir, at the word's start, after an option's letters ("-I", "-isystem"...)
   // or after '=' / ':', gets the stand-in. FAILED_PRECONDITION with the reason for a word
   // that names the base dir elsewhere, a macro definition that names it, or a path with a

@@ -1,5 +1,6 @@
 #include "libfarm/cc/depfile_layout.h"
 
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -117,12 +118,12 @@ absl::StatusOr<std::string> RewriteDepfilePaths(absl::string_view text, Compiler
     return NotRewritable("is not laid out the way farm-cc lays out this compiler's");
   }
   DepfileRule mapped;
-  for (const auto* names : {&rule->targets, &rule->prerequisites}) {
-    auto& into = names == &rule->targets ? mapped.targets : mapped.prerequisites;
-    for (const std::string& name : *names) {
+  for (auto [from, into] : {std::pair{&rule->targets, &mapped.targets},
+                            std::pair{&rule->prerequisites, &mapped.prerequisites}}) {
+    for (const std::string& name : *from) {
       auto m = map(name);
       if (!m.ok()) return m.status();
-      into.push_back(*std::move(m));
+      into->push_back(*std::move(m));
     }
   }
   std::string out = Layout(mapped, family);
