@@ -71,15 +71,7 @@ class BuiltWheelTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // As in submit_test: the workers make the recipe's environment themselves.
-    const char* path = std::getenv("PATH");
-    std::vector<std::string> stock;
-    for (absl::string_view d :
-         absl::StrSplit(path == nullptr ? "/usr/bin:/bin" : path, ':', absl::SkipEmpty())) {
-      if (!fs::exists(fs::path(std::string(d)).parent_path() / "pyvenv.cfg")) stock.emplace_back(d);
-    }
-    setenv("PATH", absl::StrJoin(stock, ":").c_str(), 1);
-    unsetenv("VIRTUAL_ENV");
-    unsetenv("PYTHONPATH");
+    LeaveVirtualenvs();
     dir_ = new TempDir("built-wheel-test");
     // The demo's source with the rename script beside it: the build's own code.
     const fs::path src = *dir_ / "src";

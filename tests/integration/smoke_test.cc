@@ -33,15 +33,7 @@ class SmokeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // As in submit_test: the workers make the recipe's environment themselves.
-    const char* path = std::getenv("PATH");
-    std::vector<std::string> stock;
-    for (absl::string_view d :
-         absl::StrSplit(path == nullptr ? "/usr/bin:/bin" : path, ':', absl::SkipEmpty())) {
-      if (!fs::exists(fs::path(std::string(d)).parent_path() / "pyvenv.cfg")) stock.emplace_back(d);
-    }
-    setenv("PATH", absl::StrJoin(stock, ":").c_str(), 1);
-    unsetenv("VIRTUAL_ENV");
-    unsetenv("PYTHONPATH");
+    LeaveVirtualenvs();
     dir_ = new TempDir("smoke-test");
     const fs::path src = *dir_ / "src";
     fs::copy(FARM_SOURCE_DIR "/examples/demo-cuda-ext", src, fs::copy_options::recursive);

@@ -66,15 +66,7 @@ class StackTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // The workers start with a stock environment: no virtualenv on PATH.
-    const char* path = std::getenv("PATH");
-    std::vector<std::string> stock;
-    for (absl::string_view d :
-         absl::StrSplit(path == nullptr ? "/usr/bin:/bin" : path, ':', absl::SkipEmpty())) {
-      if (!fs::exists(fs::path(std::string(d)).parent_path() / "pyvenv.cfg")) stock.emplace_back(d);
-    }
-    setenv("PATH", absl::StrJoin(stock, ":").c_str(), 1);
-    unsetenv("VIRTUAL_ENV");
-    unsetenv("PYTHONPATH");
+    LeaveVirtualenvs();
     dir_ = std::make_unique<TempDir>("stack-test");
     const std::string recipes = *dir_ / "recipes";
     WriteText(recipes + "/demo.toml", DemoRecipe("demo"));

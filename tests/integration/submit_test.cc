@@ -143,15 +143,7 @@ class SubmitTest : public ::testing::Test {
     // environment is theirs to make.
     ASSERT_TRUE(fs::exists(kVenvBin + "/python3.11"))
         << "the tools venv is missing. Fix: bash scripts/install-deps.sh";
-    const char* path = std::getenv("PATH");
-    std::vector<std::string> stock;
-    for (absl::string_view d :
-         absl::StrSplit(path == nullptr ? "/usr/bin:/bin" : path, ':', absl::SkipEmpty())) {
-      if (!fs::exists(fs::path(std::string(d)).parent_path() / "pyvenv.cfg")) stock.emplace_back(d);
-    }
-    setenv("PATH", absl::StrJoin(stock, ":").c_str(), 1);
-    unsetenv("VIRTUAL_ENV");
-    unsetenv("PYTHONPATH");
+    LeaveVirtualenvs();
     dir_ = new TempDir("submit-test");
     const std::string recipes = *dir_ / "recipes";
     WriteText(recipes + "/demo.toml", DemoRecipe("demo"));

@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/net/address.h"
 
@@ -134,6 +137,18 @@ std::string StateOf(const nlohmann::json& workers, const std::string& name) {
     if (w.value("name", "") == name) return w.value("state", "");
   }
   return "";
+}
+
+void LeaveVirtualenvs() {
+  const char* path = std::getenv("PATH");
+  std::vector<std::string> stock;
+  for (absl::string_view d :
+       absl::StrSplit(path == nullptr ? "/usr/bin:/bin" : path, ':', absl::SkipEmpty())) {
+    if (!fs::exists(fs::path(std::string(d)).parent_path() / "pyvenv.cfg")) stock.emplace_back(d);
+  }
+  setenv("PATH", absl::StrJoin(stock, ":").c_str(), 1);
+  unsetenv("VIRTUAL_ENV");
+  unsetenv("PYTHONPATH");
 }
 
 std::string ReadFile(const std::string& path) {

@@ -114,6 +114,11 @@ nlohmann::json ListWorkersJson(const std::string& coordinator, const std::string
 // The state ("online", "lost", ...) of `name` in `workers`, or "" if absent.
 std::string StateOf(const nlohmann::json& workers, const std::string& name);
 
+// Takes every virtualenv's bin directory off this process's PATH and unsets VIRTUAL_ENV and
+// PYTHONPATH: workers this test starts then make a recipe's Python environment themselves,
+// as on a stock host, instead of finding the test runner's.
+void LeaveVirtualenvs();
+
 std::string ReadFile(const std::string& path);
 // Writes `text` to `path`, making its directory.
 void WriteText(const std::string& path, const std::string& text);
