@@ -10,6 +10,7 @@
 #include "libfarm/files/file_contents.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/compile_cache.h"
+#include "libfarm/text/utf8.h"
 
 namespace farm {
 namespace {
@@ -110,6 +111,12 @@ absl::Status CrossTreeCache::Record(const FarmHostCompileResult& result,
   if (result.exit_code != 0) return absl::OkStatus();
   auto object = ReadFileContents(outputs_.object);
   if (!object.ok()) return object.status();
+  // Diagnostics are replayed byte for byte, and an entry's text is a protobuf string (UTF-8):
+  // a compile that printed other bytes (a Latin-1 source line under a caret) keeps none.
+  if (!IsValidUtf8(result.stdout_text) || !IsValidUtf8(result.stderr_text)) {
+    log->debug("{}: no cross-tree entry: its output is not UTF-8", outputs_.object);
+    return absl::OkStatus();
+  }
   if (base_dir_.IsNamedIn(*object)) {
     log->debug("{}: no cross-tree entry: the object names {} (debug info, __FILE__)",
                outputs_.object, base_dir_.path());
