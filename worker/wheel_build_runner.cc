@@ -14,14 +14,18 @@
 #include "libfarm/cc/base_dir.h"
 #include "libfarm/cuda/arch_list.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/net/address.h"
 #include "libfarm/nvcc/shell_words.h"
 #include "libfarm/recipes/build_jobs.h"
 #include "libfarm/recipes/build_render.h"
 #include "libfarm/recipes/placeholders.h"
 #include "libfarm/recipes/recipe_proto.h"
+#include "libfarm/status/status_macros.h"
 #include "worker/build_host_environment.h"
 #include "worker/build_log_streamer.h"
+#include "worker/coordinator_relay.h"
 #include "worker/echoed_command.h"
+#include "worker/pypi_sdist.h"
 #include "worker/python_interpreters.h"
 #include "worker/wheel_prerequisites.h"
 
@@ -67,12 +71,17 @@ class BuildDirectory {
     std::error_code ignored;
     fs::remove_all(path_, ignored);
     fs::remove(token_path(), ignored);
+    fs::remove_all(sdist_dir(), ignored);
     ::close(fd_);  // releases the lock
   }
   const std::string& path() const { return path_; }
   // Beside the directory (which RunIn empties), under the same lock: the token the build's
   // farm-nvcc uses.
   std::string token_path() const { return path_ + ".token"; }
+  // Beside it too: where a pypi source's sdist is fetched to, and the socket a build without
+  // network reaches the coordinator by (CoordinatorRelay removes that).
+  std::string sdist_dir() const { return path_ + ".sdist"; }
+  std::string relay_socket_path() const { return path_ + ".sock"; }
 
  private:
   BuildDirectory(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
@@ -157,6 +166,34 @@ void FailCompletion(farm::v1::Completion& completion, const std::string& message
   if (log != nullptr) log->Note(absl::StrCat("wheelfarm: ", message, "\n"));
 }
 
+// Fetches the task's sdist into `fetch_dir` and adds it, with the script that unpacks it, to
+// the action's inputs: through the CAS, which so keeps the exact bytes a build was made from.
+absl::Status AddSdistInputs(const farm::v1::WheelBuildTask& task, const std::string& python,
+                            const std::string& fetch_dir, CasClient* cas, farm::v1::Action& action,
+                            BuildLogStreamer* log) {
+  const std::string project =
+      task.source().pypi_project().empty() ? task.recipe().package() : task.source().pypi_project();
+  FARM_ASSIGN_OR_RETURN(FetchedSdist sdist,
+                        FetchSdist(python,
+                                   SdistIndexUrl(task.source().pypi_index(),
+                                                 HostVariable("PIP_INDEX_URL").value_or("")),
+                                   project, task.version(), fetch_dir));
+  log->Note(absl::StrCat("wheelfarm: fetched ", sdist.file, " (", sdist.size, " bytes, sha256 ",
+                         sdist.sha256, " as the index lists it) from ", sdist.url, "\n"));
+  auto archive = cas->UploadFile(sdist.path);
+  if (!archive.ok()) return archive.status();
+  const std::string_view text = PypiSdistScript();
+  auto script = cas->UploadBytes(absl::string_view(text.data(), text.size()));
+  if (!script.ok()) return script.status();
+  auto* in = action.add_inputs();
+  in->set_path(kSdistInput);
+  *in->mutable_digest() = *archive;
+  in = action.add_inputs();
+  in->set_path(kSdistScriptInput);
+  *in->mutable_digest() = *script;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 WheelBuildRunner::WheelBuildRunner(WheelBuildOptions options, ActionRunner* runner, CasClient* cas,
@@ -169,7 +206,11 @@ WheelBuildRunner::WheelBuildRunner(WheelBuildOptions options, ActionRunner* runn
 
 std::string WheelBuildRunner::Script(const farm::v1::WheelBuildTask& task,
                                      const std::vector<std::vector<std::string>>& steps) {
-  std::string script = "set -e\nexec 2>&1\n";
+  // A failing step names itself (a build without network fails where it tried to download).
+  std::string script =
+      "set -e\nexec 2>&1\n"
+      "wheelfarm_step_failed() { rc=$?; printf 'wheelfarm: build step %s failed (exit %s): %s\\n' "
+      "\"$1\" \"$rc\" \"$2\"; exit \"$rc\"; }\n";
   if (task.source().kind() == "git") {
     std::vector<std::string> clone = {"git", "clone", "--depth", "1"};
     auto tag = ExpandPlaceholders(task.source().tag_pattern(), {{"version", task.version()}});
@@ -181,9 +222,17 @@ std::string WheelBuildRunner::Script(const farm::v1::WheelBuildTask& task,
     }
     clone.insert(clone.end(), {task.source().git_url(), "src"});
     AppendEchoedCommand(script, clone);
+  } else if (task.source().kind() == "pypi") {
+    AppendEchoedCommand(script, UnpackArgv());  // the sdist Execute fetched, as an input
   }
   absl::StrAppend(&script, "cd src\n");
-  for (const auto& argv : steps) AppendEchoedCommand(script, argv);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const std::string words = QuotedArgv(steps[i]);
+    absl::StrAppend(&script, "printf '%s\\n' ", ShellQuote(absl::StrCat("+ ", words)), "\n", words,
+                    " || wheelfarm_step_failed ",
+                    ShellQuote(absl::StrCat(i + 1, " of ", steps.size())), " ", ShellQuote(words),
+                    "\n");
+  }
   return script;
 }
 
@@ -323,6 +372,17 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
     return completion;
   }
   (*action->mutable_env())["FARM_TOKEN_FILE"] = dir->token_path();
+  // A PyPI sdist is fetched here, checked against the index's hash, and given to the build,
+  // which then runs without network.
+  const bool offline = task.source().kind() == "pypi";
+  if (offline) {
+    if (absl::Status s =
+            AddSdistInputs(task, python->second.path(), dir->sdist_dir(), cas_, *action, &streamer);
+        !s.ok()) {
+      FailCompletion(completion, std::string(s.message()), &streamer);
+      return completion;
+    }
+  }
   std::map<std::string, std::string> env(action->env().begin(), action->env().end());
   // What the build sees in the sandbox besides its directory and the system: the network
   // (pip, git), its toolkit, the interpreter, farm-nvcc and its token, a private $HOME.
@@ -389,12 +449,42 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
   if (!options_.farm_cc.empty() && cc::BaseDir::Create(base_dir).ok()) {
     env["FARM_CC_BASEDIR"] = base_dir;
   }
+  // Without network, farm-nvcc and farm-cc reach the coordinator through a relayed socket.
+  std::unique_ptr<CoordinatorRelay> relay;
+  if (offline) {
+    auto started = CoordinatorRelay::Start(dir->relay_socket_path(), options_.coordinator);
+    if (!started.ok()) {
+      completion.set_infra_error(std::string(started.status().message()));
+      return completion;
+    }
+    relay = *std::move(started);
+    env["FARM_COORDINATOR"] = relay->address();
+    if (auto hp = ParseHostPort(options_.coordinator); hp.ok() && !options_.tls.ca_file.empty()) {
+      env["FARM_TLS_SERVER_NAME"] = hp->host;  // the certificate names the coordinator's host
+    }
+    mounts.read_only.push_back(relay->socket_path());
+    mounts.network = false;
+    streamer.Note(
+        "wheelfarm: the build runs without network (its source is a PyPI sdist); farm-nvcc and "
+        "farm-cc reach the coordinator through a relayed socket\n");
+  }
   action->mutable_env()->clear();
   action->mutable_env()->insert(env.begin(), env.end());
   // The environments, shared by every build on this host: read-only.
   const SandboxMounts shared = environments_.Mounts();
   mounts.read_only.insert(mounts.read_only.end(), shared.read_only.begin(), shared.read_only.end());
   completion = runner_->RunIn(lease, *action, dir->path(), cancel, &streamer, mounts);
+  if (offline && completion.infra_error().empty() && completion.result().exit_code() != 0 &&
+      !cancel.load()) {
+    FailCompletion(
+        completion,
+        "the build ran without network, as every build of a PyPI sdist does: a step that "
+        "downloads (a setup.py fetching sources or wheels, pip resolving build dependencies, "
+        "git) fails there; the failing step is named above. Fix: add what it needs to the "
+        "recipe's [python] requirements (installed before the build), or set the package's "
+        "variable that skips the download",
+        &streamer);
+  }
   if (!completion.infra_error().empty() || completion.result().exit_code() != 0 || cancel.load()) {
     return completion;
   }

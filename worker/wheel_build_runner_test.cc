@@ -11,7 +11,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(WheelBuildRunnerTest, ScriptEchoesEachStepKeepsWordsIntactAndStopsAtTheFirstFailure) {
+TEST(WheelBuildRunnerTest, ScriptEchoesEachStepKeepsWordsIntactAndStopsAtTheFirstFailureNamingIt) {
   farm::v1::WheelBuildTask task;
   task.mutable_source()->set_kind("upload");
   const std::string script =
@@ -24,14 +24,27 @@ TEST(WheelBuildRunnerTest, ScriptEchoesEachStepKeepsWordsIntactAndStopsAtTheFirs
   auto r = RunCommand({"env", "-C", dir.string(), "/bin/sh", "-c", script}, absl::Seconds(10));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->exit_code, 7);
-  // One stream, in order: each step's echo, then what it printed (stderr included).
-  EXPECT_EQ(r->stdout_text,
-            "+ 'printf' '%s|%s\\n' 'a b' 'it'\\''s $HOME'\n"
-            "a b|it's $HOME\n"
-            "+ 'sh' '-c' 'echo to-stderr >&2; exit 7'\n"
-            "to-stderr\n");
+  // One stream, in order: each step's echo, then what it printed (stderr included), and the
+  // step that failed, by number and words.
+  EXPECT_EQ(
+      r->stdout_text,
+      "+ 'printf' '%s|%s\\n' 'a b' 'it'\\''s $HOME'\n"
+      "a b|it's $HOME\n"
+      "+ 'sh' '-c' 'echo to-stderr >&2; exit 7'\n"
+      "to-stderr\n"
+      "wheelfarm: build step 2 of 3 failed (exit 7): 'sh' '-c' 'echo to-stderr >&2; exit 7'\n");
   EXPECT_EQ(r->stderr_text, "");
   fs::remove_all(dir);
+}
+
+TEST(WheelBuildRunnerTest, APypiSourceIsUnpackedFromItsFetchedInputBeforeTheSteps) {
+  farm::v1::WheelBuildTask task;
+  task.mutable_source()->set_kind("pypi");
+  const std::string script = WheelBuildRunner::Script(task, {{"true"}});
+  EXPECT_NE(script.find("'python' '.wheelfarm/pypi_sdist.py' 'unpack' '.wheelfarm/sdist.tar.gz' "
+                        "'src'\ncd src\n"),
+            std::string::npos)
+      << script;
 }
 
 TEST(WheelBuildRunnerTest, GitSourcesAreClonedAtTheVersionsTag) {

@@ -127,6 +127,10 @@ std::string DescribeSource(const RecipeVersion& version) {
   if (s.kind == RecipeSource::Kind::kGit) {
     return absl::StrCat("git ", s.git_url, " at ", s.TagFor(version.version));
   }
+  if (s.kind == RecipeSource::Kind::kPypi) {
+    return absl::StrCat("sdist ", s.pypi_project, "==", version.version,
+                        " from the build host's index (sha256-checked; built without network)");
+  }
   return s.default_dir.empty() ? "upload (--source DIR)"
                                : absl::StrCat("the recipe's tree ", s.default_dir);
 }

@@ -115,10 +115,14 @@ absl::StatusOr<WheelPipeline::Member> WheelPipeline::PlanMember(
 
   const RecipeSource& source = member.planned.version->source;
   if (request.has_source()) {
-    if (source.kind == RecipeSource::Kind::kGit) {
+    if (source.kind != RecipeSource::Kind::kUpload) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "recipe '", member.planned.recipe->name, "' builds from git (", source.git_url,
-          "); --source is for recipes whose source kind is \"upload\""));
+          "recipe '", member.planned.recipe->name, "' builds from ",
+          source.kind == RecipeSource::Kind::kGit
+              ? absl::StrCat("git (", source.git_url, ")")
+              : absl::StrCat("PyPI's sdist of ", source.pypi_project),
+          "; --source is for recipes whose source kind is \"upload\". Fix: drop --source, or "
+          "give the recipe a version whose [source] is kind = \"upload\""));
     }
     FARM_ASSIGN_OR_RETURN(
         member.inputs,

@@ -40,7 +40,7 @@ absl::StatusOr<CoordinatorTarget> ResolveCoordinatorTarget(const CoordinatorChoi
   } else {
     target.chosen_by = "--coordinator / FARM_COORDINATOR";
   }
-  if (auto hp = ParseHostPort(target.address); !hp.ok()) {
+  if (auto hp = ParseHostPort(target.address); !hp.ok() && !IsUnixSocketAddress(target.address)) {
     return absl::InvalidArgumentError(absl::StrCat("--coordinator: ", hp.status().message()));
   }
   if (target.token_file.empty() && local && local->grpc_address == target.address) {

@@ -38,6 +38,10 @@ std::string FormatHostPort(const HostPort& hp) {
   return absl::StrCat(hp.host, ":", hp.port);
 }
 
+bool IsUnixSocketAddress(const std::string& address) {
+  return absl::StartsWith(address, "unix:/") && address.size() > 6;
+}
+
 bool IsLoopbackHost(const std::string& host) {
   return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
 }

@@ -18,6 +18,10 @@ absl::StatusOr<HostPort> ParseHostPort(const std::string& address);
 // Formats back to host:port, bracketing IPv6 hosts.
 std::string FormatHostPort(const HostPort& hp);
 
+// True for "unix:/absolute/path", gRPC's name for a Unix socket a client dials (a build
+// without network reaches the coordinator through one; worker/coordinator_relay.h).
+bool IsUnixSocketAddress(const std::string& address);
+
 // True for 127.0.0.0/8, ::1 and "localhost".
 bool IsLoopbackHost(const std::string& host);
 

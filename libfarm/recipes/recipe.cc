@@ -8,7 +8,17 @@
 
 namespace farm {
 
-std::string RecipeSource::KindName() const { return kind == Kind::kGit ? "git" : "upload"; }
+std::string RecipeSource::KindName() const {
+  switch (kind) {
+    case Kind::kGit:
+      return "git";
+    case Kind::kUpload:
+      return "upload";
+    case Kind::kPypi:
+      return "pypi";
+  }
+  return "git";
+}
 
 std::string RecipeSource::TagFor(absl::string_view version) const {
   // The loader allows only {version} in the pattern, so a plain replace is exact.

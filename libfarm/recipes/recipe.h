@@ -19,16 +19,21 @@ namespace farm {
 
 // Where a version's source tree comes from.
 struct RecipeSource {
-  enum class Kind { kGit, kUpload };
+  enum class Kind { kGit, kUpload, kPypi };
   Kind kind = Kind::kGit;
   std::string git_url;      // kGit
   std::string tag_pattern;  // kGit: "v{version}"
   bool submodules = false;  // kGit: clone with --recursive
+  // kPypi: the project whose source distribution (`<project>==<version>`, sha256-checked from
+  // the index's hash) is built, offline: its build step runs without network.
+  std::string pypi_project;
+  // kPypi: the PEP 503 index to take it from; empty: the build host's PIP_INDEX_URL, else PyPI.
+  std::string pypi_index;
   // kUpload: the tree `farmctl submit --source DIR` sends; this directory (absolute, resolved
   // against the recipe file) is the default when --source is not given. Empty: --source needed.
   std::string default_dir;
 
-  std::string KindName() const;  // "git", "upload"
+  std::string KindName() const;  // "git", "upload", "pypi"
   // The tag to check out for `version` (kGit only): the pattern with {version} filled in.
   std::string TagFor(absl::string_view version) const;
 };
@@ -142,7 +147,7 @@ struct Recipe {
   std::vector<std::string> python_requirements;  // pip requirement specifiers for the build
   // Wheels the farm built, installed from its own index for this build's toolkit and arch set.
   std::vector<FarmRequirement> farm_requirements;
-  std::vector<Prerequisite> prerequisites;       // [[prerequisites]], in the recipe's order
+  std::vector<Prerequisite> prerequisites;  // [[prerequisites]], in the recipe's order
   BuildSpec build;
   std::vector<PublishTarget> publish;
   SizeEstimate size;

@@ -233,8 +233,8 @@ bool IsEnvName(absl::string_view name) {
 
 absl::StatusOr<RecipeSource> SourceFrom(const Where& where, const toml::table& table,
                                         absl::string_view prefix) {
-  if (absl::Status s =
-          CheckKeys(where, table, prefix, {"kind", "url", "tag", "submodules", "path"});
+  if (absl::Status s = CheckKeys(where, table, prefix,
+                                 {"kind", "url", "tag", "submodules", "path", "project", "index"});
       !s.ok()) {
     return s;
   }
@@ -263,9 +263,46 @@ absl::StatusOr<RecipeSource> SourceFrom(const Where& where, const toml::table& t
       return where.Error(*table.get("path"), Join(prefix, "path"),
                          "only an upload source has a path: remove it or use kind = \"upload\"");
     }
+    for (const char* pypi_only : {"project", "index"}) {
+      if (table.contains(pypi_only)) {
+        return where.Error(*table.get(pypi_only), Join(prefix, pypi_only),
+                           "only a pypi source has this key: remove it or use kind = \"pypi\"");
+      }
+    }
+  } else if (**kind == "pypi") {
+    source.kind = RecipeSource::Kind::kPypi;
+    for (const char* other : {"url", "tag", "submodules", "path"}) {
+      if (table.contains(other)) {
+        return where.Error(*table.get(other), Join(prefix, other),
+                           "a pypi source takes only `project` (default: the recipe's package) "
+                           "and `index`: remove this key, or use kind = \"git\" or \"upload\"");
+      }
+    }
+    auto project = StringAt(where, table, "project", prefix, false);
+    if (!project.ok()) return project.status();
+    if (project->has_value()) {
+      if (!IsValidName(**project)) {
+        return where.Error(*table.get("project"), Join(prefix, "project"),
+                           absl::StrCat("\"", **project,
+                                        "\" is not a PyPI project name: use letters, digits, "
+                                        "'-', '_' and '.'"));
+      }
+      source.pypi_project = **project;
+    }
+    auto index = StringAt(where, table, "index", prefix, false);
+    if (!index.ok()) return index.status();
+    if (index->has_value()) {
+      if (!absl::StartsWith(**index, "https://") && !absl::StartsWith(**index, "http://")) {
+        return where.Error(*table.get("index"), Join(prefix, "index"),
+                           absl::StrCat("\"", **index,
+                                        "\" is not an index URL: give a PEP 503 simple index "
+                                        "such as https://pypi.org/simple/, or leave it out"));
+      }
+      source.pypi_index = **index;
+    }
   } else if (**kind == "upload") {
     source.kind = RecipeSource::Kind::kUpload;
-    for (const char* git_only : {"url", "tag", "submodules"}) {
+    for (const char* git_only : {"url", "tag", "submodules", "project", "index"}) {
       if (table.contains(git_only)) {
         return where.Error(*table.get(git_only), Join(prefix, git_only),
                            "only a git source has this key: remove it or use kind = \"git\"");
@@ -289,7 +326,8 @@ absl::StatusOr<RecipeSource> SourceFrom(const Where& where, const toml::table& t
   } else {
     return where.Error(*table.get("kind"), Join(prefix, "kind"),
                        absl::StrCat("unknown source kind \"", **kind,
-                                    "\": use \"git\" (url + tag) or \"upload\" (farmctl submit "
+                                    "\": use \"git\" (url + tag), \"pypi\" (the package's "
+                                    "source distribution) or \"upload\" (farmctl submit "
                                     "--source DIR)"));
   }
   return source;
@@ -1004,6 +1042,11 @@ absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root) {
     default_source = *source;
   }
   if (absl::Status s = ReadVersions(where, root, default_source, recipe); !s.ok()) return s;
+  for (RecipeVersion& v : recipe.versions) {
+    if (v.source.kind == RecipeSource::Kind::kPypi && v.source.pypi_project.empty()) {
+      v.source.pypi_project = recipe.package;
+    }
+  }
   if (absl::Status s = ReadPython(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadPlatform(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadBuild(where, root, recipe); !s.ok()) return s;

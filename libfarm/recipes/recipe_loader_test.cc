@@ -306,6 +306,35 @@ TEST(RecipeLoaderTest, UploadSourceResolvesItsPathAgainstTheRecipe) {
   fs::remove_all(dir);
 }
 
+TEST(RecipeLoaderTest, APypiSourceNamesItsProjectAndIndexOrTakesThePackage) {
+  const std::string git =
+      "kind = \"git\"\nurl = \"https://example.com/demo.git\"\ntag = \"v{version}\"\n"
+      "submodules = true";
+  auto plain = ParseVariant(git, "kind = \"pypi\"");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->versions[0].source.KindName(), "pypi");
+  EXPECT_EQ(plain->versions[0].source.pypi_project, "demo-pkg");  // the package
+  EXPECT_EQ(plain->versions[0].source.pypi_index, "");
+  EXPECT_EQ(plain->versions[1].source.KindName(), "git");  // its own source
+  auto named = ParseVariant(
+      git, "kind = \"pypi\"\nproject = \"Demo.Src\"\nindex = \"https://mirror/simple/\"");
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ(named->versions[0].source.pypi_project, "Demo.Src");
+  const farm::v1::Recipe proto = RecipeToProto(*named);
+  EXPECT_EQ(proto.versions(0).source().kind(), "pypi");
+  EXPECT_EQ(proto.versions(0).source().pypi_project(), "Demo.Src");
+  EXPECT_EQ(proto.versions(0).source().pypi_index(), "https://mirror/simple/");
+
+  ExpectError(ParseVariant(git, "kind = \"pypi\"\nurl = \"https://x/y.git\""),
+              {"source.url", "a pypi source takes only `project`"});
+  ExpectError(ParseVariant(git, "kind = \"pypi\"\nproject = \"a b\""),
+              {"source.project", "is not a PyPI project name"});
+  ExpectError(ParseVariant(git, "kind = \"pypi\"\nindex = \"pypi.org/simple\""),
+              {"source.index", "is not an index URL"});
+  ExpectError(ParseVariant("submodules = true", "submodules = true\nproject = \"x\""),
+              {"source.project", "only a pypi source"});
+}
+
 TEST(RecipeLoaderTest, DirectoryLoadsGoodFilesAndReportsBadOnes) {
   const fs::path dir = fs::temp_directory_path() / absl::StrCat("recipes_dir_", ::getpid());
   fs::create_directories(dir);

@@ -56,6 +56,8 @@ farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
     s->set_tag_pattern(v.source.tag_pattern);
     s->set_submodules(v.source.submodules);
     s->set_default_dir(v.source.default_dir);
+    s->set_pypi_project(v.source.pypi_project);
+    s->set_pypi_index(v.source.pypi_index);
   }
   for (const std::string& cpu : recipe.platform.cpu_archs) out.add_cpu_archs(cpu);
   out.set_glibc_max(recipe.platform.glibc_max.ToString());

@@ -26,6 +26,9 @@ std::shared_ptr<grpc::Channel> DialCoordinator(const std::string& address,
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  if (options.tls && !options.tls->server_name.empty()) {
+    args.SetSslTargetNameOverride(options.tls->server_name);
+  }
   return grpc::CreateCustomChannel(address, Credentials(options), args);
 }
 

@@ -17,6 +17,9 @@ struct ChannelTls {
   // Both or neither: the client certificate a coordinator with --tls-client-ca requires.
   std::string cert_pem;
   std::string key_pem;
+  // Checked against the certificate instead of the dialled host (a relayed Unix socket's
+  // address names no host); empty: the dialled host.
+  std::string server_name;
 };
 
 struct ChannelOptions {

@@ -23,7 +23,8 @@ std::string Absolute(const std::string& path) {
 }  // namespace
 
 ClientTlsFiles ClientTlsFilesFromEnvironment() {
-  return {Env("FARM_TLS_CA"), Env("FARM_TLS_CERT"), Env("FARM_TLS_KEY")};
+  return {Env("FARM_TLS_CA"), Env("FARM_TLS_CERT"), Env("FARM_TLS_KEY"),
+          Env("FARM_TLS_SERVER_NAME")};
 }
 
 std::vector<std::pair<std::string, std::string>> ClientTlsEnvironment(const ClientTlsFiles& files) {
@@ -32,6 +33,7 @@ std::vector<std::pair<std::string, std::string>> ClientTlsEnvironment(const Clie
   env.emplace_back("FARM_TLS_CA", Absolute(files.ca_file));
   if (!files.cert_file.empty()) env.emplace_back("FARM_TLS_CERT", Absolute(files.cert_file));
   if (!files.key_file.empty()) env.emplace_back("FARM_TLS_KEY", Absolute(files.key_file));
+  if (!files.server_name.empty()) env.emplace_back("FARM_TLS_SERVER_NAME", files.server_name);
   return env;
 }
 
@@ -47,7 +49,7 @@ absl::StatusOr<ChannelOptions> LoadChannelOptions(const ClientTlsFiles& files) {
   }
   auto ca = ReadCertificateFile(files.ca_file, "--tls-ca");
   if (!ca.ok()) return ca.status();
-  ChannelTls tls{.ca_pem = ca->pem};
+  ChannelTls tls{.ca_pem = ca->pem, .server_name = files.server_name};
   if (files.cert_file.empty() != files.key_file.empty()) {
     return absl::InvalidArgumentError(
         "a client certificate needs its key: pass both --tls-cert and --tls-key (or "

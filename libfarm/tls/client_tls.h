@@ -15,9 +15,12 @@ struct ClientTlsFiles {
   std::string ca_file;    // --tls-ca / FARM_TLS_CA; empty: plain text
   std::string cert_file;  // --tls-cert / FARM_TLS_CERT: client certificate for mTLS
   std::string key_file;   // --tls-key / FARM_TLS_KEY
+  // FARM_TLS_SERVER_NAME: the name the coordinator's certificate must carry when the address
+  // dialled does not say it (a Unix socket relayed to the coordinator); empty: the address's.
+  std::string server_name;
 };
 
-// FARM_TLS_CA, FARM_TLS_CERT and FARM_TLS_KEY (each empty when unset).
+// FARM_TLS_CA, FARM_TLS_CERT, FARM_TLS_KEY and FARM_TLS_SERVER_NAME (each empty when unset).
 ClientTlsFiles ClientTlsFilesFromEnvironment();
 
 // The environment a child client (farm-nvcc under a worker) needs to dial the same way:

@@ -1,0 +1,188 @@
+// pypi_sdist.py as farm-worker runs it: fetching from a real HTTP index (python's http.server
+// over loopback serving a PEP 503 page) and unpacking archives made by python's tarfile,
+// hostile ones included.
+#include "worker/pypi_sdist.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "libfarm/digest/digest.h"
+#include "libfarm/process/subprocess.h"
+
+namespace farm::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+constexpr char kPython[] = "/usr/bin/python3";
+
+// Makes archives with tarfile: `members` is python source for a list of (name, kind, data).
+void MakeTar(const fs::path& archive, const std::string& members) {
+  const std::string code = absl::StrCat(R"(
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w:gz") as t:
+    for name, kind, data in )",
+                                        members, R"(:
+        i = tarfile.TarInfo(name)
+        if kind == "dir":
+            i.type = tarfile.DIRTYPE; t.addfile(i)
+        elif kind == "sym":
+            i.type = tarfile.SYMTYPE; i.linkname = data; t.addfile(i)
+        elif kind == "fifo":
+            i.type = tarfile.FIFOTYPE; t.addfile(i)
+        else:
+            b = data.encode(); i.size = len(b); i.mode = 0o755 if kind == "exe" else 0o644
+            t.addfile(i, io.BytesIO(b))
+)");
+  auto r = RunCommand({kPython, "-c", code, archive.string()});
+  ASSERT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->stderr_text : r.status().ToString());
+}
+
+class PypiSdistTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(kPython)) << "the test needs " << kPython;
+    dir_ = fs::temp_directory_path() / absl::StrCat("pypi_sdist_test_", ::getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    script_ = dir_ / "pypi_sdist.py";
+    std::ofstream(script_) << PypiSdistScript();
+  }
+  void TearDown() override {
+    if (server_) {
+      server_->Signal(SIGKILL);
+      server_->Wait(absl::Seconds(5));
+    }
+    fs::remove_all(dir_);
+  }
+  CommandResult Unpack(const fs::path& archive, const fs::path& into) {
+    auto r = RunCommand({kPython, script_.string(), "unpack", archive.string(), into.string()});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommandResult{};
+  }
+  // Serves dir_/index over loopback; returns its simple/ URL.
+  std::string ServeIndex() {
+    const std::string log = (dir_ / "server.log").string();
+    auto s = Subprocess::Spawn({kPython, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
+                                "--directory", (dir_ / "index").string()},
+                               {.log_path = log});
+    EXPECT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    std::smatch m;
+    const std::regex port("port ([0-9]+)");
+    for (int i = 0; i < 100; ++i) {
+      std::ifstream in(log);
+      const std::string text((std::istreambuf_iterator<char>(in)), {});
+      if (std::regex_search(text, m, port))
+        return absl::StrCat("http://127.0.0.1:", m[1].str(), "/simple/");
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    ADD_FAILURE() << "http.server printed no port";
+    return "";
+  }
+  // A project page listing `file` with `fragment` ("#sha256=...").
+  void Publish(const std::string& project, const std::string& file, const std::string& fragment) {
+    fs::create_directories(dir_ / "index" / "simple" / project);
+    fs::create_directories(dir_ / "index" / "files");
+    MakeTar(dir_ / "index" / "files" / file,
+            R"py([("pkg-1.0", "dir", ""), ("pkg-1.0/setup.py", "file", "print('hi')")])py");
+    std::ofstream(dir_ / "index" / "simple" / project / "index.html")
+        << "<html><body><a href=\"../../files/" << file << fragment << "\">" << file
+        << "</a></body></html>\n";
+  }
+  std::string Sha256(const fs::path& file) {
+    auto d = DigestOfFile(file.string());
+    EXPECT_TRUE(d.ok());
+    return d.ok() ? d->hash() : "";
+  }
+
+  fs::path dir_;
+  fs::path script_;
+  std::optional<Subprocess> server_;
+};
+
+TEST_F(PypiSdistTest, UnpacksTheTopDirectoryAsTheTree) {
+  MakeTar(dir_ / "a.tar.gz",
+          R"([("pkg-1.0", "dir", ""), ("pkg-1.0/setup.py", "file", "x"),
+              ("pkg-1.0/tools/run.sh", "exe", "#!/bin/sh"), ("pkg-1.0/csrc", "dir", ""),
+              ("pkg-1.0/pkg/csrc", "sym", "../csrc")])");
+  auto r = Unpack(dir_ / "a.tar.gz", dir_ / "src");
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "src" / "setup.py"));
+  EXPECT_NE(fs::status(dir_ / "src" / "tools" / "run.sh").permissions() & fs::perms::owner_exec,
+            fs::perms::none);
+  EXPECT_EQ(fs::read_symlink(dir_ / "src" / "pkg" / "csrc"), "../csrc");
+}
+
+TEST_F(PypiSdistTest, RefusesMembersThatWouldWriteOutsideTheTree) {
+  const std::vector<std::pair<std::string, std::string>> hostile = {
+      {R"([("p-1", "dir", ""), ("p-1/../../evil", "file", "x")])", "outside the tree"},
+      {R"([("/etc/p-1", "file", "x")])", "outside the tree"},
+      {R"([("p-1", "dir", ""), ("p-1/up", "sym", "../../.."), ("p-1/x", "file", "")])",
+       "leaves the tree"},
+      {R"([("p-1", "dir", ""), ("p-1/abs", "sym", "/etc")])", "leaves the tree"},
+      {R"([("p-1", "dir", ""), ("p-1/ok", "sym", "."), ("p-1/fifo", "fifo", "")])",
+       "neither a file"},
+      {R"([("p-1/a", "file", ""), ("q-1/b", "file", "")])", "2 top-level entries"},
+  };
+  int i = 0;
+  for (const auto& [members, why] : hostile) {
+    const fs::path archive = dir_ / absl::StrCat("h", i++, ".tar.gz");
+    MakeTar(archive, members);
+    auto r = Unpack(archive, dir_ / absl::StrCat("out", i));
+    EXPECT_EQ(r.exit_code, 2) << members;
+    EXPECT_THAT(r.stderr_text, HasSubstr(why)) << members;
+  }
+  EXPECT_FALSE(fs::exists(dir_.parent_path() / "evil"));
+}
+
+TEST_F(PypiSdistTest, FetchesTheSdistTheIndexListsAndChecksItsHash) {
+  Publish("my-pkg", "my_pkg-1.0.tar.gz", "");
+  const std::string sha = Sha256(dir_ / "index" / "files" / "my_pkg-1.0.tar.gz");
+  Publish("my-pkg", "my_pkg-1.0.tar.gz", "#sha256=" + sha);
+  const std::string index = ServeIndex();
+  auto fetched = FetchSdist(kPython, index, "My.Pkg", "1.0", (dir_ / "fetch").string());
+  ASSERT_TRUE(fetched.ok()) << fetched.status();
+  EXPECT_EQ(fetched->file, "my_pkg-1.0.tar.gz");
+  EXPECT_EQ(fetched->sha256, sha);
+  EXPECT_EQ(Sha256(fetched->path), sha);
+
+  auto missing = FetchSdist(kPython, index, "my-pkg", "2.0", (dir_ / "fetch2").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()),
+              HasSubstr("no source distribution of my-pkg 2.0 (sdists there: my_pkg-1.0.tar.gz)"));
+}
+
+TEST_F(PypiSdistTest, RefusesAnSdistWithoutAHashOrWithAnotherHash) {
+  Publish("nohash", "nohash-1.0.tar.gz", "");
+  Publish("wrong", "wrong-1.0.tar.gz", "#sha256=" + std::string(64, '0'));
+  const std::string index = ServeIndex();
+  auto nohash = FetchSdist(kPython, index, "nohash", "1.0", (dir_ / "f1").string());
+  ASSERT_FALSE(nohash.ok());
+  EXPECT_THAT(std::string(nohash.status().message()), HasSubstr("without a sha256 hash"));
+  auto wrong = FetchSdist(kPython, index, "wrong", "1.0", (dir_ / "f2").string());
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_THAT(std::string(wrong.status().message()), HasSubstr("the index says 0000"));
+  EXPECT_FALSE(fs::exists(dir_ / "f2" / "wrong-1.0.tar.gz"));
+}
+
+TEST_F(PypiSdistTest, AnUnreachableIndexSaysWhereSdistsComeFrom) {
+  auto r = FetchSdist(kPython, "http://127.0.0.1:1/simple/", "x", "1.0", (dir_ / "f").string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("PIP_INDEX_URL"));
+  EXPECT_EQ(SdistIndexUrl("", ""), "https://pypi.org/simple/");
+  EXPECT_EQ(SdistIndexUrl("", "http://mirror/simple"), "http://mirror/simple");
+  EXPECT_EQ(SdistIndexUrl("http://own/simple", "http://mirror/simple"), "http://own/simple");
+}
+
+}  // namespace
+}  // namespace farm::worker
