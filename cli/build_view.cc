@@ -349,7 +349,10 @@ std::string WatchLine(const farm::v1::Build& b) {
   }
   std::string line = absl::StrCat(b.id(), " ", BuildStateName(b.state()));
   if (!parts.empty()) absl::StrAppend(&line, ": ", absl::StrJoin(parts, ", "));
-  if (IsTerminalBuildState(b.state()) && !b.reason().empty())
+  // A build waiting for a GPU worker says so while it waits (its reason names the archs).
+  const bool waits = std::any_of(b.smoke().begin(), b.smoke().end(),
+                                 [](const auto& r) { return r.state() == "waiting"; });
+  if ((IsTerminalBuildState(b.state()) || waits) && !b.reason().empty())
     absl::StrAppend(&line, " - ", EscapeTerminalText(b.reason()));
   return line;
 }

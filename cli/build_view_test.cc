@@ -73,6 +73,14 @@ TEST(BuildViewTest, ReportShowsAnSmWaitingForAGpuWorker) {
   EXPECT_THAT(report, HasSubstr("  sm_75 waiting for a GPU worker that runs sm_75 (none online; "
                                 "no GPU online); waited 2m30s of 6h00m (the recipe's gpu_wait), "
                                 "then the build fails"));
+  // `submit --wait` and `watch` piped: the line says what the build waits for.
+  b.set_reason(
+      "smoke testing x.whl on the GPU workers; sm_75 waiting for a GPU worker that runs "
+      "it (up to 6h)");
+  EXPECT_THAT(WatchLine(b), HasSubstr("verifying - smoke testing x.whl on the GPU workers; sm_75 "
+                                      "waiting for a GPU worker"));
+  b.mutable_smoke(1)->set_state("queued");
+  EXPECT_THAT(WatchLine(b), Not(HasSubstr("waiting")));
 }
 
 // Issue 15, item 7: what a build printed reaches the terminal escaped, never obeyed.

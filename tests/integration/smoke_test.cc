@@ -179,8 +179,15 @@ TEST_F(SmokeTest, TheDemoSmokeTestPassesOnTheDeclaredGpuAndAnSmWithoutOneIsNotSm
 // require_gpu: sm_75 waits for a GPU worker that runs it, up to the recipe's gpu_wait (3s),
 // then the build fails naming the SM, how long it waited and the fix.
 TEST_F(SmokeTest, ARequiredSmWhoseWaitForAGpuWorkerRunsOutFailsTheBuildWithTheFix) {
-  CommandResult r = Farmctl({"submit", "impatient-0.1.0", "--archs", "7.5;9.0", "--wait"});
+  CommandResult r =
+      Farmctl({"submit", "impatient-0.1.0", "--archs", "7.5;9.0", "--wait", "--interval", "0.2"});
   EXPECT_NE(r.exit_code, 0) << Output(r);
+  // While it waited, `submit --wait` said what for.
+  EXPECT_THAT(r.stdout_text,
+              ::testing::ContainsRegex("verifying: .* - smoke testing demo_cuda_ext-0.1.0\\+"))
+      << Output(r);
+  EXPECT_THAT(r.stdout_text, HasSubstr("; sm_75 waiting for a GPU worker that runs it (up to 3s)"))
+      << Output(r);
   const std::string said = r.stderr_text + r.stdout_text;
   EXPECT_THAT(said, HasSubstr("sm_75 was not smoke-tested: waited 3s (the recipe's [smoke] "
                               "gpu_wait) for a GPU worker"));
