@@ -225,16 +225,18 @@ absl::Status WheelFinisher::FollowSmoke(const std::string& id, const farm::v1::B
   if (!done.ok()) return done.status();
   auto build = builds_->Get(id);
   if (!build.ok()) return build.status();
+  // Cancelled meanwhile: CancelSmoke let the wheel go, and it stays gone.
+  if (IsTerminalBuildState(build->state())) return absl::OkStatus();
   // The build's reason says while an SM waits for a GPU worker (require_gpu), and for which.
   if (!*done) {
     const std::string waiting = SmokeStage::WaitingSms(build->smoke());
+    const std::string up_to = absl::FormatDuration(GpuWait(plan.smoke()));
     const std::string reason = absl::StrCat(
         "smoke testing ", build->wheel().filename(), " on the GPU workers",
-        waiting.empty() ? ""
-                        : absl::StrCat("; ", waiting,
-                                       " waiting for a GPU worker that runs it (up "
-                                       "to ",
-                                       absl::FormatDuration(GpuWait(plan.smoke())), ")"));
+        waiting.empty()
+            ? ""
+            : absl::StrCat("; ", waiting, " waiting for a GPU worker that runs it (up to ", up_to,
+                           ")"));
     if (reason != build->reason()) {
       builds_->SetState(id, farm::v1::BUILD_STATE_VERIFYING, reason).IgnoreError();
     }
