@@ -277,7 +277,7 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
     }
   }
 
-  // Per SM: passed, failed with the command's output, or not run and why.
+  // Per SM: passed, failed with the command's output, not run and why, or waiting and for what.
   if (!b.smoke().empty()) {
     absl::StrAppend(
         &out, "\nsmoke tests",
@@ -289,7 +289,16 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
     }
     absl::StrAppend(&out, table.Render());
     for (const auto& r : b.smoke()) {
-      if (r.state() == "not run") {
+      if (r.state() == "waiting") {
+        // "waiting for a GPU worker ... that runs sm_75 (none online; ...)"
+        const uint32_t bound = b.plan().smoke().gpu_wait_seconds();
+        absl::StrAppend(&out, "  ", r.sm(), " ", EscapeTerminalText(r.reason()), "; waited ",
+                        ShortDuration(now - FromProtoTime(r.waiting_since())),
+                        bound > 0 ? absl::StrCat(" of ", ShortDuration(absl::Seconds(bound)),
+                                                 " (the recipe's gpu_wait), then the build fails")
+                                  : "",
+                        "\n");
+      } else if (r.state() == "not run") {
         absl::StrAppend(&out, "  ", r.sm(), " not smoke-tested: ", EscapeTerminalText(r.reason()),
                         "\n");
       } else if (r.state() == "failed") {
@@ -340,7 +349,10 @@ std::string WatchLine(const farm::v1::Build& b) {
   }
   std::string line = absl::StrCat(b.id(), " ", BuildStateName(b.state()));
   if (!parts.empty()) absl::StrAppend(&line, ": ", absl::StrJoin(parts, ", "));
-  if (IsTerminalBuildState(b.state()) && !b.reason().empty())
+  // A build waiting for a GPU worker says so while it waits (its reason names the archs).
+  const bool waits = std::any_of(b.smoke().begin(), b.smoke().end(),
+                                 [](const auto& r) { return r.state() == "waiting"; });
+  if ((IsTerminalBuildState(b.state()) || waits) && !b.reason().empty())
     absl::StrAppend(&line, " - ", EscapeTerminalText(b.reason()));
   return line;
 }
@@ -417,9 +429,20 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
     targets.push_back(t.kind() == "repository" ? t.url() : t.kind());
   }
   if (p.has_smoke()) {
-    absl::StrAppend(&out, "smoke      on a GPU of each arch before publishing (on failure: ",
-                    p.smoke().on_failure(),
-                    p.smoke().require_gpu() ? "; every arch must be tested)" : ")", "\n");
+    absl::StrAppend(
+        &out,
+        "smoke      on a GPU of each arch before publishing (on failure: ", p.smoke().on_failure(),
+        p.smoke().require_gpu()
+            ? absl::StrCat(
+                  "; every arch must be tested, waiting ",
+                  p.smoke().gpu_wait_seconds() > 0
+                      ? absl::StrCat("up to ",
+                                     ShortDuration(absl::Seconds(p.smoke().gpu_wait_seconds())),
+                                     " ")
+                      : "",
+                  "for a GPU worker that runs it)")
+            : ")",
+        "\n");
   }
   absl::StrAppend(&out, "publish    ", targets.empty() ? "nowhere" : absl::StrJoin(targets, ", "),
                   "\n\n");

@@ -52,6 +52,37 @@ TEST(BuildViewTest, ReportShowsShardsWheelVerificationAndTheFailure) {
   EXPECT_THAT(text, HasSubstr("  | kernel.cu(3): error: identifier \"x\" is undefined"));
 }
 
+// Issue 28: a require_gpu SM no online GPU worker runs waits, and says for what and how long.
+TEST(BuildViewTest, ReportShowsAnSmWaitingForAGpuWorker) {
+  farm::v1::Build b;
+  b.set_id("b1");
+  b.set_kind(farm::v1::BUILD_KIND_WHEEL);
+  b.set_state(farm::v1::BUILD_STATE_VERIFYING);
+  b.mutable_plan()->mutable_smoke()->set_require_gpu(true);
+  b.mutable_plan()->mutable_smoke()->set_gpu_wait_seconds(6 * 3600);
+  auto* passed = b.add_smoke();
+  passed->set_sm("sm_90");
+  passed->set_state("passed");
+  auto* waiting = b.add_smoke();
+  waiting->set_sm("sm_75");
+  waiting->set_state("waiting");
+  waiting->set_reason("waiting for a GPU worker that runs sm_75 (none online; no GPU online)");
+  waiting->mutable_waiting_since()->set_seconds(100);
+  const std::string report = BuildReport(b, absl::FromUnixSeconds(100 + 150));
+  EXPECT_THAT(report, ::testing::ContainsRegex("sm_75 +waiting"));
+  EXPECT_THAT(report, HasSubstr("  sm_75 waiting for a GPU worker that runs sm_75 (none online; "
+                                "no GPU online); waited 2m30s of 6h00m (the recipe's gpu_wait), "
+                                "then the build fails"));
+  // `submit --wait` and `watch` piped: the line says what the build waits for.
+  b.set_reason(
+      "smoke testing x.whl on the GPU workers; sm_75 waiting for a GPU worker that runs "
+      "it (up to 6h)");
+  EXPECT_THAT(WatchLine(b), HasSubstr("verifying - smoke testing x.whl on the GPU workers; sm_75 "
+                                      "waiting for a GPU worker"));
+  b.mutable_smoke(1)->set_state("queued");
+  EXPECT_THAT(WatchLine(b), Not(HasSubstr("waiting")));
+}
+
 // Issue 15, item 7: what a build printed reaches the terminal escaped, never obeyed.
 TEST(BuildViewTest, ErrorTextAndReasonsShowTerminalEscapesEscaped) {
   farm::v1::Build b = FailedBuild();

@@ -52,6 +52,59 @@ TEST(PlaceSmokeTestsTest, AGpuOnAWorkerThatCannotInstallTheWheelDoesNotCount) {
               HasSubstr("(no GPU online)"));
 }
 
+TEST(PlaceSmokeTestsTest, WithRequireGpuAnSmNoGpuRunsWaitsSayingForWhat) {
+  const auto results = PlaceSmokeTests(Archs("7.5;9.0"), {GpuWorker("a", {"sm_90"})}, "3.11",
+                                       "x86_64", /*wait_for_gpu=*/true);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].state(), kSmokeWaiting);
+  EXPECT_EQ(results[0].reason(),
+            "waiting for a GPU worker with python3.11 on x86_64 that runs sm_75 (none online; "
+            "GPUs online: sm_90 on a)");
+  EXPECT_EQ(results[1].state(), kSmokeQueued);  // one a GPU runs is queued as before
+  EXPECT_THAT(PlaceSmokeTests(Archs("9.0"), {}, "", "", true)[0].reason(),
+              HasSubstr("waiting for a GPU worker that runs sm_90 (none online; no GPU online)"));
+}
+
+TEST(EndOverdueWaitTest, AWaitEndsAfterTheRecipesGpuWaitNamingTheSmAndHowLong) {
+  farm::v1::RecipeSmoke smoke;
+  smoke.set_require_gpu(true);
+  EXPECT_EQ(GpuWait(smoke), absl::Hours(6));  // a plan made before gpu_wait existed
+  smoke.set_gpu_wait_seconds(3);
+  EXPECT_EQ(GpuWait(smoke), absl::Seconds(3));
+  const absl::Time since = absl::FromUnixSeconds(1000);
+  farm::v1::SmokeResult r = PlaceSmokeTests(Archs("7.5"), {}, "3.11", "", true)[0];
+  r.mutable_waiting_since()->set_seconds(1000);
+  EXPECT_FALSE(EndOverdueWait(smoke, since + absl::Seconds(2), &r));
+  EXPECT_EQ(r.state(), kSmokeWaiting);
+  EXPECT_TRUE(EndOverdueWait(smoke, since + absl::Seconds(3), &r));
+  EXPECT_EQ(r.state(), kSmokeNotRun);
+  EXPECT_EQ(r.reason(),
+            "waited 3s (the recipe's [smoke] gpu_wait) for a GPU worker with python3.11 that runs "
+            "sm_75 (none online; no GPU online)");
+  EXPECT_FALSE(EndOverdueWait(smoke, since + absl::Hours(1), &r));  // only a waiting one
+
+  // Not run at the end of its wait, with require_gpu: the build fails with the fix.
+  std::vector<std::string> marked;
+  const absl::Status s = SmokeVerdict(smoke, {r}, &marked);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("sm_75 was not smoke-tested: waited 3s"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("Fix: bring a GPU worker that runs sm_75 online (farm-worker --gpu sm_75) "
+                        "and submit again, or set require_gpu = false in the recipe's [smoke]"));
+}
+
+TEST(SmokeSummaryTest, AWaitingSmSaysWhatItWaitsFor) {
+  google::protobuf::RepeatedPtrField<farm::v1::SmokeResult> results;
+  auto* passed = results.Add();
+  passed->set_sm("sm_90");
+  passed->set_state(kSmokePassed);
+  passed->set_worker("a");
+  *results.Add() = PlaceSmokeTests(Archs("7.5"), {}, "", "", true)[0];
+  EXPECT_EQ(SmokeSummary(results),
+            "sm_90 passed on a; sm_75 waiting for a GPU worker that runs sm_75 (none online; no "
+            "GPU online)");
+  EXPECT_EQ(SmokeStage::WaitingSms(results), "sm_75");
+}
+
 TEST(SmokeVerdictTest, FollowsTheRecipesPolicy) {
   farm::v1::SmokeResult failed;
   failed.set_sm("sm_90");

@@ -225,6 +225,22 @@ absl::Status WheelFinisher::FollowSmoke(const std::string& id, const farm::v1::B
   if (!done.ok()) return done.status();
   auto build = builds_->Get(id);
   if (!build.ok()) return build.status();
+  // Cancelled meanwhile: CancelSmoke let the wheel go, and it stays gone.
+  if (IsTerminalBuildState(build->state())) return absl::OkStatus();
+  // The build's reason says while an SM waits for a GPU worker (require_gpu), and for which.
+  if (!*done) {
+    const std::string waiting = SmokeStage::WaitingSms(build->smoke());
+    const std::string up_to = absl::FormatDuration(GpuWait(plan.smoke()));
+    const std::string reason = absl::StrCat(
+        "smoke testing ", build->wheel().filename(), " on the GPU workers",
+        waiting.empty()
+            ? ""
+            : absl::StrCat("; ", waiting, " waiting for a GPU worker that runs it (up to ", up_to,
+                           ")"));
+    if (reason != build->reason()) {
+      builds_->SetState(id, farm::v1::BUILD_STATE_VERIFYING, reason).IgnoreError();
+    }
+  }
   farm::v1::Digest wheel;
   wheel.set_hash(build->wheel().sha256());
   wheel.set_size_bytes(static_cast<int64_t>(build->wheel().size_bytes()));
@@ -261,6 +277,12 @@ absl::Status WheelFinisher::FollowSmoke(const std::string& id, const farm::v1::B
               marked.empty() ? "" : absl::StrCat("; marked: ", absl::StrJoin(marked, "; ")));
   fs::remove_all(dir, ec);
   return published;
+}
+
+void WheelFinisher::CancelSmoke(const std::string& id) {
+  if (smoke_ != nullptr)
+    smoke_->EndWaits(id, "the build was cancelled while it waited").IgnoreError();
+  if (blobs_ != nullptr) blobs_->Unpin(SmokePinOwner(id));
 }
 
 absl::Status WheelFinisher::Publish(const std::string& id, const farm::v1::BuildPlan& plan,

@@ -38,6 +38,10 @@ class WheelFinisher {
   // where a test failed with on_failure = "mark", or fails the build.
   absl::Status FollowSmoke(const std::string& id, const farm::v1::BuildPlan& plan);
 
+  // Build `id` was cancelled: its smoke tests stop waiting for GPU workers, and its wheel is
+  // no longer kept for them.
+  void CancelSmoke(const std::string& id);
+
   // The publisher for one of a plan's targets.
   absl::StatusOr<std::unique_ptr<Publisher>> PublisherFor(
       const farm::v1::RecipePublishTarget& target) const;

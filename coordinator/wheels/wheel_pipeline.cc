@@ -393,6 +393,8 @@ absl::StatusOr<farm::v1::Build> WheelPipeline::Cancel(const std::string& build_i
   }
   FARM_RETURN_IF_ERROR(
       builds_->SetState(build_id, farm::v1::BUILD_STATE_CANCELLED, "cancelled by farmctl cancel"));
+  // Before the actions are cancelled: no smoke test is queued for it after this.
+  finisher_->CancelSmoke(build_id);
   // The host action first (its worker kills the build), then any device compile left.
   if (!build->build_action_id().empty()) scheduler_->Cancel(build->build_action_id()).IgnoreError();
   for (auto state : {farm::v1::ACTION_STATE_QUEUED, farm::v1::ACTION_STATE_RUNNING}) {

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "libfarm/cuda/arch_list.h"
 #include "libfarm/elf/version_needs.h"
 #include "libfarm/recipes/farm_requirement.h"
@@ -127,13 +128,20 @@ struct ArchRules {
   bool Empty() const { return buildable.empty() && !min && ptx && !split_below; }
 };
 
+// How long a require_gpu build waits for a GPU worker that runs an SM, when its recipe's
+// [smoke] names no gpu_wait: a working day's worth for someone to bring one online.
+inline constexpr absl::Duration kDefaultGpuWait = absl::Hours(6);
+
 // [smoke]: run on a GPU worker with the built wheel installed, per requested SM, before the
 // wheel is published.
 struct SmokeSpec {
   RecipeCommand command;                  // {sm}: the GPU's SM ("sm_90")
   std::vector<std::string> requirements;  // pip requirements installed with the wheel
   bool block_on_failure = true;           // on_failure = "block"; false: "mark"
-  bool require_gpu = false;  // an SM no online GPU worker runs fails the build (else: not run)
+  // An SM no online GPU worker runs waits for one, up to gpu_wait, then fails the build
+  // (else: reported not run).
+  bool require_gpu = false;
+  absl::Duration gpu_wait = kDefaultGpuWait;  // whole seconds
 };
 
 struct Recipe {

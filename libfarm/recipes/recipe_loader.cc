@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "libfarm/publish/command_hook_publisher.h"
 #include "libfarm/publish/core_metadata.h"
 #include "libfarm/recipes/farm_requirement.h"
@@ -945,13 +946,39 @@ absl::Status ReadSize(const Where& where, const toml::table& root, Recipe& recip
   return absl::OkStatus();
 }
 
+// [smoke] gpu_wait = "6h": how long require_gpu waits for a GPU worker that runs an SM. A
+// duration as Go writes them ("90m", "1h30m", "3s"), whole seconds, 1s to 30 days.
+absl::StatusOr<std::optional<absl::Duration>> GpuWaitAt(const Where& where, const toml::table& t,
+                                                        bool require_gpu) {
+  auto text = StringAt(where, t, "gpu_wait", "smoke", false);
+  if (!text.ok()) return text.status();
+  if (!text->has_value()) return std::optional<absl::Duration>();
+  const toml::node& node = *t.get("gpu_wait");
+  if (!require_gpu) {
+    return where.Error(node, "smoke.gpu_wait",
+                       "only a build with require_gpu = true waits for a GPU worker. Fix: set "
+                       "require_gpu = true, or drop gpu_wait");
+  }
+  constexpr absl::Duration kMax = absl::Hours(30 * 24);
+  absl::Duration wait;
+  if (!absl::ParseDuration(**text, &wait) || wait < absl::Seconds(1) || wait > kMax ||
+      absl::Trunc(wait, absl::Seconds(1)) != wait) {
+    return where.Error(
+        node, "smoke.gpu_wait",
+        absl::StrCat("\"", **text,
+                     "\" is not a duration of whole seconds from 1s to 720h. Fix: write it with "
+                     "its unit, e.g. \"6h\", \"90m\" or \"1h30m\""));
+  }
+  return std::optional<absl::Duration>(wait);
+}
+
 absl::Status ReadSmoke(const Where& where, const toml::table& root, Recipe& recipe) {
   auto table = TableAt(where, root, "smoke", "", false);
   if (!table.ok()) return table.status();
   if (*table == nullptr) return absl::OkStatus();
   const toml::table& t = **table;
-  if (absl::Status s =
-          CheckKeys(where, t, "smoke", {"command", "requirements", "on_failure", "require_gpu"});
+  if (absl::Status s = CheckKeys(
+          where, t, "smoke", {"command", "requirements", "on_failure", "require_gpu", "gpu_wait"});
       !s.ok()) {
     return s;
   }
@@ -991,6 +1018,9 @@ absl::Status ReadSmoke(const Where& where, const toml::table& root, Recipe& reci
     }
     smoke.require_gpu = require->as_boolean()->get();
   }
+  auto gpu_wait = GpuWaitAt(where, t, smoke.require_gpu);
+  if (!gpu_wait.ok()) return gpu_wait.status();
+  if (gpu_wait->has_value()) smoke.gpu_wait = **gpu_wait;
   recipe.smoke = std::move(smoke);
   return absl::OkStatus();
 }

@@ -182,6 +182,29 @@ TEST(RecipeLoaderTest, ASmokeSectionIsReadWithItsPolicyDefaults) {
               {"smoke.require_gpu", "must be true or false"});
 }
 
+TEST(RecipeLoaderTest, GpuWaitBoundsHowLongARequiredGpuIsWaitedFor) {
+  auto smoke = [](const std::string& keys) {
+    return ParseVariant("[size]", "[smoke]\ncommand = \"true\"\n" + keys + "[size]");
+  };
+  auto plain = smoke("require_gpu = true\n");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->smoke->gpu_wait, kDefaultGpuWait);
+  EXPECT_EQ(RecipeToProto(*plain).smoke().gpu_wait_seconds(), 6u * 3600);
+  auto set = smoke("gpu_wait = \"1h30m\"\nrequire_gpu = true\n");  // in either order
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->smoke->gpu_wait, absl::Minutes(90));
+  EXPECT_EQ(RecipeToProto(*set).smoke().gpu_wait_seconds(), 5400u);
+
+  for (const std::string bad : {"6 hours", "6", "0s", "-1h", "1.5s", "721h", ""}) {
+    ExpectError(smoke("require_gpu = true\ngpu_wait = \"" + bad + "\"\n"),
+                {"smoke.gpu_wait", "\"" + bad + "\" is not a duration", "Fix:", "\"6h\""});
+  }
+  ExpectError(smoke("require_gpu = true\ngpu_wait = 3600\n"),
+              {"smoke.gpu_wait", "must be a string"});
+  // Without require_gpu nothing waits: the key would do nothing, so it is refused.
+  ExpectError(smoke("gpu_wait = \"6h\"\n"), {"smoke.gpu_wait", "require_gpu = true", "Fix:"});
+}
+
 TEST(RecipeLoaderTest, BadValuesNameTheKeyAndTheFix) {
   ExpectError(ParseVariant("job_memory_gib = 4.5", "job_memory_gib = \"4\""),
               {"build.job_memory_gib", "must be a number"});

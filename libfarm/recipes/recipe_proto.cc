@@ -81,6 +81,8 @@ farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
     for (const std::string& r : recipe.smoke->requirements) smoke->add_requirements(r);
     smoke->set_on_failure(recipe.smoke->block_on_failure ? "block" : "mark");
     smoke->set_require_gpu(recipe.smoke->require_gpu);
+    smoke->set_gpu_wait_seconds(
+        static_cast<uint32_t>(absl::ToInt64Seconds(recipe.smoke->gpu_wait)));
   }
   for (const PublishTarget& t : recipe.publish) {
     farm::v1::RecipePublishTarget* p = out.add_publish();

@@ -59,12 +59,12 @@ class SmokeTest : public ::testing::Test {
     };
     recipe("shipped", "", "");                       // the demo's own smoke test
     recipe("required", "require_gpu = true\n", "");  // every SM must be tested
-    recipe("blocked", "", kFailingSmoke);            // on_failure = "block", the default
+    recipe("impatient", "require_gpu = true\ngpu_wait = \"3s\"\n", "");
+    recipe("abandoned", "require_gpu = true\n", "");  // cancelled while it waits
+    recipe("blocked", "", kFailingSmoke);             // on_failure = "block", the default
     recipe("marked", "on_failure = \"mark\"\n", kFailingSmoke);
 
-    auto c = CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", recipes});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = new CoordinatorProcess(std::move(*c));
+    StartCoordinator();
     auto w = WorkerProcess::Start(
         coordinator_->grpc_address(), coordinator_->token_file(), "gpu1", dir_->path().string(),
         {"--slots", "2", "--builds-dir", *dir_ / "builds", "--gpu", "sm_90:CI stand-in"});
@@ -76,6 +76,32 @@ class SmokeTest : public ::testing::Test {
                          "gpu1") == "online";
         },
         absl::Seconds(30)));
+  }
+
+  static void StartCoordinator(const std::string& grpc = "127.0.0.1:0",
+                               const std::string& http = "127.0.0.1:0") {
+    auto c =
+        CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", *dir_ / "recipes"}, grpc, http);
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = new CoordinatorProcess(std::move(*c));
+  }
+
+  static bool Online(const std::string& worker) {
+    return StateOf(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()),
+                   worker) == "online";
+  }
+
+  // Polls build `id`'s JSON until `holds`; the last JSON read.
+  static nlohmann::json WaitForBuild(const std::string& id,
+                                     const std::function<bool(const nlohmann::json&)>& holds) {
+    nlohmann::json build;
+    WaitFor(
+        [&] {
+          build = BuildJson(id);
+          return holds(build);
+        },
+        absl::Seconds(300));
+    return build;
   }
 
   static void TearDownTestSuite() {
@@ -150,16 +176,52 @@ TEST_F(SmokeTest, TheDemoSmokeTestPassesOnTheDeclaredGpuAndAnSmWithoutOneIsNotSm
   EXPECT_THAT(Published("shipped"), ::testing::SizeIs(1));
 }
 
-TEST_F(SmokeTest, AnSmNoGpuWorkerHasFailsTheBuildWhenTheRecipeRequiresAGpu) {
-  CommandResult r = Farmctl({"submit", "required-0.1.0", "--archs", "7.5;9.0", "--wait"});
+// require_gpu: sm_75 waits for a GPU worker that runs it, up to the recipe's gpu_wait (3s),
+// then the build fails naming the SM, how long it waited and the fix.
+TEST_F(SmokeTest, ARequiredSmWhoseWaitForAGpuWorkerRunsOutFailsTheBuildWithTheFix) {
+  CommandResult r =
+      Farmctl({"submit", "impatient-0.1.0", "--archs", "7.5;9.0", "--wait", "--interval", "0.2"});
   EXPECT_NE(r.exit_code, 0) << Output(r);
-  EXPECT_THAT(r.stderr_text + r.stdout_text,
-              HasSubstr("sm_75 was not smoke-tested: no online GPU worker"));
-  EXPECT_THAT(r.stderr_text + r.stdout_text, HasSubstr("require_gpu = true"));
-  const nlohmann::json build = BuildJson(SubmittedBuildId(r));
+  // While it waited, `submit --wait` said what for.
+  EXPECT_THAT(r.stdout_text,
+              ::testing::ContainsRegex("verifying: .* - smoke testing demo_cuda_ext-0.1.0\\+"))
+      << Output(r);
+  EXPECT_THAT(r.stdout_text, HasSubstr("; sm_75 waiting for a GPU worker that runs it (up to 3s)"))
+      << Output(r);
+  const std::string said = r.stderr_text + r.stdout_text;
+  EXPECT_THAT(said, HasSubstr("sm_75 was not smoke-tested: waited 3s (the recipe's [smoke] "
+                              "gpu_wait) for a GPU worker"));
+  EXPECT_THAT(said, HasSubstr("that runs sm_75 (none online; GPUs online: sm_90 on gpu1)"));
+  EXPECT_THAT(said, HasSubstr("require_gpu = true). Fix: bring a GPU worker that runs sm_75 "
+                              "online (farm-worker --gpu sm_75) and submit again, or set "
+                              "require_gpu = false"));
+  const std::string id = SubmittedBuildId(r);
+  const nlohmann::json build = BuildJson(id);
   EXPECT_EQ(build.value("state", ""), "BUILD_STATE_FAILED") << build.dump(2);
   EXPECT_EQ(SmokeOf(build, "sm_90").value("state", ""), "passed") << build.dump(2);
-  EXPECT_THAT(Published("required"), ::testing::IsEmpty());
+  EXPECT_EQ(SmokeOf(build, "sm_75").value("state", ""), "not run") << build.dump(2);
+  const std::string log = Log(id);
+  EXPECT_THAT(log, HasSubstr("wheelfarm: smoke test sm_75: waiting for a GPU worker"));
+  EXPECT_THAT(log, HasSubstr("it waits up to 3s (the recipe's [smoke] has require_gpu = true)"));
+  EXPECT_THAT(log, HasSubstr("wheelfarm: smoke test sm_75: not run: waited 3s"));
+  EXPECT_THAT(Published("impatient"), ::testing::IsEmpty());
+}
+
+// Cancelling a build that waits for a GPU worker ends the wait.
+TEST_F(SmokeTest, CancellingABuildThatWaitsForAGpuWorkerEndsTheWait) {
+  CommandResult r = Farmctl({"submit", "abandoned-0.1.0", "--archs", "7.5"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  const std::string id = SubmittedBuildId(r);
+  nlohmann::json build = WaitForBuild(
+      id, [](const auto& b) { return SmokeOf(b, "sm_75").value("state", "") == "waiting"; });
+  ASSERT_EQ(SmokeOf(build, "sm_75").value("state", ""), "waiting") << build.dump(2) << Log(id);
+  CommandResult cancel = Farmctl({"cancel", id});
+  ASSERT_EQ(cancel.exit_code, 0) << Output(cancel);
+  build = BuildJson(id);
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_CANCELLED") << build.dump(2);
+  EXPECT_EQ(SmokeOf(build, "sm_75").value("state", ""), "not run") << build.dump(2);
+  EXPECT_EQ(SmokeOf(build, "sm_75").value("reason", ""), "the build was cancelled while it waited");
+  EXPECT_THAT(Published("abandoned"), ::testing::IsEmpty());
 }
 
 TEST_F(SmokeTest, AFailedSmokeTestBlocksPublishingAndShowsTheCommandsOutput) {
@@ -186,6 +248,65 @@ TEST_F(SmokeTest, AFailedSmokeTestOnlyMarksTheBuildWhenThePolicyIsMark) {
   EXPECT_EQ(SmokeOf(build, "sm_90").value("state", ""), "failed");
   EXPECT_THAT(build.value("reason", ""), HasSubstr("marked: the smoke test failed on sm_90"));
   EXPECT_THAT(Published("marked"), ::testing::SizeIs(1));
+}
+
+// require_gpu: with no GPU worker that runs sm_75 online, the build is not failed: sm_75 waits,
+// through a coordinator restart, and is tested once a worker with such a GPU comes online.
+// Last in the suite: the sm_75 worker it starts stays listed online for a while after it stops.
+TEST_F(SmokeTest, ARequiredSmWaitsForAGpuWorkerAcrossARestartAndIsTestedWhenOneComesOnline) {
+  CommandResult r = Farmctl({"submit", "required-0.1.0", "--archs", "7.5;9.0"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  const std::string id = SubmittedBuildId(r);
+  auto waiting = [](const nlohmann::json& b) {
+    return SmokeOf(b, "sm_75").value("state", "") == "waiting" &&
+           SmokeOf(b, "sm_90").value("state", "") == "passed";
+  };
+  nlohmann::json build = WaitForBuild(id, waiting);
+  ASSERT_TRUE(waiting(build)) << build.dump(2) << Log(id);
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_VERIFYING") << build.dump(2);
+  EXPECT_THAT(build.value("reason", ""),
+              HasSubstr("; sm_75 waiting for a GPU worker that runs it (up to 6h)"));
+  CommandResult shown = Farmctl({"build", id});
+  EXPECT_THAT(shown.stdout_text, ::testing::ContainsRegex("sm_75 +waiting"));
+  EXPECT_THAT(shown.stdout_text,
+              HasSubstr("that runs sm_75 (none online; GPUs online: sm_90 on gpu1); waited "));
+  EXPECT_THAT(shown.stdout_text,
+              HasSubstr("of 6h00m (the recipe's gpu_wait), then the build fails"));
+  EXPECT_THAT(Log(id), HasSubstr("wheelfarm: smoke test sm_75: waiting for a GPU worker"));
+  EXPECT_THAT(Published("required"), ::testing::IsEmpty());
+
+  // The coordinator restarts: the build is still verifying, sm_75 still waiting.
+  const std::string grpc = coordinator_->grpc_address();
+  const std::string http = coordinator_->http_address();
+  coordinator_->Stop();
+  delete coordinator_;
+  coordinator_ = nullptr;
+  StartCoordinator(grpc, http);
+  ASSERT_TRUE(WaitFor([] { return Online("gpu1"); }, absl::Seconds(60)));
+  build = BuildJson(id);
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_VERIFYING") << build.dump(2);
+  EXPECT_EQ(SmokeOf(build, "sm_75").value("state", ""), "waiting") << build.dump(2);
+
+  // A worker whose GPU runs sm_75 comes online: the test runs there and the wheel is published.
+  auto w = WorkerProcess::Start(
+      coordinator_->grpc_address(), coordinator_->token_file(), "gpu2", dir_->path().string(),
+      {"--slots", "1", "--builds-dir", *dir_ / "builds2", "--gpu", "sm_75:CI stand-in"});
+  ASSERT_TRUE(w.ok()) << w.status();
+  build = WaitForBuild(id, [](const auto& b) {
+    return b.value("state", "") != "BUILD_STATE_VERIFYING" &&
+           b.value("state", "") != "BUILD_STATE_PUBLISHING";
+  });
+  const std::string worker_log = ReadFile(w->log_path());
+  w->Stop();
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2) << worker_log;
+  const nlohmann::json sm75 = SmokeOf(build, "sm_75");
+  EXPECT_EQ(sm75.value("state", ""), "passed") << build.dump(2);
+  EXPECT_EQ(sm75.value("worker", ""), "gpu2");
+  EXPECT_THAT(sm75.value("output", ""), HasSubstr("has sm_75")) << sm75.dump(2);
+  const std::string log = Log(id);
+  EXPECT_THAT(log, HasSubstr("wheelfarm: smoke test sm_75: an online GPU worker runs it now"));
+  EXPECT_THAT(log, HasSubstr("wheelfarm: smoke test sm_75 on gpu2 (sm_75 GPU): passed"));
+  EXPECT_THAT(Published("required"), ::testing::SizeIs(1));
 }
 
 }  // namespace

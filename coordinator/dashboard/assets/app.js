@@ -365,7 +365,7 @@ async function renderBuild(id) {
          el('tbody', {}, b.smoke.map(r => el('tr', {'data-sm': r.sm},
            el('td', {}, r.sm), el('td', {class: r.state === 'passed' ? 'ok' : (r.state === 'failed' ? 'bad' : 'muted')}, r.state === 'not run' ? 'not smoke-tested' : r.state),
            el('td', {}, r.gpu_sm || '-'), el('td', {}, r.worker || '-'),
-           el('td', {}, r.state === 'not run' ? visible(r.reason || '') :
+           el('td', {}, r.state === 'not run' || r.state === 'waiting' ? visible(r.reason || '') :
                         (r.output || r.reason) ? el('pre', {class: r.state === 'failed' ? 'error' : 'log'}, visible(r.output || r.reason)) : '')))))] : null,
     logState.text ? [el('h2', {}, 'Log'), el('pre', {class: 'log', id: 'build-log'}, visible(logState.text))] : null,
   ];
