@@ -1,5 +1,5 @@
-// pypi_sdist.py as farm-worker runs it: fetching from a real HTTP index (python's http.server
-// over loopback serving a PEP 503 page) and unpacking archives made by python's tarfile,
+// pypi_sdist.py as farm-worker runs it: fetching from a real HTTP index (SimpleIndex: python's
+// http.server over loopback serving PEP 503 pages) and unpacking archives made by python's tarfile,
 // hostile ones included.
 #include "worker/pypi_sdist.h"
 
@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/process/subprocess.h"
+#include "tests/support/simple_index.h"
 
 namespace farm::worker {
 namespace {
@@ -58,10 +58,7 @@ class PypiSdistTest : public ::testing::Test {
     std::ofstream(script_) << PypiSdistScript();
   }
   void TearDown() override {
-    if (server_) {
-      server_->Signal(SIGKILL);
-      server_->Wait(absl::Seconds(5));
-    }
+    index_.reset();
     fs::remove_all(dir_);
   }
   CommandResult Unpack(const fs::path& archive, const fs::path& into) {
@@ -69,35 +66,17 @@ class PypiSdistTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : CommandResult{};
   }
-  // Serves dir_/index over loopback; returns its simple/ URL.
-  std::string ServeIndex() {
-    const std::string log = (dir_ / "server.log").string();
-    auto s = Subprocess::Spawn({kPython, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
-                                "--directory", (dir_ / "index").string()},
-                               {.log_path = log});
-    EXPECT_TRUE(s.ok()) << s.status();
-    server_ = std::move(*s);
-    std::smatch m;
-    const std::regex port("port ([0-9]+)");
-    for (int i = 0; i < 100; ++i) {
-      std::ifstream in(log);
-      const std::string text((std::istreambuf_iterator<char>(in)), {});
-      if (std::regex_search(text, m, port))
-        return absl::StrCat("http://127.0.0.1:", m[1].str(), "/simple/");
-      absl::SleepFor(absl::Milliseconds(100));
+  // A project page listing a small sdist named `file`, with `fragment` (see SimpleIndex).
+  std::string Publish(const std::string& project, const std::string& file,
+                      const std::string& fragment = "sha256") {
+    if (!index_) {
+      auto started = testing::SimpleIndex::Start(dir_ / "index");
+      EXPECT_TRUE(started.ok()) << started.status();
+      index_.emplace(std::move(*started));
     }
-    ADD_FAILURE() << "http.server printed no port";
-    return "";
-  }
-  // A project page listing `file` with `fragment` ("#sha256=...").
-  void Publish(const std::string& project, const std::string& file, const std::string& fragment) {
-    fs::create_directories(dir_ / "index" / "simple" / project);
-    fs::create_directories(dir_ / "index" / "files");
-    MakeTar(dir_ / "index" / "files" / file,
+    MakeTar(dir_ / file,
             R"py([("pkg-1.0", "dir", ""), ("pkg-1.0/setup.py", "file", "print('hi')")])py");
-    std::ofstream(dir_ / "index" / "simple" / project / "index.html")
-        << "<html><body><a href=\"../../files/" << file << fragment << "\">" << file
-        << "</a></body></html>\n";
+    return index_->Publish(project, dir_ / file, fragment);
   }
   std::string Sha256(const fs::path& file) {
     auto d = DigestOfFile(file.string());
@@ -107,7 +86,7 @@ class PypiSdistTest : public ::testing::Test {
 
   fs::path dir_;
   fs::path script_;
-  std::optional<Subprocess> server_;
+  std::optional<testing::SimpleIndex> index_;
 };
 
 TEST_F(PypiSdistTest, UnpacksTheTopDirectoryAsTheTree) {
@@ -146,10 +125,8 @@ TEST_F(PypiSdistTest, RefusesMembersThatWouldWriteOutsideTheTree) {
 }
 
 TEST_F(PypiSdistTest, FetchesTheSdistTheIndexListsAndChecksItsHash) {
-  Publish("my-pkg", "my_pkg-1.0.tar.gz", "");
-  const std::string sha = Sha256(dir_ / "index" / "files" / "my_pkg-1.0.tar.gz");
-  Publish("my-pkg", "my_pkg-1.0.tar.gz", "#sha256=" + sha);
-  const std::string index = ServeIndex();
+  const std::string sha = Publish("my-pkg", "my_pkg-1.0.tar.gz");
+  const std::string index = index_->url();
   auto fetched = FetchSdist(kPython, index, "My.Pkg", "1.0", (dir_ / "fetch").string());
   ASSERT_TRUE(fetched.ok()) << fetched.status();
   EXPECT_EQ(fetched->file, "my_pkg-1.0.tar.gz");
@@ -165,7 +142,7 @@ TEST_F(PypiSdistTest, FetchesTheSdistTheIndexListsAndChecksItsHash) {
 TEST_F(PypiSdistTest, RefusesAnSdistWithoutAHashOrWithAnotherHash) {
   Publish("nohash", "nohash-1.0.tar.gz", "");
   Publish("wrong", "wrong-1.0.tar.gz", "#sha256=" + std::string(64, '0'));
-  const std::string index = ServeIndex();
+  const std::string index = index_->url();
   auto nohash = FetchSdist(kPython, index, "nohash", "1.0", (dir_ / "f1").string());
   ASSERT_FALSE(nohash.ok());
   EXPECT_THAT(std::string(nohash.status().message()), HasSubstr("without a sha256 hash"));

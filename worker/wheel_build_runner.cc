@@ -375,6 +375,13 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
   // A PyPI sdist is fetched here, checked against the index's hash, and given to the build,
   // which then runs without network.
   const bool offline = task.source().kind() == "pypi";
+  if (offline && !runner_->sandboxed()) {
+    FailCompletion(completion,
+                   "a PyPI sdist is built without network, which takes the sandbox this worker "
+                   "runs without (--no-sandbox). Fix: run the worker with its sandbox (bubblewrap)",
+                   &streamer);
+    return completion;
+  }
   if (offline) {
     if (absl::Status s =
             AddSdistInputs(task, python->second.path(), dir->sdist_dir(), cas_, *action, &streamer);

@@ -1,0 +1,192 @@
+// Recipes whose source is a PyPI sdist (issue 26 item 5): the worker fetches
+// `<project>-<version>.tar.gz` from a real PEP 503 index over loopback (SimpleIndex), checks it
+// against the index's sha256, and the build runs in its sandbox without network, its farm-nvcc
+// reaching the coordinator through the worker's relayed socket. A sdist whose setup.py
+// downloads fails there, naming the step; a sdist the index lists with another hash never
+// reaches a build.
+#include <filesystem>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "tests/support/demo_recipe.h"
+#include "tests/support/farm_processes.h"
+#include "tests/support/simple_index.h"
+
+namespace farm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const char kUploadSource[] =
+    "kind = \"upload\"                          # farmctl submit --source DIR, else this tree\n"
+    "path = \"" FARM_SOURCE_DIR "/examples/demo-cuda-ext\"";
+
+class PypiSourceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    LeaveVirtualenvs();  // the workers make the recipe's environment themselves
+    dir_ = new TempDir("pypi-source-test");
+    // The demo as its sdist, and a copy whose setup.py downloads at build time, as flash-attn's
+    // does when it looks for a prebuilt wheel.
+    MakeSdist("demo_cuda_ext-0.1.0", "");
+    MakeSdist("netgrab_demo-0.1.0",
+              "import urllib.request\n"
+              "urllib.request.urlopen('https://pypi.org/simple/pip/', timeout=30)\n");
+    auto index = SimpleIndex::Start(*dir_ / "index");
+    ASSERT_TRUE(index.ok()) << index.status();
+    index_ = new SimpleIndex(std::move(*index));
+    index_->Publish("demo-cuda-ext", *dir_ / "demo_cuda_ext-0.1.0.tar.gz");
+    index_->Publish("netgrab-demo", *dir_ / "netgrab_demo-0.1.0.tar.gz");
+    fs::copy_file(*dir_ / "demo_cuda_ext-0.1.0.tar.gz", *dir_ / "tampered_demo-0.1.0.tar.gz");
+    index_->Publish("tampered-demo", *dir_ / "tampered_demo-0.1.0.tar.gz",
+                    "#sha256=" + std::string(64, 'a'));
+
+    const std::string recipes = *dir_ / "recipes";
+    auto recipe = [&](const std::string& name, const std::string& source) {
+      // strict: a call farm-nvcc could not send through the relay would fail the build.
+      WriteText(absl::StrCat(recipes, "/", name, ".toml"),
+                DemoRecipe(name, {{kUploadSource, source},
+                                  {"job_memory_gib = 1", "job_memory_gib = 1\nstrict_nvcc = true"},
+                                  {"[[publish]]\nkind = \"builtin\"\n", ""}}));
+    };
+    recipe("fromsdist", absl::StrCat("kind = \"pypi\"\nindex = \"", index_->url(), "\""));
+    recipe("netgrab", absl::StrCat("kind = \"pypi\"\nproject = \"netgrab-demo\"\nindex = \"",
+                                   index_->url(), "\""));
+    recipe("tampered", absl::StrCat("kind = \"pypi\"\nproject = \"tampered-demo\"\nindex = \"",
+                                    index_->url(), "\""));
+
+    auto c = CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", recipes});
+    ASSERT_TRUE(c.ok()) << c.status();
+    coordinator_ = new CoordinatorProcess(std::move(*c));
+    for (const char* name : {"w1", "w2"}) {
+      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
+                                    dir_->path().string(),
+                                    {"--slots", "2", "--builds-dir", *dir_ / "builds"});
+      ASSERT_TRUE(w.ok()) << w.status();
+      workers_.push_back(new WorkerProcess(std::move(*w)));
+      ASSERT_TRUE(WaitFor(
+          [&] {
+            return StateOf(
+                       ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()),
+                       name) == "online";
+          },
+          absl::Seconds(30)))
+          << name << " did not come online";
+    }
+  }
+
+  static void TearDownTestSuite() {
+    for (WorkerProcess* w : workers_) {
+      w->Stop();
+      delete w;
+    }
+    workers_.clear();
+    if (coordinator_ != nullptr) coordinator_->Stop();
+    delete coordinator_;
+    coordinator_ = nullptr;
+    delete index_;
+    index_ = nullptr;
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  // <dir>/<stem>.tar.gz: the demo's tree under <stem>/, `preamble` put before its setup.py.
+  static void MakeSdist(const std::string& stem, const std::string& preamble) {
+    const fs::path tree = dir_->path() / "sdists" / stem;
+    fs::create_directories(tree.parent_path());
+    fs::copy(FARM_SOURCE_DIR "/examples/demo-cuda-ext", tree, fs::copy_options::recursive);
+    for (const char* leftover : {"build", "dist", "demo_cuda_ext.egg-info"}) {
+      fs::remove_all(tree / leftover);
+    }
+    WriteText((tree / "setup.py").string(), preamble + ReadFile((tree / "setup.py").string()));
+    auto r = RunCommand({"tar", "-C", *dir_ / "sdists", "-czf", *dir_ / (stem + ".tar.gz"), stem},
+                        absl::Seconds(60));
+    ASSERT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->stderr_text : r.status().ToString());
+  }
+
+  static CommandResult Farmctl(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
+                               coordinator_->token_file()});
+    return RunFarmctl(args);
+  }
+
+  static std::string Logs(const CommandResult& submitted) {
+    return Farmctl({"logs", SubmittedBuildId(submitted)}).stdout_text;
+  }
+
+  static TempDir* dir_;
+  static SimpleIndex* index_;
+  static CoordinatorProcess* coordinator_;
+  static std::vector<WorkerProcess*> workers_;
+};
+
+TempDir* PypiSourceTest::dir_ = nullptr;
+SimpleIndex* PypiSourceTest::index_ = nullptr;
+CoordinatorProcess* PypiSourceTest::coordinator_ = nullptr;
+std::vector<WorkerProcess*> PypiSourceTest::workers_;
+
+TEST_F(PypiSourceTest, TheSdistIsFetchedCheckedAndBuiltWithoutNetworkEveryCallOnTheFarm) {
+  CommandResult plan = Farmctl({"submit", "fromsdist-0.1.0", "--archs", "7.5;9.0", "--dry-run"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.stdout_text << plan.stderr_text;
+  EXPECT_THAT(plan.stdout_text,
+              HasSubstr("sdist demo-cuda-ext==0.1.0 from the build host's index"));
+
+  CommandResult r = Farmctl({"submit", "fromsdist-0.1.0", "--archs", "7.5;9.0", "--wait"});
+  const std::string log = Logs(r);
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text << log;
+  EXPECT_THAT(log, HasSubstr("wheelfarm: fetched demo_cuda_ext-0.1.0.tar.gz ("));
+  EXPECT_THAT(log, HasSubstr("as the index lists it) from " +
+                             index_->url().substr(0, index_->url().size() - 7)));
+  EXPECT_THAT(log, HasSubstr("the build runs without network"));
+  EXPECT_THAT(log, HasSubstr("+ 'python' '.wheelfarm/pypi_sdist.py' 'unpack'"));
+  // Device compiles went through the relay to both archs' shards; nothing ran plain nvcc.
+  CommandResult shown = Farmctl({"build", SubmittedBuildId(r)});
+  EXPECT_THAT(shown.stdout_text, HasSubstr("none ran plain nvcc")) << shown.stdout_text;
+  auto build = nlohmann::json::parse(Farmctl({"--json", "build", SubmittedBuildId(r)}).stdout_text,
+                                     nullptr, false);
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2);
+  EXPECT_EQ(build["wheel"].value("filename", "").rfind("demo_cuda_ext-0.1.0+cu130.sm75.sm90-", 0),
+            0u)
+      << build.dump(2);
+}
+
+TEST_F(PypiSourceTest, ASdistThatDownloadsAtBuildTimeFailsNamingTheStep) {
+  CommandResult r = Farmctl({"submit", "netgrab-0.1.0", "--archs", "9.0", "--wait"});
+  EXPECT_NE(r.exit_code, 0) << r.stdout_text;
+  const std::string log = Logs(r);
+  EXPECT_THAT(log, HasSubstr("wheelfarm: fetched netgrab_demo-0.1.0.tar.gz"));
+  // The download itself failed (no route out of the sandbox) ...
+  EXPECT_THAT(log, HasSubstr("urlopen")) << log;
+  // ... and the build says which step and why.
+  EXPECT_THAT(log, HasSubstr("wheelfarm: build step 1 of 1 failed (exit 1): 'python3.11' '-m' "
+                             "'pip' 'wheel'"))
+      << log;
+  EXPECT_THAT(log, HasSubstr("the build ran without network, as every build of a PyPI sdist "
+                             "does"))
+      << log;
+}
+
+TEST_F(PypiSourceTest, AnSdistWhoseHashIsNotTheIndexsNeverReachesABuild) {
+  CommandResult r = Farmctl({"submit", "tampered-0.1.0", "--archs", "9.0", "--wait"});
+  EXPECT_NE(r.exit_code, 0) << r.stdout_text;
+  const std::string log = Logs(r);
+  EXPECT_THAT(log, HasSubstr("the index says aaaa")) << log;
+  EXPECT_THAT(log, HasSubstr("Fix: check the index or mirror that served it")) << log;
+  EXPECT_THAT(log, Not(HasSubstr("pypi_sdist.py' 'unpack'"))) << log;
+}
+
+TEST_F(PypiSourceTest, SubmitWithSourceIsRefusedForAPypiRecipe) {
+  CommandResult r = Farmctl({"submit", "fromsdist-0.1.0", "--archs", "9.0", "--source",
+                             FARM_SOURCE_DIR "/examples/demo-cuda-ext"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.stderr_text + r.stdout_text,
+              HasSubstr("builds from PyPI's sdist of demo-cuda-ext; --source is for recipes"));
+}
+
+}  // namespace
+}  // namespace farm::testing
