@@ -898,6 +898,39 @@ TEST_F(FarmNvccTest, LineInfoReusesAnotherTreeOfTheSameSourcesButNotACopyOfThem)
   EXPECT_NE(ComparableObject(tree1 + "/s.o"), ComparableObject(tree2 + "/s.o"));
 }
 
+// A torch extension's unit reads more files than an action carries stamps for (DeepSpeed
+// 0.18.9's multi_tensor_adam.cu: 5332, through torch/extension.h); ptxas stamps only the few
+// its PTX names. Sent without stamps, the cubins' line tables held zeros where plain nvcc's
+// hold mtime and size; farm-nvcc sends the job again with the stamps its PTX asks for.
+TEST_F(FarmNvccTest, LineInfoOfAUnitReadingMoreFilesThanAnActionCarriesStamps) {
+  const std::string d = WorkDir("many-headers");
+  fs::create_directories(d + "/inc");
+  {
+    std::ofstream all(d + "/inc/all.h");
+    for (int i = 0; i <= 4096; ++i) {
+      std::ofstream(absl::StrCat(d, "/inc/h", i, ".h")) << "// header " << i << "\n";
+      all << "#include \"h" << i << ".h\"\n";
+    }
+  }
+  std::ofstream(d + "/scale.cuh") << "__device__ inline float Scale(float x) { return 2 * x; }\n";
+  std::ofstream(d + "/many.cu") << "#include \"inc/all.h\"\n#include \"scale.cuh\"\n"
+                                   "__global__ void Twice(float* x) { x[0] = Scale(x[1]); }\n";
+  const std::vector<std::string> argv = {FarmBinary("farm-nvcc"),
+                                         kNvcc,
+                                         "-lineinfo",
+                                         "-c",
+                                         d + "/many.cu",
+                                         "-o",
+                                         "m.o",
+                                         "-gencode",
+                                         "arch=compute_90,code=sm_90"};
+  CommandResult r = Run(argv, d);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
+  EXPECT_THAT(r.stderr_text, Not(HasSubstr("running plain nvcc")));
+  ExpectPlainNvccWritesTheSame(*this, d, argv, "m.o", "");
+}
+
 // A copy of the sources in another directory, everything relative: the same command line,
 // but nvcc's module id (the source's real path, hashed) is in the symbol names of the
 // object and of its device code. Neither cache may answer; the bytes are plain nvcc's.
