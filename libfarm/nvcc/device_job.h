@@ -51,8 +51,8 @@ bool HasLineInfo(const DeviceJob& job);
 
 // The stamps of `files` (as line markers spell them; relative ones are taken from `cwd`)
 // that exist here, each once, absolute and normalized. Empty when there are more than
-// `limit`: the job then runs without them, and its PTX says which few it needs
-// (PtxSourceFiles).
+// `limit` (a torch extension's unit reads thousands): the caller then stamps the few its
+// PTX can name (PtxSourceFiles).
 std::vector<SourceStamp> StampsOfFiles(const std::vector<std::string>& files,
                                        const std::string& cwd, size_t limit);
 

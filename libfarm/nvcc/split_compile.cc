@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/files/file_contents.h"
+#include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/compile_cache.h"
 #include "libfarm/nvcc/dependency_file.h"
 #include "libfarm/nvcc/device_job.h"
@@ -140,6 +141,13 @@ absl::Status RestampLineInfo(const NvccDryrun& dryrun, const std::string& cwd,
     again_jobs.push_back(std::move(job));
   }
   if (again.empty()) return absl::OkStatus();
+  for (const DeviceJob& job : again_jobs) {
+    ComponentLogger("farm-nvcc")
+        ->debug(
+            "{}: its line info names files it was sent no stamps for: compiled again with "
+            "the stamps of those {}",
+            job.shard, job.source_stamps.size());
+  }
   DeviceCompileContext restamp = context;
   restamp.early_job.reset();
   restamp.on_early_job_done = nullptr;
@@ -231,8 +239,17 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   for (size_t i = 0; i < jobs->size() && i < dryrun->device_groups.size(); ++i) {
     if (!HasLineInfo((*jobs)[i])) continue;
     std::vector<std::string> paths;
-    for (const LineMarkerFile& f : read_by_step[i]) paths.push_back(f.path);
+    std::vector<std::string> device_code;
+    for (const LineMarkerFile& f : read_by_step[i]) {
+      paths.push_back(f.path);
+      if (f.device_code) device_code.push_back(f.path);
+    }
     (*jobs)[i].source_stamps = StampsOfFiles(paths, cwd, kMaxSourceStamps);
+    if ((*jobs)[i].source_stamps.empty() && paths.size() > kMaxSourceStamps) {
+      // More files than an action carries stamps for: those that hold device functions,
+      // which its PTX names (and RestampLineInfo the host functions device code calls).
+      (*jobs)[i].source_stamps = StampsOfFiles(device_code, cwd, kMaxSourceStamps);
+    }
   }
 
   DeviceCompileContext context{toolkit->version, toolkit->release, request.build_id};
