@@ -23,9 +23,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Bumped when what the key covers changes. 2: the working directory and the output names
-// only when they reach the outputs, the source's real path, outputs recorded by role.
-constexpr char kKeyVersion[] = "farm-nvcc compile cache 2";
+// Bumped when what the key covers changes, or when entries already recorded may hold wrong
+// bytes. 2: the working directory and the output names only when they reach the outputs,
+// the source's real path, outputs recorded by role. 3: -lineinfo objects of units that read
+// more than 4096 files were recorded with unstamped line tables.
+constexpr char kKeyVersion[] = "farm-nvcc compile cache 3";
 
 constexpr char kOutputPlaceholder[] = "<the object>";
 constexpr char kDependencyFilePlaceholder[] = "<the dependency file>";

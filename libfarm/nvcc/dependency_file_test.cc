@@ -24,11 +24,33 @@ TEST(LineMarkerFilesTest, EachFileOnceInFirstSeenOrderWithItsSystemFlag) {
       "# 2 \"quote\\\"d\\\\.h\" 1\n"
       "# 4 \"k.cu\" 2\n"
       "int x = printf(\"# 1 \\\"/not/a/marker.h\\\"\");\n";
-  EXPECT_THAT(
-      LineMarkerFiles(text),
-      ElementsAre(FieldsAre("k.cu", false), FieldsAre("/usr/include/stdio.h", true),
-                  FieldsAre("/usr/include/features.h", true),
-                  FieldsAre("dir with space/k.h", false), FieldsAre("quote\"d\\.h", false)));
+  EXPECT_THAT(LineMarkerFiles(text), ElementsAre(FieldsAre("k.cu", false, false),
+                                                 FieldsAre("/usr/include/stdio.h", true, false),
+                                                 FieldsAre("/usr/include/features.h", true, false),
+                                                 FieldsAre("dir with space/k.h", false, false),
+                                                 FieldsAre("quote\"d\\.h", false, false)));
+}
+
+// A device preprocess (cicc's input) spells __device__ and __global__ as attributes; the
+// lines after a marker belong to its file, wherever the marker returns to.
+TEST(LineMarkerFilesTest, MarksTheFilesThatDeclareDeviceFunctions) {
+  const std::string text =
+      "# 1 \"/src/k.cu\"\n"
+      "# 1 \"/torch/include/c10/util/Half.h\" 1\n"
+      "inline __attribute__((host)) __attribute__((device)) float ToFloat(Half h);\n"
+      "# 1 \"/torch/include/c10/macros/Macros.h\" 1\n"
+      "constexpr int kWarp = 32;\n"
+      "# 9 \"/torch/include/c10/util/Half.h\" 2\n"
+      "# 2 \"/src/k.cu\" 2\n"
+      "int host_only;\n"
+      "# 1 \"/src/kernel.cuh\" 1\n"
+      "# 3 \"/src/k.cu\" 2\n"
+      "extern \"C\" __attribute__((global)) void K(float* x);\n";
+  EXPECT_THAT(LineMarkerFiles(text),
+              ElementsAre(FieldsAre("/src/k.cu", false, true),
+                          FieldsAre("/torch/include/c10/util/Half.h", false, true),
+                          FieldsAre("/torch/include/c10/macros/Macros.h", false, false),
+                          FieldsAre("/src/kernel.cuh", false, false)));
 }
 
 std::vector<LineMarkerFile> Files(std::initializer_list<std::pair<const char*, bool>> list) {

@@ -11,6 +11,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "libfarm/nvcc/shell_words.h"
 
 namespace farm {
@@ -211,6 +213,20 @@ std::vector<SourceStamp> StampsOfFiles(const std::vector<std::string>& files,
                       static_cast<uint64_t>(st.st_size)});
   }
   return stamps;
+}
+
+std::vector<std::string> PtxSourceFiles(absl::string_view ptx) {
+  // `.file 1 "/src/k.cu"`, or with cicc's optional `, mtime, size` after the name.
+  std::vector<std::string> files;
+  for (absl::string_view line : absl::StrSplit(ptx, '\n')) {
+    line = absl::StripLeadingAsciiWhitespace(line);
+    if (!absl::ConsumePrefix(&line, ".file")) continue;
+    const size_t open = line.find('"');
+    const size_t close = open == absl::string_view::npos ? open : line.find('"', open + 1);
+    if (close == absl::string_view::npos) continue;
+    files.emplace_back(line.substr(open + 1, close - open - 1));
+  }
+  return files;
 }
 
 }  // namespace farm

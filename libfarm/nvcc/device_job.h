@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "libfarm/nvcc/nvcc_dryrun.h"
 
 namespace farm {
@@ -50,9 +51,15 @@ bool HasLineInfo(const DeviceJob& job);
 
 // The stamps of `files` (as line markers spell them; relative ones are taken from `cwd`)
 // that exist here, each once, absolute and normalized. Empty when there are more than
-// `limit`: the job then runs without them, its line tables stamped by what the worker sees.
+// `limit` (a torch extension's unit reads thousands): the caller then stamps the few its
+// PTX can name (PtxSourceFiles).
 std::vector<SourceStamp> StampsOfFiles(const std::vector<std::string>& files,
                                        const std::string& cwd, size_t limit);
+
+// The files a PTX's `.file` directives name, as cicc spelled them: with line info, exactly
+// the files whose stat ptxas writes into the cubins' line tables (the PTX itself holds no
+// stamps), a few of the thousands a torch extension's unit reads.
+std::vector<std::string> PtxSourceFiles(absl::string_view ptx);
 
 // Plans one job per device group of `dryrun`, which must have been made with
 // RunNvccDryrun(..., private_temp_dir = `temp_dir`). Fails (the caller then runs plain nvcc)

@@ -21,6 +21,22 @@ TEST(HasLineInfoTest, ReadsNvccsOwnSpellingInTheScript) {
   EXPECT_TRUE(HasLineInfo(job));
 }
 
+// cicc's spelling in a -lineinfo PTX (the files follow the code), and the optional
+// stamps after the name that PTX allows.
+TEST(PtxSourceFilesTest, NamesEachFileDirectiveAsCiccSpelledIt) {
+  const std::string ptx =
+      "\t.loc\t1 2 30\n"
+      "\t.loc\t2 1 38, function_name $L__info_string0, inlined_at 1 2 30\n"
+      "\t.file\t1 \"/src/csrc/adam/multi_tensor_adam.cu\"\n"
+      "\t.file\t2 \"csrc/includes/type_shim.h\", 1795721850, 5613\n"
+      "\t.section\t.debug_str\n"
+      "$L__info_string0:\n"
+      "\t.b8 95\n";
+  EXPECT_EQ(PtxSourceFiles(ptx), (std::vector<std::string>{"/src/csrc/adam/multi_tensor_adam.cu",
+                                                           "csrc/includes/type_shim.h"}));
+  EXPECT_TRUE(PtxSourceFiles(".version 9.0\n.target sm_90\n").empty());
+}
+
 class StampsOfFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {

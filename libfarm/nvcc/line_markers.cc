@@ -1,6 +1,7 @@
 #include "libfarm/nvcc/line_markers.h"
 
-#include <set>
+#include <map>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -42,7 +43,8 @@ bool ParseMarker(absl::string_view line, std::string& file, bool& system) {
 
 std::vector<LineMarkerFile> LineMarkerFiles(absl::string_view text) {
   std::vector<LineMarkerFile> files;
-  std::set<std::string, std::less<>> seen;
+  std::map<std::string, size_t, std::less<>> index;
+  std::optional<size_t> current;  // the file the lines below the last marker come from
   std::string file;
   bool system = false;
   size_t at = 0;
@@ -51,13 +53,22 @@ std::vector<LineMarkerFile> LineMarkerFiles(absl::string_view text) {
     if (end == absl::string_view::npos) end = text.size();
     const absl::string_view line = text.substr(at, end - at);
     at = end + 1;
-    if (!ParseMarker(line, file, system)) continue;
+    if (!ParseMarker(line, file, system)) {
+      if (current && !files[*current].device_code &&
+          (absl::StrContains(line, "__attribute__((device))") ||
+           absl::StrContains(line, "__attribute__((global))"))) {
+        files[*current].device_code = true;
+      }
+      continue;
+    }
+    current.reset();
     if (file.empty() || file[0] == '<') continue;  // <built-in>, <command-line>
     // With -g gcc records its working directory as `# 1 "/dir//"` (-fworking-directory):
     // a directory, not a file read.
     if (absl::EndsWith(file, "//")) continue;
-    if (!seen.insert(file).second) continue;
-    files.push_back({file, system});
+    auto [it, added] = index.emplace(file, files.size());
+    if (added) files.push_back({file, system});
+    current = it->second;
   }
   return files;
 }

@@ -13,6 +13,9 @@ namespace farm {
 struct LineMarkerFile {
   std::string path;     // as the preprocessor spelled it (relative stays relative)
   bool system = false;  // flag 3 on its first marker: a system header (-isystem, /usr/include)
+  // Some line of it declares a __device__ or __global__ function, as a device preprocess
+  // (cicc's input) spells them: `__attribute__((device))`, `__attribute__((global))`.
+  bool device_code = false;
 };
 
 // Each file once, in order of its first marker; the preprocessor's pseudo-files

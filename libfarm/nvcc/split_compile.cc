@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <set>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/files/file_contents.h"
+#include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/compile_cache.h"
 #include "libfarm/nvcc/dependency_file.h"
 #include "libfarm/nvcc/device_job.h"
@@ -97,6 +99,73 @@ absl::Status RunChainsInParallel(LocalSteps& local,
   return absl::OkStatus();
 }
 
+// A unit that read more files than an action carries stamps for (a torch extension's: 5332
+// through torch/extension.h) ran without them, so ptxas stamped its line tables with what
+// the worker has at those paths: nothing. Its PTX names the few files ptxas stamps; a job
+// missing any of their stamps runs again with exactly those, before fatbinary reads its
+// cubins. Its stub is left alone: a host compile may already be reading it.
+absl::Status RestampLineInfo(const NvccDryrun& dryrun, const std::string& cwd,
+                             const DeviceCompileContext& context, DeviceCompiler& device_compiler,
+                             std::vector<DeviceJob>& jobs,
+                             std::vector<DeviceJobOutcome>& outcomes) {
+  std::vector<size_t> again;
+  std::vector<DeviceJob> again_jobs;
+  for (size_t i = 0; i < jobs.size() && i < dryrun.device_groups.size(); ++i) {
+    if (!HasLineInfo(jobs[i])) continue;
+    const DeviceGroup& group = dryrun.device_groups[i];
+    auto ptx = ReadFileContents(group.ptx_file);
+    if (!ptx.ok()) return ptx.status();
+    const std::vector<std::string> named = PtxSourceFiles(*ptx);
+    std::vector<SourceStamp> wanted = StampsOfFiles(named, cwd, std::numeric_limits<size_t>::max());
+    if (wanted.size() > kMaxSourceStamps) {
+      return absl::UnimplementedError(
+          absl::StrCat("not decomposable: the line info of ", jobs[i].shard, " names more than ",
+                       kMaxSourceStamps, " source files, the most stamps an action carries"));
+    }
+    const bool stamped = std::all_of(wanted.begin(), wanted.end(), [&](const SourceStamp& w) {
+      return std::any_of(jobs[i].source_stamps.begin(), jobs[i].source_stamps.end(),
+                         [&](const SourceStamp& s) {
+                           return s.path == w.path && s.mtime_seconds == w.mtime_seconds &&
+                                  s.size_bytes == w.size_bytes;
+                         });
+    });
+    if (stamped) continue;
+    DeviceJob job = jobs[i];
+    job.source_stamps = std::move(wanted);
+    std::erase_if(job.outputs, [&](const DeviceJobFile& f) {
+      if (f.local_path == group.ptx_file) return false;
+      return std::none_of(group.cubins.begin(), group.cubins.end(),
+                          [&](const auto& cubin) { return cubin.second == f.local_path; });
+    });
+    again.push_back(i);
+    again_jobs.push_back(std::move(job));
+  }
+  if (again.empty()) return absl::OkStatus();
+  for (const DeviceJob& job : again_jobs) {
+    ComponentLogger("farm-nvcc")
+        ->debug(
+            "{}: its line info names files it was sent no stamps for: compiled again with "
+            "the stamps of those {}",
+            job.shard, job.source_stamps.size());
+  }
+  DeviceCompileContext restamp = context;
+  restamp.early_job.reset();
+  restamp.on_early_job_done = nullptr;
+  auto redone = device_compiler.Compile(again_jobs, restamp);
+  if (!redone.ok()) return redone.status();
+  for (size_t k = 0; k < again.size(); ++k) {
+    if ((*redone)[k].exit_code != 0) {
+      return absl::AbortedError(absl::StrCat("device compile for ", again_jobs[k].shard,
+                                             " exited with ", (*redone)[k].exit_code,
+                                             " when run again with its line info's stamps"));
+    }
+    jobs[again[k]].source_stamps = std::move(again_jobs[k].source_stamps);
+    outcomes[again[k]].worker = (*redone)[k].worker;
+    outcomes[again[k]].cache_hit = (*redone)[k].cache_hit;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& request,
@@ -170,8 +239,17 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   for (size_t i = 0; i < jobs->size() && i < dryrun->device_groups.size(); ++i) {
     if (!HasLineInfo((*jobs)[i])) continue;
     std::vector<std::string> paths;
-    for (const LineMarkerFile& f : read_by_step[i]) paths.push_back(f.path);
+    std::vector<std::string> device_code;
+    for (const LineMarkerFile& f : read_by_step[i]) {
+      paths.push_back(f.path);
+      if (f.device_code) device_code.push_back(f.path);
+    }
     (*jobs)[i].source_stamps = StampsOfFiles(paths, cwd, kMaxSourceStamps);
+    if ((*jobs)[i].source_stamps.empty() && paths.size() > kMaxSourceStamps) {
+      // More files than an action carries stamps for: those that hold device functions,
+      // which its PTX names (and RestampLineInfo the host functions device code calls).
+      (*jobs)[i].source_stamps = StampsOfFiles(device_code, cwd, kMaxSourceStamps);
+    }
   }
 
   DeviceCompileContext context{toolkit->version, toolkit->release, request.build_id};
@@ -192,6 +270,10 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
       return absl::AbortedError(
           absl::StrCat("device compile for ", (*jobs)[i].shard, " exited with ", o.exit_code));
     }
+  }
+  if (absl::Status s = RestampLineInfo(*dryrun, cwd, context, device_compiler, *jobs, *outcomes);
+      !s.ok()) {
+    return s;
   }
   if (ahead) {
     auto used = ahead->Finish(local);

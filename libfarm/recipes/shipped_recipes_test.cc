@@ -50,6 +50,14 @@ TEST(ShippedRecipesTest, EachPackageGetsThePlannedArchsInItsOwnForm) {
   EXPECT_TRUE(has(rendered("torchvision", "12.1"), "FORCE_CUDA=1"));
   EXPECT_TRUE(has(rendered("xformers", "12.1"), "TORCH_CUDA_ARCH_LIST=12.1"));
   EXPECT_TRUE(has(rendered("deepspeed", "9.0;12.1"), "DS_BUILD_OPS=1"));
+  // Only cpp_extension's ninja path runs $PYTORCH_NVCC (farm-nvcc); DeepSpeed's default
+  // (distutils) runs $CUDA_HOME/bin/nvcc, which no strict mode would notice.
+  EXPECT_TRUE(has(rendered("deepspeed", "9.0;12.1"), "DS_ENABLE_NINJA=1"));
+  for (const Recipe& r : dir->recipes) {
+    if (r.name == "deepspeed") {
+      EXPECT_TRUE(r.build.strict_nvcc) << "every DeepSpeed nvcc call splits";
+    }
+  }
   RenderedBuild bnb = rendered("bitsandbytes", "7.5;9.0;12.1");
   ASSERT_FALSE(bnb.prepare.empty());
   EXPECT_NE(

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -896,6 +897,59 @@ TEST_F(FarmNvccTest, LineInfoReusesAnotherTreeOfTheSameSourcesButNotACopyOfThem)
   EXPECT_THAT(copied.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
   ExpectPlainNvccWritesTheSame(*this, tree1, argv(copy), "s.o", "");
   EXPECT_NE(ComparableObject(tree1 + "/s.o"), ComparableObject(tree2 + "/s.o"));
+}
+
+// A torch extension's unit reads more files than an action carries stamps for (DeepSpeed
+// 0.18.9's multi_tensor_adam.cu: 5332, through torch/extension.h); ptxas stamps only the few
+// its PTX names. Sent without stamps, the cubins' line tables held zeros where plain nvcc's
+// hold mtime and size. farm-nvcc sends the stamps of the files that declare device functions,
+// and where the PTX names another (a constexpr host function that device code calls, with
+// --expt-relaxed-constexpr) compiles the job again with the stamps the PTX asks for.
+TEST_F(FarmNvccTest, LineInfoOfAUnitReadingMoreFilesThanAnActionCarriesStamps) {
+  const std::string d = WorkDir("many-headers");
+  fs::create_directories(d + "/inc");
+  {
+    std::ofstream all(d + "/inc/all.h");
+    for (int i = 0; i <= 4096; ++i) {
+      std::ofstream(absl::StrCat(d, "/inc/h", i, ".h")) << "// header " << i << "\n";
+      all << "#include \"h" << i << ".h\"\n";
+    }
+  }
+  std::ofstream(d + "/scale.cuh") << "__device__ inline float Scale(float x) { return 2 * x; }\n";
+  std::ofstream(d + "/half.h") << "constexpr float Half(float x) { return x / 2; }\n";
+  std::ofstream(d + "/device.cu") << "#include \"inc/all.h\"\n#include \"scale.cuh\"\n"
+                                     "__global__ void K(float* x) { x[0] = Scale(x[1]); }\n";
+  std::ofstream(d + "/constexpr.cu")
+      << "#include \"inc/all.h\"\n#include \"scale.cuh\"\n#include \"half.h\"\n"
+         "__global__ void K(float* x) { x[0] = Scale(Half(x[1])); }\n";
+  auto argv = [&](const std::string& source) {
+    return std::vector<std::string>{FarmBinary("farm-nvcc"),
+                                    kNvcc,
+                                    "--expt-relaxed-constexpr",
+                                    "-lineinfo",
+                                    "-c",
+                                    d + "/" + source,
+                                    "-o",
+                                    "k.o",
+                                    "-gencode",
+                                    "arch=compute_90,code=sm_90"};
+  };
+  for (const std::string source : {"device.cu", "constexpr.cu"}) {
+    SCOPED_TRACE(source);
+    CommandResult r = Run(argv(source), d);
+    ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+    EXPECT_THAT(r.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
+    EXPECT_THAT(r.stderr_text, Not(HasSubstr("running plain nvcc")));
+    const bool again = source == "constexpr.cu";
+    EXPECT_EQ(absl::StrContains(r.stderr_text,
+                                "sm_90: its line info names files it was sent no "
+                                "stamps for: compiled again with the stamps of those 3"),
+              again)
+        << r.stderr_text;
+    ExpectPlainNvccWritesTheSame(*this, d, argv(source), "k.o", "");
+    fs::remove(d + "/k.o");
+    fs::remove(d + "/farm-k.o");
+  }
 }
 
 // A copy of the sources in another directory, everything relative: the same command line,
