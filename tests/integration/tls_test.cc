@@ -20,6 +20,7 @@
 #include "tests/support/fake_wheel.h"
 #include "tests/support/farm_processes.h"
 #include "tests/support/test_certificates.h"
+#include "worker/coordinator_relay.h"
 
 namespace farm::testing {
 namespace {
@@ -147,6 +148,27 @@ TEST_F(TlsTest, WorkerRegistersAndRunsAnActionOverMutualTls) {
   CommandResult text = Farmctl(ClientTls(), {"status"});
   ASSERT_EQ(text.exit_code, 0) << Output(text);
   EXPECT_THAT(text.stdout_text, HasSubstr("https://" + coordinator_->http_address()));
+}
+
+// A build without network (a PyPI sdist's) dials the coordinator through the worker's relayed
+// Unix socket: TLS still runs end to end, the certificate checked against FARM_TLS_SERVER_NAME.
+TEST_F(TlsTest, ARelayedSocketReachesTheCoordinatorWithTheCertificateCheckedByName) {
+  StartCoordinator(/*mutual=*/true);
+  auto relay = worker::CoordinatorRelay::Start(dir_ / "relay.sock", coordinator_->grpc_address());
+  ASSERT_TRUE(relay.ok()) << relay.status();
+  auto call = [&](const std::string& server_name) {
+    auto channel = LoadChannelOptions(
+        {pki_.ca, pki_.client.cert, pki_.client.key, /*server_name=*/server_name});
+    EXPECT_TRUE(channel.ok()) << channel.status();
+    auto actions = ActionClient::Connect((*relay)->address(),
+                                         *ReadTokenFile(coordinator_->token_file()), *channel);
+    return actions->Get("no-such-action").status();
+  };
+  // The coordinator answered (no such action): the handshake passed, through the relay.
+  EXPECT_EQ(call("127.0.0.1").code(), absl::StatusCode::kNotFound) << call("127.0.0.1");
+  // A name the certificate does not carry is refused: the name given is the one checked.
+  EXPECT_EQ(call("wrong.example").code(), absl::StatusCode::kUnavailable);
+  EXPECT_GE((*relay)->connections(), 2);
 }
 
 TEST_F(TlsTest, PlainTextAndAForeignCaAreRefused) {
