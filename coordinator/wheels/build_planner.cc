@@ -122,6 +122,10 @@ absl::Status MissingHostPrerequisites(const Recipe& recipe, const std::string& p
                                                     ". Fix: ", absl::StrJoin(fixes, "; ")));
 }
 
+}  // namespace
+
+std::string ShardName(const CudaTarget& target) { return target.SmName(); }
+
 std::string DescribeSource(const RecipeVersion& version) {
   const RecipeSource& s = version.source;
   if (s.kind == RecipeSource::Kind::kGit) {
@@ -134,10 +138,6 @@ std::string DescribeSource(const RecipeVersion& version) {
   return s.default_dir.empty() ? "upload (--source DIR)"
                                : absl::StrCat("the recipe's tree ", s.default_dir);
 }
-
-}  // namespace
-
-std::string ShardName(const CudaTarget& target) { return target.SmName(); }
 
 absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
                                             const std::string& archs_text,

@@ -54,4 +54,7 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
 // The shard farm-nvcc files a target's device compiles under ("sm_90a").
 std::string ShardName(const CudaTarget& target);
 
+// Where a version's source comes from, for the plan: "git URL at TAG", "sdist P==V from ...".
+std::string DescribeSource(const RecipeVersion& version);
+
 }  // namespace farm::coordinator

@@ -79,6 +79,9 @@ struct WheelPipeline::Member {
   std::string ref;  // "demo-0.1.0", as submitted
   PlannedBuild planned;
   std::vector<farm::v1::InputFile> inputs;  // the uploaded or ingested source tree
+  // `farmctl submit --source`: the tree sent replaces the recipe's source of any kind (a
+  // maintainer's checkout of a git or PyPI recipe).
+  bool uploaded = false;
   ResolvedDependencies dependencies;
 };
 
@@ -115,19 +118,15 @@ absl::StatusOr<WheelPipeline::Member> WheelPipeline::PlanMember(
 
   const RecipeSource& source = member.planned.version->source;
   if (request.has_source()) {
-    if (source.kind != RecipeSource::Kind::kUpload) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "recipe '", member.planned.recipe->name, "' builds from ",
-          source.kind == RecipeSource::Kind::kGit
-              ? absl::StrCat("git (", source.git_url, ")")
-              : absl::StrCat("PyPI's sdist of ", source.pypi_project),
-          "; --source is for recipes whose source kind is \"upload\". Fix: drop --source, or "
-          "give the recipe a version whose [source] is kind = \"upload\""));
-    }
     FARM_ASSIGN_OR_RETURN(
         member.inputs,
         CheckUploadedSource({request.source().begin(), request.source().end()}, blobs_));
-    plan.set_source(absl::StrCat("upload of ", member.inputs.size(), " files"));
+    member.uploaded = true;
+    plan.set_source(absl::StrCat("upload of ", member.inputs.size(), " files",
+                                 source.kind == RecipeSource::Kind::kUpload
+                                     ? ""
+                                     : absl::StrCat(" (--source, in place of ",
+                                                    DescribeSource(*member.planned.version), ")")));
   } else if (source.kind == RecipeSource::Kind::kUpload) {
     if (source.default_dir.empty()) {
       return absl::InvalidArgumentError(
@@ -162,6 +161,10 @@ absl::StatusOr<farm::v1::Build> WheelPipeline::Queue(Member& member,
       task->recipe()
           .versions(static_cast<int>(planned.version - planned.recipe->versions.data()))
           .source();
+  if (member.uploaded) {  // the worker builds the inputs: no clone, no fetch
+    task->mutable_source()->Clear();
+    task->mutable_source()->set_kind(RecipeSource{.kind = RecipeSource::Kind::kUpload}.KindName());
+  }
   for (const auto& wheel : member.dependencies.farm_wheels) *task->add_farm_wheels() = wheel;
   for (auto& in : member.inputs) *action.add_inputs() = std::move(in);
   *action.mutable_requirements() = planned.host_requirements;

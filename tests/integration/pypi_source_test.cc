@@ -180,12 +180,16 @@ TEST_F(PypiSourceTest, AnSdistWhoseHashIsNotTheIndexsNeverReachesABuild) {
   EXPECT_THAT(log, Not(HasSubstr("pypi_sdist.py' 'unpack'"))) << log;
 }
 
-TEST_F(PypiSourceTest, SubmitWithSourceIsRefusedForAPypiRecipe) {
-  CommandResult r = Farmctl({"submit", "fromsdist-0.1.0", "--archs", "9.0", "--source",
+// A maintainer's checkout in place of the sdist: the tree sent is what is built, and the plan
+// says what it replaces.
+TEST_F(PypiSourceTest, SubmitWithSourceBuildsTheTreeSentInPlaceOfTheSdist) {
+  CommandResult r = Farmctl({"submit", "fromsdist-0.1.0", "--archs", "9.0", "--dry-run", "--source",
                              FARM_SOURCE_DIR "/examples/demo-cuda-ext"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.stderr_text + r.stdout_text,
-              HasSubstr("builds from PyPI's sdist of demo-cuda-ext; --source is for recipes"));
+  EXPECT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+  EXPECT_THAT(r.stdout_text,
+              HasSubstr("files (--source, in place of sdist demo-cuda-ext==0.1.0 from the build "
+                        "host's index"))
+      << r.stdout_text;
 }
 
 }  // namespace
