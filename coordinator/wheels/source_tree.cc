@@ -1,10 +1,12 @@
 #include "coordinator/wheels/source_tree.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/files/relative_path.h"
 #include "libfarm/files/source_tree_walk.h"
 
@@ -58,6 +60,14 @@ absl::StatusOr<std::vector<farm::v1::InputFile>> CheckUploadedSource(
     out.push_back(std::move(in));
   }
   return out;
+}
+
+std::string SourceTreeDigest(std::vector<farm::v1::InputFile> files) {
+  std::sort(files.begin(), files.end(),
+            [](const auto& a, const auto& b) { return a.path() < b.path(); });
+  farm::v1::Action tree;  // only its inputs: a message DigestOfMessage serializes stably
+  for (auto& f : files) *tree.add_inputs() = std::move(f);
+  return DigestOfMessage(tree).hash();
 }
 
 }  // namespace farm::coordinator

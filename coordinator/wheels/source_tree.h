@@ -25,4 +25,8 @@ absl::StatusOr<std::vector<farm::v1::InputFile>> IngestSourceTree(const std::str
 absl::StatusOr<std::vector<farm::v1::InputFile>> CheckUploadedSource(
     const std::vector<farm::v1::InputFile>& files, BlobStore* blobs);
 
+// A tree's identity for comparing builds: the hash over its paths, file digests and modes in
+// path order, so the same files sent from any directory, in any order, give the same value.
+std::string SourceTreeDigest(std::vector<farm::v1::InputFile> files);
+
 }  // namespace farm::coordinator

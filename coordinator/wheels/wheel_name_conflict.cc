@@ -38,7 +38,9 @@ std::string LabelledVersion(const farm::v1::BuildPlan& plan) {
 // What makes two builds of one wheel name build other bytes; "" when nothing the plan shows.
 std::string WhatDiffers(const farm::v1::BuildPlan& a, const farm::v1::BuildPlan& b) {
   std::vector<std::string> differs;
-  if (a.source() != b.source()) {
+  // A tree read from two directories is one source when its content is.
+  const bool both_read = !a.source_digest().empty() && !b.source_digest().empty();
+  if (both_read ? a.source_digest() != b.source_digest() : a.source() != b.source()) {
     differs.push_back(absl::StrCat("source \"", a.source(), "\", not \"", b.source(), "\""));
   }
   if (a.requirements_hash() != b.requirements_hash()) {

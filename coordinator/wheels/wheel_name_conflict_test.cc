@@ -1,5 +1,7 @@
 #include "coordinator/wheels/wheel_name_conflict.h"
 
+#include "coordinator/wheels/source_tree.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -93,6 +95,39 @@ TEST(WheelNameConflictTest, ARebuildAnotherNameOrAnotherPlaceDoNotConflict) {
   *there.add_publish() = *repo;
   absl::Status s = CheckWheelNameIsFree(elsewhere, {Built("b2", there)});
   EXPECT_THAT(s.message(), HasSubstr("(https://pypi.example/legacy/)"));
+}
+
+// demo.sh run from a second checkout: the recipe's tree at another path, with the same files,
+// is the same source; other files under the same description ("upload of 12 files") are not.
+TEST(WheelNameConflictTest, ATreeIsTheSameSourceWhenItsContentIs) {
+  auto tree = [](const std::string& source, const std::string& digest) {
+    farm::v1::BuildPlan plan = Plan("9.0", source);
+    plan.set_source_digest(digest);
+    return plan;
+  };
+  const std::vector<farm::v1::Build> builds = {
+      Built("b1", tree("the recipe's tree /tmp/a/demo", "d1"))};
+  EXPECT_TRUE(CheckWheelNameIsFree(tree("the recipe's tree /tmp/b/demo", "d1"), builds).ok());
+  absl::Status other = CheckWheelNameIsFree(tree("the recipe's tree /tmp/a/demo", "d2"), builds);
+  EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
+  // Without a digest on one side (a build from before, a dry run) the description decides.
+  EXPECT_TRUE(CheckWheelNameIsFree(tree("the recipe's tree /tmp/a/demo", ""), builds).ok());
+}
+
+TEST(SourceTreeDigestTest, FollowsTheFilesNotTheirOrder) {
+  auto file = [](const std::string& path, const std::string& hash, bool exe = false) {
+    farm::v1::InputFile f;
+    f.set_path(path);
+    f.mutable_digest()->set_hash(hash);
+    f.mutable_digest()->set_size_bytes(1);
+    f.set_executable(exe);
+    return f;
+  };
+  const std::string ab = coordinator::SourceTreeDigest({file("src/a", "1"), file("src/b", "2")});
+  EXPECT_EQ(ab, coordinator::SourceTreeDigest({file("src/b", "2"), file("src/a", "1")}));
+  EXPECT_NE(ab, coordinator::SourceTreeDigest({file("src/a", "1"), file("src/b", "3")}));
+  EXPECT_NE(ab, coordinator::SourceTreeDigest({file("src/a", "1"), file("src/c", "2")}));
+  EXPECT_NE(ab, coordinator::SourceTreeDigest({file("src/a", "1"), file("src/b", "2", true)}));
 }
 
 }  // namespace

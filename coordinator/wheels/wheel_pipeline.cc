@@ -138,6 +138,7 @@ absl::StatusOr<WheelPipeline::Member> WheelPipeline::PlanMember(
     }
   }
   plan.set_source_files(static_cast<uint32_t>(member.inputs.size()));
+  if (!member.inputs.empty()) plan.set_source_digest(SourceTreeDigest(member.inputs));
   return member;
 }
 
