@@ -5,12 +5,14 @@
 // downloads fails there, naming the step; a sdist the index lists with another hash never
 // reaches a build.
 #include <filesystem>
+#include <regex>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "tests/support/demo_recipe.h"
 #include "tests/support/farm_processes.h"
 #include "tests/support/simple_index.h"
@@ -25,6 +27,26 @@ using ::testing::Not;
 const char kUploadSource[] =
     "kind = \"upload\"                          # farmctl submit --source DIR, else this tree\n"
     "path = \"" FARM_SOURCE_DIR "/examples/demo-cuda-ext\"";
+
+// recipes/deepspeed.toml, its sdist from PyPI itself, with two of its CUDA ops and torch from
+// PyPI: 2.11.0, the first PyPI torch built for CUDA 13.0 (2.9.1 there is +cu128, which
+// cpp_extension refuses beside nvcc 13, and PyPI has no CUDA 12 nvcc), with its CUDA
+// libraries, which `import torch` loads on a host without a GPU too.
+std::string DeepSpeedRecipe() {
+  std::string text = ReadFile(FARM_SOURCE_DIR "/recipes/deepspeed.toml");
+  const std::vector<std::pair<std::string, std::string>> edits = {
+      {"version = \"3.10\"", "version = \"3.11\""},
+      {"\"msgpack\", \"tqdm\"]", "\"msgpack\", \"tqdm\", \"torch==2.11.0\"]"},
+      {"farm_requirements = [\"torch==2.9.1\"]\n", ""},
+      {"DS_BUILD_OPS = \"1\"",
+       "DS_BUILD_OPS = \"0\"\nDS_BUILD_FUSED_ADAM = \"1\"\nDS_BUILD_TRANSFORMER_INFERENCE = \"1\""},
+  };
+  for (const auto& [from, to] : edits) {
+    EXPECT_NE(text.find(from), std::string::npos) << "recipes/deepspeed.toml changed: " << from;
+    text = absl::StrReplaceAll(text, {{from, to}});
+  }
+  return text;
+}
 
 class PypiSourceTest : public ::testing::Test {
  protected:
@@ -59,6 +81,7 @@ class PypiSourceTest : public ::testing::Test {
                                    index_->url(), "\""));
     recipe("tampered", absl::StrCat("kind = \"pypi\"\nproject = \"tampered-demo\"\nindex = \"",
                                     index_->url(), "\""));
+    WriteText(recipes + "/deepspeed.toml", DeepSpeedRecipe());
 
     auto c = CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", recipes});
     ASSERT_TRUE(c.ok()) << c.status();
@@ -109,10 +132,11 @@ class PypiSourceTest : public ::testing::Test {
     ASSERT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->stderr_text : r.status().ToString());
   }
 
-  static CommandResult Farmctl(std::vector<std::string> args) {
+  static CommandResult Farmctl(std::vector<std::string> args,
+                               absl::Duration timeout = absl::Seconds(120)) {
     args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
                                coordinator_->token_file()});
-    return RunFarmctl(args);
+    return RunFarmctl(args, {}, timeout);
   }
 
   static std::string Logs(const CommandResult& submitted) {
@@ -190,6 +214,54 @@ TEST_F(PypiSourceTest, SubmitWithSourceBuildsTheTreeSentInPlaceOfTheSdist) {
               HasSubstr("files (--source, in place of sdist demo-cuda-ext==0.1.0 from the build "
                         "host's index"))
       << r.stdout_text;
+}
+
+// Issue 26's CI test: DeepSpeed from its PyPI sdist with fused_adam and transformer_inference
+// pre-built, through this 2-worker farm: every nvcc call split (10: 1 + 9), verified,
+// published, and the wheel's op metadata says both are installed (read from the wheel, as
+// ds_report reads it, with no GPU and no torch needed).
+TEST_F(PypiSourceTest, DeepSpeedFromItsPypiSdistWithTwoCudaOpsPrebuilt) {
+  CommandResult r = Farmctl({"submit", "deepspeed-0.18.9", "--archs", "9.0", "--python", "3.11",
+                             "--glibc-max", "2.36", "--wait"},
+                            absl::Minutes(20));
+  const std::string log = Logs(r);
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text << log;
+  EXPECT_THAT(log, HasSubstr("wheelfarm: fetched deepspeed-0.18.9.tar.gz ("));
+  EXPECT_THAT(log, HasSubstr("from https://files.pythonhosted.org/"));
+  EXPECT_THAT(log, HasSubstr("the build runs without network"));
+  const std::string id = SubmittedBuildId(r);
+  CommandResult shown = Farmctl({"build", id});
+  EXPECT_THAT(shown.stdout_text, HasSubstr("10 of 10 calls split; none ran plain nvcc"))
+      << shown.stdout_text;
+  auto build = nlohmann::json::parse(Farmctl({"--json", "build", id}).stdout_text, nullptr, false);
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2);
+  const std::string filename = build["wheel"].value("filename", "");
+  EXPECT_EQ(filename.rfind("deepspeed-0.18.9+cu130.sm90-", 0), 0u) << filename;
+  EXPECT_THAT(r.stdout_text, HasSubstr("verification passed"));
+
+  // The published wheel, from the farm's index, and what ds_report reads of it.
+  std::smatch url;
+  ASSERT_TRUE(std::regex_search(r.stdout_text, url, std::regex("published  (http://\\S+\\.whl)")))
+      << r.stdout_text;
+  const std::string wheel = *dir_ / filename;
+  auto got = RunCommand({"curl", "-sSf", "-o", wheel, url[1].str()}, absl::Minutes(2));
+  ASSERT_TRUE(got.ok() && got->exit_code == 0) << (got.ok() ? got->stderr_text : "");
+  auto ops =
+      RunCommand({"/usr/bin/python3", "-c",
+                  "import sys, zipfile\n"
+                  "z = zipfile.ZipFile(sys.argv[1]); names = z.namelist()\n"
+                  "info = {}; exec(z.read('deepspeed/git_version_info_installed.py'), info)\n"
+                  "ops = info['installed_ops']\n"
+                  "print('fused_adam', ops['fused_adam'], 'transformer_inference', "
+                  "ops['transformer_inference'], 'fused_lamb', ops.get('fused_lamb'))\n"
+                  "print(sorted(n for n in names if n.endswith('.so')))\n",
+                  wheel},
+                 absl::Seconds(60));
+  ASSERT_TRUE(ops.ok() && ops->exit_code == 0) << (ops.ok() ? ops->stderr_text : "");
+  EXPECT_THAT(ops->stdout_text, HasSubstr("fused_adam 1 transformer_inference 1 fused_lamb False"))
+      << ops->stdout_text;
+  EXPECT_THAT(ops->stdout_text, HasSubstr("deepspeed/ops/adam/fused_adam_op"));
+  EXPECT_THAT(ops->stdout_text, HasSubstr("transformer_inference_op"));
 }
 
 }  // namespace

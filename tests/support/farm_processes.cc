@@ -115,11 +115,11 @@ absl::StatusOr<WorkerProcess> WorkerProcess::Spawn(const std::vector<std::string
   return w;
 }
 
-CommandResult RunFarmctl(const std::vector<std::string>& args,
-                         const std::vector<std::string>& env) {
+CommandResult RunFarmctl(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                         absl::Duration timeout) {
   std::vector<std::string> argv = {FarmBinary("farmctl")};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto r = RunCommand(argv, absl::Seconds(120), env);
+  auto r = RunCommand(argv, timeout, env);
   if (!r.ok()) return CommandResult{-1, "", std::string(r.status().message())};
   return *r;
 }

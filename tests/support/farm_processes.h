@@ -104,9 +104,11 @@ class TestFarm {
   std::vector<WorkerProcess> workers_;
 };
 
-// Runs farmctl with `args` and the given extra environment; never throws.
+// Runs farmctl with `args` and the given extra environment, for at most `timeout` (a
+// `submit --wait` of a real package takes minutes); never throws.
 CommandResult RunFarmctl(const std::vector<std::string>& args,
-                         const std::vector<std::string>& env = {});
+                         const std::vector<std::string>& env = {},
+                         absl::Duration timeout = absl::Seconds(120));
 
 // `farmctl workers --json` against a coordinator; an empty array on any failure.
 nlohmann::json ListWorkersJson(const std::string& coordinator, const std::string& token_file);
