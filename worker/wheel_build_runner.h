@@ -46,8 +46,9 @@ class WheelBuildRunner final : public ActionExecutor {
   farm::v1::Completion Execute(const farm::v1::Lease& lease,
                                const std::atomic<bool>& cancel) override;
 
-  // The /bin/sh script that runs a rendered build in the build directory's root: output
-  // merged into one stream, each step echoed, the first failing step ends it.
+  // The /bin/sh script that runs a rendered build in the build directory's root: the source
+  // cloned (git) or unpacked from its fetched input (pypi), output merged into one stream,
+  // each step echoed, the first failing step ends it and says which it was.
   static std::string Script(const farm::v1::WheelBuildTask& task,
                             const std::vector<std::vector<std::string>>& steps);
 
