@@ -24,6 +24,9 @@ nlohmann::json RecipeToJson(const farm::v1::Recipe& r) {
       source["url"] = v.source().git_url();
       source["tag"] = v.source().tag_pattern();
       source["submodules"] = v.source().submodules();
+    } else if (v.source().kind() == "pypi") {
+      source["project"] = v.source().pypi_project();
+      source["index"] = v.source().pypi_index();  // "": the build host's PIP_INDEX_URL, else PyPI
     } else {
       source["default_dir"] = v.source().default_dir();
     }

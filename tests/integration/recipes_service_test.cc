@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kTiny = R"(name = "tiny"
 package = "tiny-pkg"
-versions = ["1.0", "1.1"]
+versions = ["1.0", "1.1", { version = "1.2", source = { kind = "pypi", project = "tiny-src" } }]
 [source]
 kind = "upload"
 [python]
@@ -63,6 +63,9 @@ TEST(RecipesServiceTest, BadRecipeIsLoggedAndTheOthersAreServed) {
   EXPECT_EQ(listed["recipes"][0]["cuda_min"], "12.6");
   EXPECT_EQ(listed["recipes"][0]["size_estimate_mib"]["per_arch"], 150.0);
   EXPECT_EQ(listed["recipes"][1]["name"], "tiny");
+  const nlohmann::json pypi = listed["recipes"][1]["versions"][2]["source"];
+  EXPECT_EQ(pypi, nlohmann::json({{"kind", "pypi"}, {"project", "tiny-src"}, {"index", ""}}))
+      << pypi.dump();
   ASSERT_EQ(listed["load_errors"].size(), 1u);
   const std::string error = listed["load_errors"][0];
   EXPECT_NE(error.find("broken.toml:3:1: verions: unknown key"), std::string::npos) << error;
@@ -74,7 +77,7 @@ TEST(RecipesServiceTest, BadRecipeIsLoggedAndTheOthersAreServed) {
   CommandResult text = RunFarmctl(with({"recipes"}));
   ASSERT_EQ(text.exit_code, 0) << text.stderr_text;
   for (const char* expected : {"NAME", "pytorch", "torch", "2.9.1", "git", "12.6–13.0", "2.35",
-                               "aarch64", "tiny", "1.0, 1.1", "upload", "12.9–13.0"}) {
+                               "aarch64", "tiny", "1.0, 1.1, 1.2", "upload", "pypi", "12.9–13.0"}) {
     EXPECT_NE(text.stdout_text.find(expected), std::string::npos) << expected << " missing from:\n"
                                                                   << text.stdout_text;
   }
