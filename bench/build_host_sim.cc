@@ -1,5 +1,6 @@
 #include "bench/build_host_sim.h"
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "bench/sleeping_worker.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
+#include "libfarm/jobs/local_job_slot.h"
 #include "libfarm/nvcc/farm_device_compiler.h"
 
 namespace farm::bench {
@@ -18,15 +20,19 @@ namespace {
 // A C++ compile's peak RSS on a worker: PyTorch's heavy units stay near 1 GiB.
 constexpr uint64_t kHostCompileRamMib = 1024;
 
-// The build host's cores: a local step holds one for its whole (compressed) duration.
+// The build host's cores: a local step holds one for its whole (compressed) duration. With
+// priorities they are served as LocalJobSlot serves its waiters: a higher priority first.
 class Cores {
  public:
-  explicit Cores(uint32_t n) : free_(n) {}
-  void Run(absl::Duration d) {
+  Cores(uint32_t n, bool by_priority) : by_priority_(by_priority), free_(n) {}
+  void Run(absl::Duration d, JobPriority priority) {
+    const int level = by_priority_ ? static_cast<int>(priority) : 0;
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](uint32_t* free) { return *free > 0; }, &free_));
+      ++waiting_[level];
+      Waiter waiter{this, level};
+      mu_.Await(absl::Condition(&Waiter::MayStart, &waiter));
+      --waiting_[level];
       --free_;
     }
     absl::SleepFor(d);
@@ -35,8 +41,27 @@ class Cores {
   }
 
  private:
+  bool MayStart(int level) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (free_ == 0) return false;
+    for (int higher = level + 1; higher < kLevels; ++higher) {
+      if (waiting_[higher] > 0) return false;
+    }
+    return true;
+  }
+
+  struct Waiter {
+    Cores* cores;
+    int level;
+    static bool MayStart(Waiter* w) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return w->cores->MayStart(w->level);
+    }
+  };
+
+  static constexpr int kLevels = 3;  // JobPriority's
+  const bool by_priority_;
   absl::Mutex mu_;
   uint32_t free_ ABSL_GUARDED_BY(mu_);
+  int waiting_[kLevels] ABSL_GUARDED_BY(mu_) = {};
 };
 
 class BuildHost {
@@ -44,7 +69,7 @@ class BuildHost {
   BuildHost(const Profile& profile, const BuildHostOptions& options)
       : profile_(profile),
         options_(options),
-        cores_(options.cores),
+        cores_(options.cores, options.local_priorities),
         actions_(ActionClient::Connect(options.address, options.token)),
         cas_(CasClient::Connect(options.address, options.token)),
         compiler_(actions_.get(), cas_.get()) {}
@@ -66,7 +91,7 @@ class BuildHost {
     }
     for (auto& t : ninja) t.join();
     const absl::Time compiles_done = absl::Now();
-    Local(profile_.link_s);
+    Local(profile_.link_s, JobPriority::kOpening);
     const absl::Time end = absl::Now();
     absl::MutexLock lock(&mu_);
     run_.start = start;
@@ -77,9 +102,9 @@ class BuildHost {
   }
 
  private:
-  void Local(double seconds) {
+  void Local(double seconds, JobPriority priority) {
     if (seconds <= 0) return;
-    cores_.Run(options_.scale.Real(seconds));
+    cores_.Run(options_.scale.Real(seconds), priority);
     absl::MutexLock lock(&mu_);
     busy_s_ += seconds;
   }
@@ -87,7 +112,8 @@ class BuildHost {
   void RunJob(const BuildJob& job) {
     if (!job.cuda) {
       const HostTuClass& k = profile_.host_tus[job.klass];
-      absl::Status s = HostCompile(absl::StrCat(k.name, "/tu-", job.tu, ".cpp"), job.tu, k.seconds);
+      absl::Status s = HostCompile(absl::StrCat(k.name, "/tu-", job.tu, ".cpp"), job.tu, k.seconds,
+                                   JobPriority::kOpening);
       absl::MutexLock lock(&mu_);
       ++run_.host_tus;
       if (!s.ok() && run_.failed_tus++ == 0) run_.first_error = s.ToString();
@@ -101,12 +127,12 @@ class BuildHost {
 
   // One host compile of `seconds`: here, or with farm-cc the scan here and the compile as an
   // action on the farm (shard "host", like farm-cc's).
-  absl::Status HostCompile(const std::string& name, int tu, double seconds) {
+  absl::Status HostCompile(const std::string& name, int tu, double seconds, JobPriority priority) {
     if (options_.host_scan_fraction <= 0) {
-      Local(seconds);
+      Local(seconds, priority);
       return absl::OkStatus();
     }
-    Local(seconds * options_.host_scan_fraction);
+    Local(seconds * options_.host_scan_fraction, priority);
     const std::string stem = absl::StrCat(options_.work_dir, "/tu-", tu, ".host");
     std::ofstream(stem + ".ii") << "// " << name << " " << options_.run_tag << "\n";
     DeviceJob job;
@@ -128,21 +154,11 @@ class BuildHost {
     return absl::OkStatus();
   }
 
-  // farm-nvcc's order (libfarm/nvcc/split_compile.cc): the host preprocess + cudafe++ chain
+  // farm-nvcc's order (libfarm/nvcc/split_compile.cc): it asks the farm what the unit's
+  // archs took before (a long unit's steps go first); the host preprocess + cudafe++ chain
   // beside the device preprocesses; the device jobs; the host compile once the first job is
   // back (HostCompileAhead), beside the rest; fatbinary after the last.
   absl::Status RunCudaTu(const CudaTuClass& k, int tu) {
-    {
-      std::vector<std::thread> lanes;
-      lanes.emplace_back([&] {
-        Local(k.host_preprocess_s);
-        Local(k.cudafe_s);
-      });
-      for (size_t a = 0; a < profile_.archs.size(); ++a) {
-        lanes.emplace_back([&] { Local(k.device_preprocess_s); });
-      }
-      for (auto& t : lanes) t.join();
-    }
     std::vector<DeviceJob> jobs;
     for (const std::string& arch : profile_.archs) {
       const std::string stem = absl::StrCat(options_.work_dir, "/tu-", tu, ".", arch);
@@ -153,28 +169,51 @@ class BuildHost {
       const DeviceCost& cost = k.device.at(arch);
       job.script = SimulatedScript(absl::StrCat(k.name, " tu ", tu, " ", arch), cost.seconds,
                                    cost.peak_ram_mib);
-      // The preprocessed device source: unique per TU and arch, so nothing is deduplicated.
-      std::ofstream(stem + ".cpp1.ii")
-          << "// " << k.name << " tu " << tu << " " << arch << " " << options_.run_tag << "\n";
       job.inputs = {{stem + ".cpp1.ii", "src.cpp1.ii"}};
       job.outputs = {{stem + ".cubin", absl::StrCat("src.", arch, ".cubin")}};
       jobs.push_back(std::move(job));
     }
     DeviceCompileContext context{options_.cuda_version, options_.cuda_release, options_.build_id};
     context.source_name = absl::StrCat(k.name, "/tu-", tu, ".cu");
+    const std::vector<double> expected = compiler_.ExpectedSeconds(jobs, context);
+    // The farm answers in real seconds; kLongUnitSeconds is of the simulated build.
+    const bool long_unit =
+        !expected.empty() &&
+        options_.scale.Sim(absl::Seconds(*std::max_element(expected.begin(), expected.end()))) >=
+            kLongUnitSeconds;
+    const JobPriority opening = long_unit ? JobPriority::kLongUnit : JobPriority::kOpening;
+    const JobPriority closing = long_unit ? JobPriority::kLongUnit : JobPriority::kClosing;
+    {
+      std::vector<std::thread> lanes;
+      lanes.emplace_back([&] {
+        Local(k.host_preprocess_s, opening);
+        Local(k.cudafe_s, opening);
+      });
+      for (size_t a = 0; a < profile_.archs.size(); ++a) {
+        lanes.emplace_back([&] { Local(k.device_preprocess_s, opening); });
+      }
+      for (auto& t : lanes) t.join();
+    }
+    for (size_t a = 0; a < jobs.size(); ++a) {
+      // The preprocessed device source: unique per TU and arch, so nothing is deduplicated.
+      std::ofstream(jobs[a].inputs[0].local_path)
+          << "// " << k.name << " tu " << tu << " " << profile_.archs[a] << " " << options_.run_tag
+          << "\n";
+    }
     std::thread host_compile;
     absl::Status host = absl::OkStatus();
     const std::string host_name = absl::StrCat(k.name, "/tu-", tu, ".cudafe1.cpp");
     context.early_job = 0;
     context.on_early_job_done = [&] {
-      host_compile = std::thread([&] { host = HostCompile(host_name, tu, k.host_compile_s); });
+      host_compile =
+          std::thread([&] { host = HostCompile(host_name, tu, k.host_compile_s, closing); });
     };
     auto outcomes = compiler_.Compile(jobs, context);
     if (host_compile.joinable()) {
       host_compile.join();
     } else {
       // nvcc's order: the early job did not come back first
-      host = HostCompile(host_name, tu, k.host_compile_s);
+      host = HostCompile(host_name, tu, k.host_compile_s, closing);
     }
     if (!outcomes.ok()) return outcomes.status();
     if (!host.ok()) return host;
@@ -184,7 +223,7 @@ class BuildHost {
             absl::StrCat("tu ", tu, " ", jobs[i].shard, " exited with ", (*outcomes)[i].exit_code));
       }
     }
-    Local(k.fatbinary_s);
+    Local(k.fatbinary_s, closing);
     return absl::OkStatus();
   }
 

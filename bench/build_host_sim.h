@@ -31,6 +31,10 @@ struct BuildHostOptions {
   // workers; the build host keeps this fraction of each as its dependency scan (farm-cc's -M:
   // 4-9% of a torch unit's compile, docs/farm-cc.md). 0: the build host compiles them.
   double host_scan_fraction = 0;
+  // The build host's local job slots serve by LocalJobSlot's priorities: the steps of a unit
+  // the farm learnt to be long first (farm-nvcc asks it, GetExpectedCosts), then those that
+  // close a unit's work (its host compile's scan, its fatbinary); false: as they come.
+  bool local_priorities = true;
 };
 
 struct BuildHostRun {

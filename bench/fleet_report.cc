@@ -85,7 +85,7 @@ std::string FormatReport(const FleetReport& r) {
   auto hours = [](double s) { return s / 3600.0; };
   std::string out = absl::StrFormat(
       "fleet_sim: %s on %d hosts (%s; %llu slots), build host %u cores, ninja -j %u "
-      "(%s), time %.3g ms per compile second\n"
+      "(%s), local slots %s, time %.3g ms per compile second\n"
       "  coordinator        --queue-order %s, --memory-aware %s, %s\n"
       "  device actions     %d of %d completed, %d TUs failed, %lld worker errors\n"
       "  makespan           %8.0f s  (%.2f h; %.1f s wall)\n"
@@ -97,7 +97,7 @@ std::string FormatReport(const FleetReport& r) {
       "  ninja -j %-3u bound  %8.0f s  (TUs hold their job slot while the farm compiles; "
       "makespan / it %.2f)\n",
       f.profile, f.hosts, f.fleet, static_cast<unsigned long long>(f.slots), f.build_host_cores,
-      f.build_host_jobs, f.ninja_order, f.scale.ms_per_second, f.queue_order,
+      f.build_host_jobs, f.ninja_order, f.local_order, f.scale.ms_per_second, f.queue_order,
       f.memory_aware ? "true" : "false",
       f.learnt ? "costs learnt from a first replay" : "nothing learnt before", r.actions_completed,
       r.actions_expected, r.failed_tus, static_cast<long long>(r.worker_errors), r.makespan_s,
@@ -140,9 +140,10 @@ nlohmann::json ReportJson(const FleetReport& r) {
   j["fleet"] = r.facts.fleet;
   j["slots"] = r.facts.slots;
   j["build_host"] = {
-      {"cores", r.facts.build_host_cores},          {"jobs", r.facts.build_host_jobs},
-      {"ninja_order", r.facts.ninja_order},         {"cores_busy", r.host_cores_busy},
-      {"last_job_started_s", r.last_job_started_s}, {"compiles_done_s", r.compiles_done_s}};
+      {"cores", r.facts.build_host_cores},   {"jobs", r.facts.build_host_jobs},
+      {"ninja_order", r.facts.ninja_order},  {"local_order", r.facts.local_order},
+      {"cores_busy", r.host_cores_busy},     {"last_job_started_s", r.last_job_started_s},
+      {"compiles_done_s", r.compiles_done_s}};
   j["ms_per_compile_second"] = r.facts.scale.ms_per_second;
   j["coordinator"] = {{"queue_order", r.facts.queue_order},
                       {"memory_aware", r.facts.memory_aware},

@@ -24,6 +24,7 @@ struct FleetFacts {
   std::vector<double> worker_ram_mib;  // by worker index
   uint32_t build_host_cores = 0, build_host_jobs = 0;
   std::string ninja_order;  // the build host's (shuffled, longest-first)
+  std::string local_order;  // its local job slots' (priority, as-they-come)
   TimeScale scale;
   std::string queue_order;    // the coordinator's --queue-order
   bool memory_aware = false;  // and --memory-aware

@@ -46,6 +46,12 @@ int main(int argc, char** argv) {
                  "run the host compiles on the farm (farm-cc), keeping this fraction of each on "
                  "the build host as its dependency scan (0.05; 0: the build host compiles them)")
       ->capture_default_str();
+  app.add_option("--local-order", options.local_order,
+                 "the build host's local job slots: priority (a unit the farm learnt to be long "
+                 "first, then steps closing a unit's work, as LocalJobSlot serves them) or "
+                 "as-they-come")
+      ->check(CLI::IsMember({"priority", "as-they-come"}))
+      ->capture_default_str();
   app.add_option("--work-dir", options.work_dir, "scratch (default: a temp dir)");
   app.add_flag("--keep-work-dir", options.keep_work_dir, "keep the coordinator's data and log");
   app.add_flag("--json", json, "print the figures as one JSON object");

@@ -88,6 +88,7 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
   const std::vector<BuildJob> order = BuildOrder(*profile, options.seed, *ninja_order);
   FleetFacts facts;
   facts.ninja_order = options.ninja_order;
+  facts.local_order = options.local_order;
   facts.profile = profile->name;
   facts.fleet = DescribeFleet(*shapes);
   facts.hosts = options.hosts;
@@ -173,6 +174,7 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
   host.cores = profile->build_host.cores;
   host.scale = scale;
   host.host_scan_fraction = options.host_scan_fraction;
+  host.local_priorities = options.local_order == "priority";
   if (options.learn_first) {
     BuildHostOptions learn = host;
     learn.run_tag = "learn";

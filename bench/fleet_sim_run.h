@@ -31,6 +31,9 @@ struct FleetSimOptions {
   // > 0: host compiles on the farm through farm-cc, this fraction of each kept on the build
   // host as its dependency scan (BuildHostOptions::host_scan_fraction).
   double host_scan_fraction = 0;
+  // The build host's local job slots: "priority" or "as-they-come"
+  // (BuildHostOptions::local_priorities).
+  std::string local_order = "priority";
   std::string work_dir;  // emptied and used; removed after the run unless keep_work_dir
   bool keep_work_dir = false;
 };

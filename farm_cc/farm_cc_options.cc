@@ -24,6 +24,7 @@ FarmCcOptions FarmCcOptionsFromEnvironment() {
   options.build_id = nvcc.build_id;
   options.disabled = Env("FARM_CC_DISABLE") == "1";
   options.strict = Env("FARM_CC_STRICT") == "1";
+  options.local_job_priority = JobPriorityFromEnvironment();
   options.cache_dir = Env("FARM_CC_CACHE_DIR");
   if (options.cache_dir.empty()) {
     const std::string xdg = Env("XDG_CACHE_HOME");

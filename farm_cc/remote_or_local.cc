@@ -44,8 +44,8 @@ void Report(const FarmCcOptions& options, farm::v1::NvccCallOutcome outcome,
 int RunLocally(const CcInvocation& call, const FarmCcOptions& options) {
   std::vector<std::string> argv = {call.compiler};
   argv.insert(argv.end(), call.args.begin(), call.args.end());
-  std::optional<LocalJobSlot> slot =
-      LocalJobSlotIfUsable(options.local_jobs, JobClass::kHeavy, "farm-cc", call.compiler);
+  std::optional<LocalJobSlot> slot = LocalJobSlotIfUsable(
+      options.local_jobs, JobClass::kHeavy, "farm-cc", call.compiler, options.local_job_priority);
   SpawnOptions spawn;
   if (slot && slot->held()) spawn.extra_env.push_back(slot->ChildEnvironmentEntry());
   auto child = Subprocess::Spawn(argv, spawn);
@@ -108,7 +108,8 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
   // The scan is the build host's share of a remote compile: a light slot, released before
   // the wait for the worker.
   std::optional<LocalJobSlot> scan_slot =
-      LocalJobSlotIfUsable(options.local_jobs, JobClass::kLight, "farm-cc", "dependency scan");
+      LocalJobSlotIfUsable(options.local_jobs, JobClass::kLight, "farm-cc", "dependency scan",
+                           options.local_job_priority);
   auto dependencies = cc::ScanDependencies(call.compiler, *plan, cwd);
   scan_slot.reset();
   if (!dependencies.ok()) {

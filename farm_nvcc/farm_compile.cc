@@ -46,6 +46,7 @@ absl::StatusOr<farm::v1::NvccCallOutcome> FarmCompile::Compile(const std::string
   request.build_id = options_.build_id;
   request.host_compile_ahead = options_.host_compile_ahead;
   request.local_jobs = options_.local_jobs;
+  request.long_unit_seconds = options_.long_unit_seconds;
   request.host_compile_launcher = options_.farm_cc;
   auto result = SplitCompile(request, device_compiler_);
   if (!result.ok()) return result.status();

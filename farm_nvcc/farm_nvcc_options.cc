@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/digest/digest.h"
 
@@ -20,6 +21,20 @@ std::string DefaultBuildId(const std::string& working_dir) {
   const std::string name = std::filesystem::path(working_dir).filename().string();
   return absl::StrCat("nvcc-", name.empty() ? "root" : name, "-",
                       DigestOfBytes(working_dir).hash().substr(0, 8));
+}
+
+absl::StatusOr<double> LongUnitSecondsFromEnvironment() {
+  const std::string text = Env("FARM_NVCC_LONG_UNIT_SECONDS");
+  if (text.empty()) return kLongUnitSeconds;
+  double seconds = 0;
+  if (!absl::SimpleAtod(text, &seconds) || !(seconds >= 0) || seconds > 86400) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "FARM_NVCC_LONG_UNIT_SECONDS='", text,
+        "' is not a number of seconds from 0 to 86400. Fix: unset it (default ", kLongUnitSeconds,
+        ") or give the seconds of device compile that make a unit "
+        "long on your farm"));
+  }
+  return seconds;
 }
 
 FarmNvccOptions FarmNvccOptionsFromEnvironment() {

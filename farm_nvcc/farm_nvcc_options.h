@@ -5,8 +5,10 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_limits.h"
+#include "libfarm/nvcc/device_compiler.h"
 
 namespace farm {
 
@@ -26,12 +28,19 @@ struct FarmNvccOptions {
   // The build host's local job slots (FARM_LOCAL_JOBS_LIGHT, _HEAVY, _DIR): plain nvcc and
   // the link take a heavy one, each local step of a split call one of its class. Unset: none.
   std::optional<LocalJobLimits> local_jobs;
+  // FARM_NVCC_LONG_UNIT_SECONDS: a unit whose device code took at least this long on the farm
+  // before takes its local slots ahead of other units' (kLongUnitSeconds by default).
+  double long_unit_seconds = kLongUnitSeconds;
   // farm-cc beside farm-nvcc: each split call's host compile runs on the farm through it
   // (FARM_NVCC_HOST_COMPILE_ON_FARM=0: here). Empty: here.
   std::string farm_cc;
 };
 
 FarmNvccOptions FarmNvccOptionsFromEnvironment();
+
+// FARM_NVCC_LONG_UNIT_SECONDS, or kLongUnitSeconds when unset; INVALID_ARGUMENT naming the
+// variable and the fix for anything but a number of seconds from 0 to a day.
+absl::StatusOr<double> LongUnitSecondsFromEnvironment();
 
 // "nvcc-<dir name>-<8 hex of the path's sha256>".
 std::string DefaultBuildId(const std::string& working_dir);

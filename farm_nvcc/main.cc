@@ -44,6 +44,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.local_jobs = *std::move(local_jobs);
+  auto long_unit_seconds = farm::LongUnitSecondsFromEnvironment();
+  if (!long_unit_seconds.ok()) {
+    std::cerr << "farm-nvcc: " << long_unit_seconds.status().message() << "\n";
+    return 2;
+  }
+  options.long_unit_seconds = *long_unit_seconds;
   // The host compile through farm-cc, when it is installed beside this binary.
   const std::string farm_cc =
       (std::filesystem::path(farm::SelfExecutable()).parent_path() / "farm-cc").string();

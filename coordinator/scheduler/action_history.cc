@@ -47,6 +47,11 @@ ExpectedCost ActionHistory::Expect(const farm::v1::Action& action) const {
   return cost;
 }
 
+double ActionHistory::LearntSeconds(const std::string& history_key) const {
+  auto it = by_key_.find(history_key);
+  return it == by_key_.end() ? 0 : it->second.expected_seconds();
+}
+
 void ActionHistory::Learn(const farm::v1::Action& action, const farm::v1::ActionResult& result,
                           StateBatch& batch) {
   if (result.exit_code() != 0 || result.cache_hit() || result.wall_seconds() <= 0) return;

@@ -33,6 +33,9 @@ class ActionHistory {
   // rate learnt over every run so far (unknown RAM). At least the RAM its requirements name.
   ExpectedCost Expect(const farm::v1::Action& action) const;
 
+  // The learnt wall seconds of a run under `history_key`; 0 when none was learnt.
+  double LearntSeconds(const std::string& history_key) const;
+
   // Learns from a clean run and stages the key's new history into `batch`.
   void Learn(const farm::v1::Action& action, const farm::v1::ActionResult& result,
              StateBatch& batch);

@@ -53,6 +53,8 @@ TEST(ActionHistoryTest, LearnsAMovingAverageAndAPeakThatDecaysSlowly) {
   EXPECT_EQ(cost.peak_ram_bytes, 6 * kGiB);  // 0.75 of 8, above the newest 4
   history.Learn(a, Ran(50, 7 * kGiB), batch);
   EXPECT_EQ(history.Expect(a).peak_ram_bytes, 7 * kGiB);  // never below the newest
+  EXPECT_DOUBLE_EQ(history.LearntSeconds("flash_bwd.cu sm_90"), history.Expect(a).seconds);
+  EXPECT_EQ(history.LearntSeconds("flash_bwd.cu sm_75"), 0);  // nothing learnt: no estimate
 }
 
 TEST(ActionHistoryTest, FailuresAndCacheHitsTeachNothing) {

@@ -17,7 +17,6 @@ constexpr uint32_t kMaxTimeoutSeconds = 24 * 3600;
 constexpr int kMaxSourceStamps = 4096;
 constexpr size_t kMaxStampPathBytes = 4096;
 constexpr uint64_t kMaxStampSizeBytes = uint64_t{1} << 40;
-constexpr size_t kMaxHistoryKeyBytes = 256;
 
 // An absolute, normalized path of at most 4096 bytes without NUL: a source stamp's, an image
 // action's working directory and compiler.

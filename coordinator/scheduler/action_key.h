@@ -1,12 +1,16 @@
 // The action-cache key: a digest of everything that decides an action's outputs.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "absl/status/status.h"
 #include "farm/v1/actions.pb.h"
 
 namespace farm::coordinator {
+
+// Action.history_key's limit: a translation unit and an arch.
+inline constexpr size_t kMaxHistoryKeyBytes = 256;
 
 // SHA-256 (hex) over argv, environment, inputs (path, digest, executable bit), output paths
 // and the platform requirements (OS, CPU arch, glibc ceiling, CUDA toolkit version, exact

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/compile_cache/compile_cache_scope.h"
+#include "coordinator/scheduler/action_key.h"
 #include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
@@ -9,6 +10,8 @@ namespace {
 
 constexpr int kMaxActionsPerCall = 10000;
 constexpr absl::Duration kMaxWait = absl::Minutes(5);
+// A unit's archs are a handful; this bounds the lookups one request costs.
+constexpr int kMaxExpectedCostKeys = 64;
 
 }  // namespace
 
@@ -90,6 +93,29 @@ grpc::Status ActionServiceImpl::GetCompileResult(grpc::ServerContext* context,
   return gate_->Serve(*context, "ActionService.GetCompileResult", [&](const Caller& caller) {
     FARM_ASSIGN_OR_RETURN(const CompileCacheScopes scopes, CompileCacheScopesOf(caller, *builds_));
     FARM_ASSIGN_OR_RETURN(*response, compile_results_->Get(scopes.read, request->key()));
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status ActionServiceImpl::GetExpectedCosts(grpc::ServerContext* context,
+                                                 const farm::v1::GetExpectedCostsRequest* request,
+                                                 farm::v1::GetExpectedCostsResponse* response) {
+  return gate_->Serve(*context, "ActionService.GetExpectedCosts", [&](const Caller&) {
+    if (request->history_keys_size() > kMaxExpectedCostKeys) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          request->history_keys_size(), " history keys in one request; the limit is ",
+          kMaxExpectedCostKeys, ". Fix: ask for one translation unit's archs at a time"));
+    }
+    std::vector<std::string> keys;
+    for (const std::string& key : request->history_keys()) {
+      if (key.size() > kMaxHistoryKeyBytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("history key of ", key.size(), " bytes; the limit is ",
+                         kMaxHistoryKeyBytes, ". Fix: name the translation unit and arch only"));
+      }
+      keys.push_back(key);
+    }
+    for (double s : scheduler_->LearntSeconds(keys)) response->add_expected_seconds(s);
     return absl::OkStatus();
   });
 }

@@ -23,6 +23,9 @@ class ActionServiceImpl final : public farm::v1::ActionService::Service {
                    farm::v1::ActionStatus* response) override;
   grpc::Status Cancel(grpc::ServerContext* context, const farm::v1::CancelActionRequest* request,
                       farm::v1::ActionStatus* response) override;
+  grpc::Status GetExpectedCosts(grpc::ServerContext* context,
+                                const farm::v1::GetExpectedCostsRequest* request,
+                                farm::v1::GetExpectedCostsResponse* response) override;
   grpc::Status GetCompileResult(grpc::ServerContext* context,
                                 const farm::v1::GetCompileResultRequest* request,
                                 farm::v1::CompileResult* response) override;

@@ -416,6 +416,13 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
   return out;
 }
 
+std::vector<double> Scheduler::LearntSeconds(const std::vector<std::string>& history_keys) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<double> seconds;
+  for (const std::string& key : history_keys) seconds.push_back(history_.LearntSeconds(key));
+  return seconds;
+}
+
 absl::StatusOr<farm::v1::ActionStatus> Scheduler::Get(const std::string& id) {
   absl::MutexLock lock(&mu_);
   AwaitSynced(id);

@@ -92,6 +92,8 @@ class Scheduler {
                                                            absl::Duration timeout);
   absl::StatusOr<farm::v1::ActionStatus> Get(const std::string& id);
   absl::StatusOr<farm::v1::ActionStatus> Cancel(const std::string& id);
+  // The learnt wall seconds of a run under each history key (ActionHistory), 0 where none.
+  std::vector<double> LearntSeconds(const std::vector<std::string>& history_keys) const;
   // The farm's placement rule, which build plans apply to their shards too.
   const PlacementPolicy& placement() const { return options_.placement; }
 

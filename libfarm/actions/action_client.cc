@@ -116,6 +116,23 @@ absl::StatusOr<farm::v1::CompileResult> ActionClient::GetCompileResult(const std
   return resp;
 }
 
+absl::StatusOr<std::vector<double>> ActionClient::GetExpectedCosts(
+    const std::vector<std::string>& history_keys) {
+  grpc::ClientContext ctx;
+  Prepare(ctx, absl::Seconds(10));
+  farm::v1::GetExpectedCostsRequest req;
+  for (const std::string& key : history_keys) req.add_history_keys(key);
+  farm::v1::GetExpectedCostsResponse resp;
+  grpc::Status s = stub_->GetExpectedCosts(&ctx, req, &resp);
+  if (!s.ok()) return FromGrpcStatus(s);
+  if (resp.expected_seconds_size() != req.history_keys_size()) {
+    return absl::InternalError(absl::StrCat("the coordinator answered ",
+                                            resp.expected_seconds_size(), " expected costs for ",
+                                            req.history_keys_size(), " history keys"));
+  }
+  return std::vector<double>(resp.expected_seconds().begin(), resp.expected_seconds().end());
+}
+
 absl::Status ActionClient::PutCompileResult(const std::string& key,
                                             const farm::v1::CompileResult& result) {
   grpc::ClientContext ctx;

@@ -29,6 +29,9 @@ class ActionClient {
   // The whole-compile cache (farm-nvcc): NOT_FOUND on a miss.
   absl::StatusOr<farm::v1::CompileResult> GetCompileResult(const std::string& key);
   absl::Status PutCompileResult(const std::string& key, const farm::v1::CompileResult& result);
+  // The learnt wall seconds under each history key, in order (0: none learnt).
+  absl::StatusOr<std::vector<double>> GetExpectedCosts(
+      const std::vector<std::string>& history_keys);
 
  private:
   void Prepare(grpc::ClientContext& ctx, absl::Duration timeout) const;

@@ -27,6 +27,7 @@ std::vector<MethodAccess> MakeTable() {
       {"ActionService.Get", {kAdmin, kSubmit, kBuild, kRead}},
       {"ActionService.Cancel", {kAdmin, kSubmit, kBuild}},
       {"ActionService.GetCompileResult", {kAdmin, kSubmit, kBuild}},
+      {"ActionService.GetExpectedCosts", {kAdmin, kSubmit, kBuild}},
       {"ActionService.PutCompileResult", {kAdmin, kBuild}},
       {"AdminService.Backup", {kAdmin}},
       {"BuildService.ListBuilds", {kAdmin, kSubmit, kRead}},

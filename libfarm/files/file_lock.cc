@@ -48,6 +48,14 @@ absl::StatusOr<FileLock> FileLock::TryAcquire(const std::string& path) {
   return FileLock(*fd);
 }
 
+absl::StatusOr<FileLock> FileLock::AcquireShared(const std::string& path) {
+  auto fd = OpenLockFile(path);
+  if (!fd.ok()) return fd.status();
+  while (::flock(*fd, LOCK_SH) != 0 && errno == EINTR) {
+  }
+  return FileLock(*fd);
+}
+
 absl::Status FileLock::KeepAcrossExec() {
   const int flags = ::fcntl(fd_, F_GETFD);
   if (flags < 0 || ::fcntl(fd_, F_SETFD, flags & ~FD_CLOEXEC) != 0) {

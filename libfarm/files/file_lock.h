@@ -1,4 +1,4 @@
-// An exclusive flock(2) on a file, held until the FileLock is destroyed (or the process
+// An exclusive (or shared) flock(2) on a file, held until the FileLock is destroyed (or the process
 // ends: the kernel releases it, so a crash never leaves a stale lock behind).
 #pragma once
 
@@ -16,6 +16,8 @@ class FileLock {
                                           const std::function<void()>& waiting);
   // UNAVAILABLE at once if another process holds it.
   static absl::StatusOr<FileLock> TryAcquire(const std::string& path);
+  // A shared lock, beside other shared holders; waits while an exclusive one is held.
+  static absl::StatusOr<FileLock> AcquireShared(const std::string& path);
 
   // Keeps the lock held by the program this process execs next (and by what that starts),
   // until the last of them ends: clears close-on-exec on its descriptor.

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -52,7 +54,56 @@ absl::Status PrepareSlotDirectory(const std::string& dir) {
   return absl::OkStatus();
 }
 
+std::string LockPath(const LocalJobLimits& limits, JobClass job_class, absl::string_view suffix) {
+  return absl::StrCat(limits.dir, "/", JobClassName(job_class), suffix);
+}
+
+constexpr JobPriority kPriorities[] = {JobPriority::kOpening, JobPriority::kClosing,
+                                       JobPriority::kLongUnit};
+
+// Where waiters of `priority` say they wait (held shared while they do).
+std::string AnnouncementPath(const LocalJobLimits& limits, JobClass job_class,
+                             JobPriority priority) {
+  return LockPath(limits, job_class, absl::StrCat(".", JobPriorityName(priority)));
+}
+
+// Whether anyone waits for a slot of this class at a priority above `priority`.
+absl::StatusOr<bool> HigherWaiterPresent(const LocalJobLimits& limits, JobClass job_class,
+                                         JobPriority priority) {
+  for (JobPriority higher : kPriorities) {
+    if (higher <= priority) continue;
+    const std::string announcement = AnnouncementPath(limits, job_class, higher);
+    std::error_code ec;
+    // No file: no one ever waited at that priority (probing would create it).
+    if (!std::filesystem::exists(announcement, ec)) continue;
+    auto probe = FileLock::TryAcquire(announcement);
+    if (probe.ok()) continue;
+    if (absl::IsUnavailable(probe.status())) return true;
+    return probe.status();
+  }
+  return false;
+}
+
 }  // namespace
+
+const char* JobPriorityName(JobPriority priority) {
+  switch (priority) {
+    case JobPriority::kClosing:
+      return "closing";
+    case JobPriority::kLongUnit:
+      return "long-unit";
+    default:
+      return "opening";
+  }
+}
+
+JobPriority JobPriorityFromEnvironment() {
+  const char* value = std::getenv(kLocalJobPriorityVariable);
+  for (JobPriority priority : kPriorities) {
+    if (value != nullptr && std::string_view(value) == JobPriorityName(priority)) return priority;
+  }
+  return JobPriority::kOpening;
+}
 
 LocalJobSlot::LocalJobSlot(JobClass job_class, std::optional<FileLock> lock, int index)
     : job_class_(job_class), lock_(std::move(lock)), index_(index) {}
@@ -74,7 +125,8 @@ LocalJobSlot& LocalJobSlot::operator=(LocalJobSlot&& other) noexcept {
 }
 
 absl::StatusOr<LocalJobSlot> LocalJobSlot::Acquire(const LocalJobLimits& limits, JobClass job_class,
-                                                   const std::function<void()>& waiting) {
+                                                   const std::function<void()>& waiting,
+                                                   JobPriority priority) {
   if (const char* held = std::getenv(kLocalJobSlotHeldVariable); held != nullptr && *held) {
     return LocalJobSlot(job_class, std::nullopt, -1);
   }
@@ -92,15 +144,26 @@ absl::StatusOr<LocalJobSlot> LocalJobSlot::Acquire(const LocalJobLimits& limits,
     if (!waited && waiting) waiting();
     waited = true;
   };
-  // Waiters queue here, so that one at a time polls the slots and none overtakes another.
-  auto queue = FileLock::Acquire(absl::StrCat(limits.dir, "/", JobClassName(job_class), ".queue"),
-                                 wait_noted);
+  std::optional<FileLock> announced;  // held while this waits above kOpening
+  if (priority != JobPriority::kOpening) {
+    auto shared = FileLock::AcquireShared(AnnouncementPath(limits, job_class, priority));
+    if (!shared.ok()) return shared.status();
+    announced.emplace(*std::move(shared));
+  }
+  // Waiters queue here, so that one at a time polls the slots and none overtakes another of
+  // its priority.
+  auto queue =
+      FileLock::Acquire(priority == JobPriority::kOpening
+                            ? LockPath(limits, job_class, ".queue")
+                            : absl::StrCat(AnnouncementPath(limits, job_class, priority), ".queue"),
+                        wait_noted);
   if (!queue.ok()) return queue.status();
   absl::Duration poll = kFirstPoll;
   while (true) {
-    for (int i = 0; i < count; ++i) {
-      auto slot = FileLock::TryAcquire(
-          absl::StrCat(limits.dir, "/", JobClassName(job_class), "-", i, ".lock"));
+    auto yield = HigherWaiterPresent(limits, job_class, priority);
+    if (!yield.ok()) return yield.status();
+    for (int i = 0; i < count && !*yield; ++i) {
+      auto slot = FileLock::TryAcquire(LockPath(limits, job_class, absl::StrCat("-", i, ".lock")));
       if (slot.ok()) return LocalJobSlot(job_class, *std::move(slot), i);
       if (!absl::IsUnavailable(slot.status())) return slot.status();
     }
@@ -122,12 +185,15 @@ absl::Status LocalJobSlot::KeepAcrossExec() {
 
 std::optional<LocalJobSlot> LocalJobSlotIfUsable(const std::optional<LocalJobLimits>& limits,
                                                  JobClass job_class, const std::string& component,
-                                                 const std::string& what) {
+                                                 const std::string& what, JobPriority priority) {
   if (!limits) return std::nullopt;
-  auto slot = LocalJobSlot::Acquire(*limits, job_class, [&] {
-    ComponentLogger(component)->debug("{} waits for a {} local job slot", what,
-                                      JobClassName(job_class));
-  });
+  auto slot = LocalJobSlot::Acquire(
+      *limits, job_class,
+      [&] {
+        ComponentLogger(component)->debug("{} waits for a {} local job slot", what,
+                                          JobClassName(job_class));
+      },
+      priority);
   if (slot.ok()) return *std::move(slot);
   static std::once_flag warned;
   std::call_once(warned, [&] {

@@ -8,6 +8,16 @@
 // queue polls the slot files, backing off to 100 ms, until one is free. Processes that ask
 // for different limits share the files: each uses the first N of its own.
 //
+// Priority: with ninja as wide as the farm, thousands of units' steps queue for the build
+// host's slots, and the order they get them in is the build's critical path. A unit whose
+// device code took long on the farm before (kLongUnit) goes first, since the build cannot end
+// before it does; then a step that closes work already under way (kClosing: a CUDA unit's
+// fatbinary, the scan of its host compile once its device code is back), then the rest
+// (kOpening). Within a priority, waiters queue first come, first served. A waiter above
+// kOpening holds a shared lock on <dir>/<class>.<priority> while it waits and queues on
+// <class>.<priority>.queue (kOpening: <class>.queue); the head of a queue takes no slot while
+// anyone holds a higher priority's lock.
+//
 // Deadlock: a thread holds at most one slot and takes it only around one job (acquire,
 // run, release). What such a job starts gets FARM_LOCAL_JOB_SLOT_HELD in its environment,
 // and a process that finds it set takes no slot: its parent's covers it (nvcc -ccbin
@@ -28,6 +38,18 @@ namespace farm {
 // Set to the class ("heavy") in the environment of what runs under a slot.
 inline constexpr char kLocalJobSlotHeldVariable[] = "FARM_LOCAL_JOB_SLOT_HELD";
 
+// In the order served, last first.
+enum class JobPriority { kOpening, kClosing, kLongUnit };
+
+// "opening", "closing", "long-unit": in lock file names and FARM_LOCAL_JOB_PRIORITY.
+const char* JobPriorityName(JobPriority priority);
+
+// Set in the environment of a launcher that does one step of a unit for another (farm-nvcc's
+// host compile through farm-cc): its slots are then taken at that priority.
+inline constexpr char kLocalJobPriorityVariable[] = "FARM_LOCAL_JOB_PRIORITY";
+// The priority FARM_LOCAL_JOB_PRIORITY names; kOpening when unset or unknown.
+JobPriority JobPriorityFromEnvironment();
+
 class LocalJobSlot {
  public:
   // Takes a free slot of `job_class`, or waits for one; `waiting` (if set) runs once when
@@ -36,7 +58,8 @@ class LocalJobSlot {
   // directory is not this user's alone or a slot file cannot be opened; INVALID_ARGUMENT for
   // a limit below 1.
   static absl::StatusOr<LocalJobSlot> Acquire(const LocalJobLimits& limits, JobClass job_class,
-                                              const std::function<void()>& waiting = nullptr);
+                                              const std::function<void()>& waiting = nullptr,
+                                              JobPriority priority = JobPriority::kOpening);
 
   LocalJobSlot(LocalJobSlot&& other) noexcept;
   LocalJobSlot& operator=(LocalJobSlot&& other) noexcept;
@@ -71,6 +94,7 @@ class LocalJobSlot {
 // build does not stop for that.
 std::optional<LocalJobSlot> LocalJobSlotIfUsable(const std::optional<LocalJobLimits>& limits,
                                                  JobClass job_class, const std::string& component,
-                                                 const std::string& what);
+                                                 const std::string& what,
+                                                 JobPriority priority = JobPriority::kOpening);
 
 }  // namespace farm

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <optional>
 #include <set>
@@ -54,7 +55,18 @@ class TempDir {
 // let go (or killed).
 class Holder {
  public:
-  Holder(const LocalJobLimits& limits, JobClass job_class) {
+  Holder(const LocalJobLimits& limits, JobClass job_class,
+         JobPriority priority = JobPriority::kOpening)
+      : Holder([&] {
+          auto slot = LocalJobSlot::Acquire(limits, job_class, nullptr, priority);
+          if (!slot.ok() || !slot->held()) return '!';
+          static std::optional<LocalJobSlot> held;  // until the child exits
+          held.emplace(*std::move(slot));
+          return static_cast<char>('0' + held->index());
+        }) {}
+  // Runs `take` in the child (what it takes is held until the child exits); Slot() returns
+  // the digit it gives.
+  explicit Holder(const std::function<char()>& take) {
     int ready[2];
     int release[2];
     if (pipe(ready) != 0 || pipe(release) != 0) std::abort();
@@ -62,8 +74,7 @@ class Holder {
     if (pid_ == 0) {
       close(ready[0]);
       close(release[1]);
-      auto slot = LocalJobSlot::Acquire(limits, job_class);
-      const char index = slot.ok() && slot->held() ? static_cast<char>('0' + slot->index()) : '!';
+      const char index = take();
       if (write(ready[1], &index, 1) != 1) _exit(3);
       char c;
       while (read(release[0], &c, 1) < 0 && errno == EINTR) {
@@ -283,6 +294,82 @@ TEST(LocalJobSlotTest, RefusesADirectoryOthersCanWriteAndNoSlots) {
   struct stat st {};
   ASSERT_EQ(stat((dir.path() + "/a/b").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST(LocalJobSlotTest, AStepClosingWorkUnderWayGoesAheadOfOnesOpeningNewWork) {
+  TempDir dir;
+  const LocalJobLimits limits = Limits(dir, 1, 1);
+  Holder running(limits, JobClass::kLight);
+  ASSERT_EQ(running.Slot(kEventuallyMs), 0);
+  Holder opening(limits, JobClass::kLight);  // came first
+  EXPECT_FALSE(opening.Slot(kStillWaitingMs).has_value());
+  Holder closing(limits, JobClass::kLight, JobPriority::kClosing);
+  // The closing waiter has said so before the slot frees.
+  for (int waited = 0; !LockedForOthers(limits.dir + "/light.closing"); waited += 10) {
+    ASSERT_LT(waited, kEventuallyMs) << "the closing waiter never announced itself";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  running.Release();
+  EXPECT_EQ(closing.Slot(kEventuallyMs), 0);
+  EXPECT_FALSE(opening.Slot(kStillWaitingMs).has_value())
+      << "an opening step took the slot a closing one waited for";
+  closing.Release();
+  EXPECT_EQ(opening.Slot(kEventuallyMs), 0);
+}
+
+TEST(LocalJobSlotTest, AnOpeningStepLeavesAFreeSlotWhileAClosingOneWaits) {
+  TempDir dir;
+  const LocalJobLimits limits = Limits(dir, 1, 1);
+  ASSERT_TRUE(LocalJobSlot::Acquire(limits, JobClass::kLight).ok());  // makes the directory
+  // A closing waiter between saying so and its first poll.
+  Holder closing_waits([&] {
+    auto announced = FileLock::AcquireShared(limits.dir + "/light.closing");
+    if (!announced.ok()) return '!';
+    static std::optional<FileLock> held;  // until the child exits
+    held.emplace(*std::move(announced));
+    return '0';
+  });
+  ASSERT_EQ(closing_waits.Slot(kEventuallyMs), 0);
+  Holder opening(limits, JobClass::kLight);
+  EXPECT_FALSE(opening.Slot(kStillWaitingMs).has_value())
+      << "an opening step took a free slot while a closing one waited";
+  Holder heavy(limits, JobClass::kHeavy);  // the other class does not wait for it
+  EXPECT_EQ(heavy.Slot(kEventuallyMs), 0);
+  closing_waits.Release();
+  EXPECT_EQ(opening.Slot(kEventuallyMs), 0);
+}
+
+TEST(LocalJobSlotTest, ALongUnitsStepGoesAheadOfAClosingOne) {
+  TempDir dir;
+  const LocalJobLimits limits = Limits(dir, 1, 1);
+  Holder running(limits, JobClass::kHeavy);
+  ASSERT_EQ(running.Slot(kEventuallyMs), 0);
+  Holder long_unit_waits([&] {
+    auto announced = FileLock::AcquireShared(limits.dir + "/heavy.long-unit");
+    if (!announced.ok()) return '!';
+    static std::optional<FileLock> held;  // until the child exits
+    held.emplace(*std::move(announced));
+    return '0';
+  });
+  ASSERT_EQ(long_unit_waits.Slot(kEventuallyMs), 0);
+  Holder closing(limits, JobClass::kHeavy, JobPriority::kClosing);
+  running.Release();
+  EXPECT_FALSE(closing.Slot(kStillWaitingMs).has_value())
+      << "a closing step took the slot a long unit's step waited for";
+  long_unit_waits.Release();
+  EXPECT_EQ(closing.Slot(kEventuallyMs), 0);
+}
+
+TEST(LocalJobSlotTest, PriorityComesFromTheEnvironment) {
+  ::unsetenv(kLocalJobPriorityVariable);
+  EXPECT_EQ(JobPriorityFromEnvironment(), JobPriority::kOpening);
+  ::setenv(kLocalJobPriorityVariable, "closing", 1);
+  EXPECT_EQ(JobPriorityFromEnvironment(), JobPriority::kClosing);
+  ::setenv(kLocalJobPriorityVariable, "long-unit", 1);
+  EXPECT_EQ(JobPriorityFromEnvironment(), JobPriority::kLongUnit);
+  ::setenv(kLocalJobPriorityVariable, "urgent", 1);
+  EXPECT_EQ(JobPriorityFromEnvironment(), JobPriority::kOpening);
+  ::unsetenv(kLocalJobPriorityVariable);
 }
 
 }  // namespace

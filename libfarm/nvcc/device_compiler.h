@@ -35,9 +35,20 @@ struct DeviceCompileContext {
   std::function<void()> on_early_job_done;
 };
 
+// A unit whose device code took this long on the farm before is started ahead of others on
+// the build host (LocalSteps::set_long_unit): the build cannot end before it does.
+inline constexpr double kLongUnitSeconds = 120;
+
 class DeviceCompiler {
  public:
   virtual ~DeviceCompiler() = default;
+  // What the farm learnt of these jobs' earlier runs: wall seconds each, in order, 0 where it
+  // has none. Asked before the unit's local steps, to order the build host's work; one that
+  // cannot tell answers zeros.
+  virtual std::vector<double> ExpectedSeconds(const std::vector<DeviceJob>& jobs,
+                                              const DeviceCompileContext& /*context*/) {
+    return std::vector<double>(jobs.size(), 0);
+  }
   // Runs every job and, for those that exit 0, writes their outputs to each file's
   // local_path. Outcomes are in the order of `jobs`. An error status means the jobs could
   // not be run at all (coordinator unreachable, store failure): the caller runs plain nvcc.

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "libfarm/actions/action_logs.h"
+#include "libfarm/logging/logger.h"
 
 namespace farm {
 namespace {
@@ -14,6 +15,10 @@ namespace {
 constexpr uint32_t kDeviceActionTimeoutSeconds = 3600;
 
 }  // namespace
+
+std::string DeviceJobHistoryKey(const std::string& source_name, const DeviceJob& job) {
+  return absl::StrCat(source_name, " ", job.shard);
+}
 
 farm::v1::Action DeviceJobAction(const DeviceJob& job, const DeviceCompileContext& context,
                                  const std::vector<farm::v1::Digest>& input_digests) {
@@ -39,7 +44,7 @@ farm::v1::Action DeviceJobAction(const DeviceJob& job, const DeviceCompileContex
   action.set_build_id(context.build_id);
   action.set_shard(job.shard);
   if (!context.source_name.empty()) {
-    action.set_history_key(absl::StrCat(context.source_name, " ", job.shard));
+    action.set_history_key(DeviceJobHistoryKey(context.source_name, job));
   }
   for (const SourceStamp& stamp : job.source_stamps) {
     auto* s = action.add_source_stamps();
@@ -80,6 +85,21 @@ absl::StatusOr<DeviceJobOutcome> FarmDeviceCompiler::Collect(const DeviceJob& jo
     if (absl::Status s = cas_->DownloadToFile(it->second, file.local_path); !s.ok()) return s;
   }
   return outcome;
+}
+
+std::vector<double> FarmDeviceCompiler::ExpectedSeconds(const std::vector<DeviceJob>& jobs,
+                                                        const DeviceCompileContext& context) {
+  std::vector<double> none(jobs.size(), 0);
+  if (context.source_name.empty()) return none;
+  std::vector<std::string> keys;
+  for (const DeviceJob& job : jobs) keys.push_back(DeviceJobHistoryKey(context.source_name, job));
+  auto seconds = actions_->GetExpectedCosts(keys);
+  if (!seconds.ok()) {
+    // Only the order of the build host's work depends on it.
+    ComponentLogger("farm-nvcc")->debug("expected costs: {}", seconds.status().message());
+    return none;
+  }
+  return *std::move(seconds);
 }
 
 absl::StatusOr<std::vector<DeviceJobOutcome>> FarmDeviceCompiler::Compile(

@@ -14,6 +14,10 @@ class FarmDeviceCompiler final : public DeviceCompiler {
 
   absl::StatusOr<std::vector<DeviceJobOutcome>> Compile(
       const std::vector<DeviceJob>& jobs, const DeviceCompileContext& context) override;
+  // From the coordinator's action history; zeros without a source name or when it cannot
+  // answer (a coordinator from before GetExpectedCosts).
+  std::vector<double> ExpectedSeconds(const std::vector<DeviceJob>& jobs,
+                                      const DeviceCompileContext& context) override;
 
  private:
   // A finished action's outcome; for an exit of 0 its outputs are written to their paths.
@@ -23,6 +27,9 @@ class FarmDeviceCompiler final : public DeviceCompiler {
   ActionClient* actions_;
   CasClient* cas_;
 };
+
+// The action's history key of a job of the unit `source_name` (farm.v1.Action.history_key).
+std::string DeviceJobHistoryKey(const std::string& source_name, const DeviceJob& job);
 
 // The action a job becomes: `sh -c SCRIPT` with a fixed environment, so the same device
 // compile from any checkout of the same source is the same action (and hits the cache).

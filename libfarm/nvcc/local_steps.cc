@@ -30,8 +30,10 @@ JobClass ClassOfStep(DryrunStepKind kind) {
   }
 }
 
-std::optional<LocalJobSlot> SlotForStep(const LocalJobLimits& limits, const DryrunStep& step) {
-  return LocalJobSlotIfUsable(limits, ClassOfStep(step.kind), "farm-nvcc", step.tool);
+// The host compile and fatbinary run once the unit's device code is on the farm: they close
+// work under way.
+bool ClosesTheUnit(DryrunStepKind kind) {
+  return kind == DryrunStepKind::kHostCompile || kind == DryrunStepKind::kFatbinary;
 }
 
 }  // namespace
@@ -76,6 +78,11 @@ absl::Status LocalSteps::RunWithout(size_t index, absl::string_view word) {
   return RunArgv(index, std::move(argv));
 }
 
+JobPriority LocalSteps::PriorityOf(size_t index) const {
+  if (long_unit_) return JobPriority::kLongUnit;
+  return ClosesTheUnit(dryrun_.steps[index].kind) ? JobPriority::kClosing : JobPriority::kOpening;
+}
+
 bool LocalSteps::OnTheFarm(size_t index) const {
   return !host_compile_launcher_.empty() &&
          dryrun_.steps[index].kind == DryrunStepKind::kHostCompile;
@@ -92,9 +99,16 @@ absl::Status LocalSteps::RunArgv(size_t index, std::vector<std::string> argv) {
   std::optional<LocalJobSlot> slot;
   // Through farm-cc the step takes farm-cc's own slots: a light one for its scan, a heavy one
   // if it compiles here after all.
-  if (limits_ && !OnTheFarm(index)) slot = SlotForStep(*limits_, dryrun_.steps[index]);
+  const DryrunStep& step = dryrun_.steps[index];
+  if (limits_ && !OnTheFarm(index)) {
+    slot = LocalJobSlotIfUsable(*limits_, ClassOfStep(step.kind), "farm-nvcc", step.tool,
+                                PriorityOf(index));
+  }
   std::vector<std::string> env = env_;
   if (slot && slot->held()) env.push_back(slot->ChildEnvironmentEntry());
+  if (OnTheFarm(index)) {
+    env.push_back(absl::StrCat(kLocalJobPriorityVariable, "=", JobPriorityName(PriorityOf(index))));
+  }
   auto run = RunCommand(argv, kStepTimeout, env);
   slot.reset();
   if (!run.ok()) return run.status();

@@ -2,7 +2,8 @@
 // dryrun sets and its tools found through the PATH it gives them. What each step prints is
 // kept and handed back in plan order, so the user sees nvcc's output in nvcc's order.
 // With local job limits, each step runs under a slot of the build host (LocalJobSlot):
-// light for preprocessing and fatbinary, heavy for cudafe++ and the host compile.
+// light for preprocessing and fatbinary, heavy for cudafe++ and the host compile; a long unit's
+// steps first, then steps that close a unit's work (the host compile, fatbinary).
 #pragma once
 
 #include <sys/types.h>
@@ -19,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "libfarm/jobs/local_job_limits.h"
+#include "libfarm/jobs/local_job_slot.h"
 #include "libfarm/nvcc/nvcc_dryrun.h"
 
 namespace farm {
@@ -29,6 +31,10 @@ class LocalSteps {
   // the host compile runs through it, on the farm, and takes farm-cc's slots, not one here.
   explicit LocalSteps(const NvccDryrun& dryrun, std::optional<LocalJobLimits> limits = std::nullopt,
                       std::string host_compile_launcher = "");
+
+  // A unit whose device code took long on the farm before: its steps take their slots ahead
+  // of other units' (JobPriority::kLongUnit).
+  void set_long_unit(bool long_unit) { long_unit_ = long_unit; }
 
   // Runs steps in order and records what they print; stops at the first failure
   // (kAborted "<tool> exited with N" for a non-zero exit).
@@ -47,6 +53,7 @@ class LocalSteps {
  private:
   // The host compile step, with a launcher: it runs on the farm.
   bool OnTheFarm(size_t index) const;
+  JobPriority PriorityOf(size_t index) const;
 
   // Step `index`'s words with $VARS expanded and the tool resolved.
   std::vector<std::string> Argv(size_t index) const;
@@ -55,6 +62,7 @@ class LocalSteps {
   const NvccDryrun& dryrun_;
   const std::optional<LocalJobLimits> limits_;
   const std::string host_compile_launcher_;
+  bool long_unit_ = false;
   std::vector<std::string> env_;
   std::string path_;
   absl::Mutex mu_;

@@ -213,7 +213,18 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
     }
   }
 
+  DeviceCompileContext context{toolkit->version, toolkit->release, request.build_id};
+  if (request.command.inputs.size() == 1)
+    context.source_name = SourceName(request.command.inputs[0]);
   LocalSteps local(*dryrun, request.local_jobs, request.host_compile_launcher);
+  if (request.local_jobs) {
+    // Its archs compile side by side on the farm: the longest of them is the unit's (0: the
+    // farm has not seen it).
+    const std::vector<double> expected = device_compiler.ExpectedSeconds(*jobs, context);
+    const double longest =
+        expected.empty() ? 0 : *std::max_element(expected.begin(), expected.end());
+    local.set_long_unit(longest > 0 && longest >= request.long_unit_seconds);
+  }
   if (absl::Status s = RunChainsInParallel(local, chains); !s.ok()) return s;
   // A unit whose module id cudafe++ made of its process id gets one made of its inputs: the
   // same bytes in every run, and device actions the action cache can answer.
@@ -252,9 +263,6 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
     }
   }
 
-  DeviceCompileContext context{toolkit->version, toolkit->release, request.build_id};
-  if (request.command.inputs.size() == 1)
-    context.source_name = SourceName(request.command.inputs[0]);
   std::unique_ptr<HostCompileAhead> ahead =
       request.host_compile_ahead ? HostCompileAhead::Plan(*dryrun, *jobs, temp->path()) : nullptr;
   if (ahead) {

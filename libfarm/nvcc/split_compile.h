@@ -22,6 +22,9 @@ struct SplitCompileRequest {
   bool host_compile_ahead = true;  // see HostCompileAhead
   // The build host's local job slots the local steps take (LocalSteps); none when unset.
   std::optional<LocalJobLimits> local_jobs;
+  // A unit whose device jobs took this long on the farm before (the longest of them) takes
+  // its local slots ahead of other units' (LocalSteps::set_long_unit).
+  double long_unit_seconds = kLongUnitSeconds;
   // farm-cc: the host compile (cudafe++'s output by the host compiler) runs on the farm
   // through it; empty: here.
   std::string host_compile_launcher;

@@ -125,6 +125,29 @@ TEST_F(ActionsTest, RunsWithInputsAndOutputsThroughTheCasThenHitsTheCache) {
   EXPECT_EQ(again.result().outputs(0).digest().hash(), status.result().outputs(0).digest().hash());
 }
 
+TEST_F(ActionsTest, TheFarmSaysWhatAUnitTookBeforeByItsHistoryKey) {
+  auto action = Shell("sleep 0.3");
+  action.set_history_key("native/cuda/Sort.cu sm_90");
+  auto before = actions_->GetExpectedCosts({"native/cuda/Sort.cu sm_90", "never/seen.cu sm_90"});
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_EQ(*before, (std::vector<double>{0, 0}));
+  ASSERT_EQ(RunOne(action).state(), farm::v1::ACTION_STATE_COMPLETED);
+  auto after = actions_->GetExpectedCosts({"native/cuda/Sort.cu sm_90", "never/seen.cu sm_90"});
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_EQ(after->size(), 2u);
+  EXPECT_GE((*after)[0], 0.3);
+  EXPECT_LT((*after)[0], 60);
+  EXPECT_EQ((*after)[1], 0);
+
+  std::vector<std::string> many(65, "k sm_90");
+  auto too_many = actions_->GetExpectedCosts(many);
+  EXPECT_EQ(too_many.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(too_many.status().message()), HasSubstr("the limit is 64"));
+  auto too_long = actions_->GetExpectedCosts({std::string(257, 'k')});
+  EXPECT_EQ(too_long.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(too_long.status().message()), HasSubstr("history key of 257 bytes"));
+}
+
 TEST_F(ActionsTest, EscapingPathsAreRefused) {
   auto up = Shell("echo x > ../../escaped");
   up.add_output_paths("../../escaped");

@@ -505,19 +505,22 @@ TEST_F(FarmNvccTest, LauncherFormWithABareCompilerNameSplits) {
 }
 
 // The host compiler as -ccbin: a g++ that logs which local job slot its caller held
-// (FARM_LOCAL_JOB_SLOT_HELD, "none" without) and what it was asked, then runs g++.
+// (FARM_LOCAL_JOB_SLOT_HELD, "none" without), at which priority farm-cc was asked to take its
+// slots (FARM_LOCAL_JOB_PRIORITY, "none" without) and what it was asked, then runs g++.
 std::string SlotLoggingCompiler(const std::string& dir) {
   fs::create_directories(dir + "/ccbin");
   const std::string compiler = dir + "/ccbin/g++";
-  std::ofstream(compiler) << "#!/bin/sh\necho \"${FARM_LOCAL_JOB_SLOT_HELD:-none} $*\" >> " << dir
-                          << "/compiler.log\nexec /usr/bin/g++ \"$@\"\n";
+  std::ofstream(compiler) << "#!/bin/sh\necho \"${FARM_LOCAL_JOB_SLOT_HELD:-none} "
+                             "${FARM_LOCAL_JOB_PRIORITY:-none} $*\" >> "
+                          << dir << "/compiler.log\nexec /usr/bin/g++ \"$@\"\n";
   fs::permissions(compiler, fs::perms::owner_all);
   return compiler;
 }
 
 // The compiler log's calls for nvcc's plan steps (not nvcc's own probe of the compiler):
 // {slot class, whether it preprocessed (-E) or compiled (-c)}.
-std::vector<std::pair<std::string, std::string>> CompilerCalls(const std::string& dir) {
+std::vector<std::pair<std::string, std::string>> CompilerCalls(const std::string& dir,
+                                                               bool with_priority = false) {
   std::ifstream in(dir + "/compiler.log");
   std::vector<std::pair<std::string, std::string>> calls;
   for (std::string line; std::getline(in, line);) {
@@ -525,7 +528,10 @@ std::vector<std::pair<std::string, std::string>> CompilerCalls(const std::string
     if (line.find("-D__CUDA_ARCH_LIST__=") == std::string::npos) continue;
     const bool preprocess = std::find(words.begin(), words.end(), "-E") != words.end();
     const bool compile = std::find(words.begin(), words.end(), "-c") != words.end();
-    if (preprocess || compile) calls.emplace_back(words[0], preprocess ? "-E" : "-c");
+    if (preprocess || compile) {
+      calls.emplace_back(with_priority ? absl::StrCat(words[0], " ", words[1]) : words[0],
+                         preprocess ? "-E" : "-c");
+    }
   }
   return calls;
 }
@@ -550,6 +556,13 @@ TEST_F(FarmNvccTest, LocalStepsAndPlainNvccRunUnderTheBuildHostsJobSlots) {
     EXPECT_EQ(slot, kind == "-E" ? "light" : "heavy") << kind;
   }
 
+  // Priorities: the split call's fatbinary and host compile closed the unit's work; a unit not
+  // known to be long never took a slot as one.
+  EXPECT_THAT(CompilerCalls(d, true),
+              ::testing::Contains(std::pair<std::string, std::string>("heavy closing", "-c")));
+  EXPECT_TRUE(fs::exists(slots + "/light.closing"));
+  EXPECT_FALSE(fs::exists(slots + "/light.long-unit"));
+  EXPECT_FALSE(fs::exists(slots + "/heavy.long-unit"));
   // Plain nvcc waits while another process holds the only heavy slot, then runs under it.
   fs::remove(d + "/compiler.log");
   const std::string heavy = slots + "/heavy-0.lock";
@@ -590,6 +603,27 @@ TEST_F(FarmNvccTest, LocalStepsAndPlainNvccRunUnderTheBuildHostsJobSlots) {
   }
   EXPECT_FALSE(CompilerCalls(d).empty());
   EXPECT_FALSE(locked()) << "plain nvcc kept its slot after it ended";
+
+  // Once the farm has seen the unit take longer than the threshold, its steps take their
+  // slots ahead of other units' (the first call taught it the unit's time).
+  fs::remove(d + "/compiler.log");
+  std::vector<std::string> long_unit = limits;
+  long_unit.push_back("FARM_NVCC_LONG_UNIT_SECONDS=0.000001");
+  CommandResult again = Run({FarmBinary("farm-nvcc"), kNvcc, "-ccbin", compiler, "-c", "saxpy.cu",
+                             "-o", "split.o", "-arch=sm_90", "-DAGAIN"},
+                            d, long_unit);
+  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
+  EXPECT_THAT(again.stderr_text, Not(HasSubstr("running plain nvcc"))) << again.stderr_text;
+  EXPECT_TRUE(fs::exists(slots + "/light.long-unit"));
+  EXPECT_TRUE(fs::exists(slots + "/heavy.long-unit"));
+  EXPECT_THAT(CompilerCalls(d, true),
+              ::testing::Contains(std::pair<std::string, std::string>("heavy long-unit", "-c")));
+  CommandResult bad_threshold =
+      Run({FarmBinary("farm-nvcc"), kNvcc, "-c", "saxpy.cu", "-o", "bad.o"}, d,
+          {"FARM_NVCC_LONG_UNIT_SECONDS=soon"});
+  EXPECT_EQ(bad_threshold.exit_code, 2);
+  EXPECT_THAT(bad_threshold.stderr_text, HasSubstr("FARM_NVCC_LONG_UNIT_SECONDS='soon'"));
+  EXPECT_THAT(bad_threshold.stderr_text, HasSubstr("Fix:"));
 
   // A bad limit is refused before anything runs.
   CommandResult bad = Run({FarmBinary("farm-nvcc"), kNvcc, "-c", "saxpy.cu", "-o", "bad.o"}, d,
