@@ -132,8 +132,9 @@ std::string DescribeSource(const RecipeVersion& version) {
     return absl::StrCat("git ", s.git_url, " at ", s.TagFor(version.version));
   }
   if (s.kind == RecipeSource::Kind::kPypi) {
-    return absl::StrCat("sdist ", s.pypi_project, "==", version.version,
-                        " from the build host's index (sha256-checked; built without network)");
+    return absl::StrCat("sdist ", s.pypi_project, "==", version.version, " from ",
+                        s.pypi_index.empty() ? "the build host's index" : s.pypi_index,
+                        " (sha256-checked; built without network)");
   }
   return s.default_dir.empty() ? "upload (--source DIR)"
                                : absl::StrCat("the recipe's tree ", s.default_dir);

@@ -125,6 +125,18 @@ class Holder {
   std::optional<int> index_;
 };
 
+// For a Holder: a waiter at a priority, between saying so (a shared lock on the priority's
+// file) and its first poll; gives '0'.
+std::function<char()> WaitsAt(const std::string& announcement) {
+  return [announcement] {
+    auto announced = FileLock::AcquireShared(announcement);
+    if (!announced.ok()) return '!';
+    static std::optional<FileLock> held;  // until the child exits
+    held.emplace(*std::move(announced));
+    return '0';
+  };
+}
+
 // Whether an unrelated program (util-linux flock) finds the slot file locked.
 bool LockedForOthers(const std::string& file) {
   auto r = RunCommand({"flock", "--nonblock", file, "true"}, absl::Seconds(30));
@@ -322,13 +334,7 @@ TEST(LocalJobSlotTest, AnOpeningStepLeavesAFreeSlotWhileAClosingOneWaits) {
   const LocalJobLimits limits = Limits(dir, 1, 1);
   ASSERT_TRUE(LocalJobSlot::Acquire(limits, JobClass::kLight).ok());  // makes the directory
   // A closing waiter between saying so and its first poll.
-  Holder closing_waits([&] {
-    auto announced = FileLock::AcquireShared(limits.dir + "/light.closing");
-    if (!announced.ok()) return '!';
-    static std::optional<FileLock> held;  // until the child exits
-    held.emplace(*std::move(announced));
-    return '0';
-  });
+  Holder closing_waits(WaitsAt(limits.dir + "/light.closing"));
   ASSERT_EQ(closing_waits.Slot(kEventuallyMs), 0);
   Holder opening(limits, JobClass::kLight);
   EXPECT_FALSE(opening.Slot(kStillWaitingMs).has_value())
@@ -344,13 +350,7 @@ TEST(LocalJobSlotTest, ALongUnitsStepGoesAheadOfAClosingOne) {
   const LocalJobLimits limits = Limits(dir, 1, 1);
   Holder running(limits, JobClass::kHeavy);
   ASSERT_EQ(running.Slot(kEventuallyMs), 0);
-  Holder long_unit_waits([&] {
-    auto announced = FileLock::AcquireShared(limits.dir + "/heavy.long-unit");
-    if (!announced.ok()) return '!';
-    static std::optional<FileLock> held;  // until the child exits
-    held.emplace(*std::move(announced));
-    return '0';
-  });
+  Holder long_unit_waits(WaitsAt(limits.dir + "/heavy.long-unit"));
   ASSERT_EQ(long_unit_waits.Slot(kEventuallyMs), 0);
   Holder closing(limits, JobClass::kHeavy, JobPriority::kClosing);
   running.Release();

@@ -52,7 +52,7 @@ TEST(FleetSimTest, SmallBuildCompletesAboveItsLowerBound) {
         "build host work", "+ link", "critical path", "cores busy", "last ninja edge started",
         "makespan / bound", "fleet utilization", "queue wait         p50",
         "arch finished at   sm_121", "sm_75", "sm_90", "coordinator", "s CPU, peak RSS",
-        "--queue-order longest-first, --memory-aware true, costs learnt"}) {
+        "--queue-order longest-first, --memory-aware true, costs learnt", "local slots priority"}) {
     EXPECT_THAT(table, HasSubstr(figure));
   }
   const nlohmann::json json = bench::ReportJson(*report);

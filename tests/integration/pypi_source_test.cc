@@ -158,7 +158,8 @@ TEST_F(PypiSourceTest, TheSdistIsFetchedCheckedAndBuiltWithoutNetworkEveryCallOn
   CommandResult plan = Farmctl({"submit", "fromsdist-0.1.0", "--archs", "7.5;9.0", "--dry-run"});
   ASSERT_EQ(plan.exit_code, 0) << plan.stdout_text << plan.stderr_text;
   EXPECT_THAT(plan.stdout_text,
-              HasSubstr("sdist demo-cuda-ext==0.1.0 from the build host's index"));
+              HasSubstr(absl::StrCat("sdist demo-cuda-ext==0.1.0 from ", index_->url(),
+                                     " (sha256-checked")));
 
   CommandResult r = Farmctl({"submit", "fromsdist-0.1.0", "--archs", "7.5;9.0", "--wait"});
   const std::string log = Logs(r);
