@@ -212,8 +212,8 @@ TEST_F(PypiSourceTest, SubmitWithSourceBuildsTheTreeSentInPlaceOfTheSdist) {
                              FARM_SOURCE_DIR "/examples/demo-cuda-ext"});
   EXPECT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   EXPECT_THAT(r.stdout_text,
-              HasSubstr("files (--source, in place of sdist demo-cuda-ext==0.1.0 from the build "
-                        "host's index"))
+              HasSubstr(absl::StrCat("files (--source, in place of sdist demo-cuda-ext==0.1.0 from ",
+                                     index_->url())))
       << r.stdout_text;
 }
 
