@@ -25,8 +25,8 @@ struct FarmCcOptions {
   // The build host's job slots (libfarm/jobs): the dependency scan takes a light one, a local
   // compile a heavy one. Unset: none taken.
   std::optional<LocalJobLimits> local_jobs;
-  // FARM_LOCAL_JOB_PRIORITY=closing (farm-nvcc's host compile): the slots go ahead of other
-  // units' first steps.
+  // FARM_LOCAL_JOB_PRIORITY (set by farm-nvcc for the host compile it hands over: closing, or
+  // long-unit): the slots go ahead of other units' first steps.
   JobPriority local_job_priority = JobPriority::kOpening;
   // FARM_CC_BASEDIR: the directory of the build's sources and build tree; set, compiles are
   // also kept and found across trees (cross_tree_cache.h). main() refuses a malformed one.
