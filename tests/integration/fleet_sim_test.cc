@@ -47,12 +47,26 @@ TEST(FleetSimTest, SmallBuildCompletesAboveItsLowerBound) {
   EXPECT_EQ(report->workers_over_ram, 0);
 
   const std::string table = bench::FormatReport(*report);
-  for (const char* figure :
-       {"198 of 198 completed", "makespan", "lower bound", "binding: build host", "device work",
-        "build host work", "+ link", "critical path", "cores busy", "last ninja edge started",
-        "makespan / bound", "fleet utilization", "queue wait         p50",
-        "arch finished at   sm_121", "sm_75", "sm_90", "coordinator", "s CPU, peak RSS",
-        "--queue-order longest-first, --memory-aware true, costs learnt", "local slots priority"}) {
+  for (const char* figure : {"198 of 198 completed",
+                             "makespan",
+                             "lower bound",
+                             "binding: build host",
+                             "device work",
+                             "build host work",
+                             "+ link",
+                             "critical path",
+                             "cores busy",
+                             "last ninja edge started",
+                             "makespan / bound",
+                             "fleet utilization",
+                             "queue wait         p50",
+                             "arch finished at   sm_121",
+                             "sm_75",
+                             "sm_90",
+                             "coordinator",
+                             "s CPU, peak RSS",
+                             "local slots priority",
+                             "--queue-order longest-first, --memory-aware true, costs learnt"}) {
     EXPECT_THAT(table, HasSubstr(figure));
   }
   const nlohmann::json json = bench::ReportJson(*report);

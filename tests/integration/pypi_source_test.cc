@@ -157,9 +157,8 @@ std::vector<WorkerProcess*> PypiSourceTest::workers_;
 TEST_F(PypiSourceTest, TheSdistIsFetchedCheckedAndBuiltWithoutNetworkEveryCallOnTheFarm) {
   CommandResult plan = Farmctl({"submit", "fromsdist-0.1.0", "--archs", "7.5;9.0", "--dry-run"});
   ASSERT_EQ(plan.exit_code, 0) << plan.stdout_text << plan.stderr_text;
-  EXPECT_THAT(plan.stdout_text,
-              HasSubstr(absl::StrCat("sdist demo-cuda-ext==0.1.0 from ", index_->url(),
-                                     " (sha256-checked")));
+  EXPECT_THAT(plan.stdout_text, HasSubstr(absl::StrCat("sdist demo-cuda-ext==0.1.0 from ",
+                                                       index_->url(), " (sha256-checked")));
 
   CommandResult r = Farmctl({"submit", "fromsdist-0.1.0", "--archs", "7.5;9.0", "--wait"});
   const std::string log = Logs(r);
@@ -212,8 +211,8 @@ TEST_F(PypiSourceTest, SubmitWithSourceBuildsTheTreeSentInPlaceOfTheSdist) {
                              FARM_SOURCE_DIR "/examples/demo-cuda-ext"});
   EXPECT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   EXPECT_THAT(r.stdout_text,
-              HasSubstr(absl::StrCat("files (--source, in place of sdist demo-cuda-ext==0.1.0 from ",
-                                     index_->url())))
+              HasSubstr(absl::StrCat(
+                  "files (--source, in place of sdist demo-cuda-ext==0.1.0 from ", index_->url())))
       << r.stdout_text;
 }
 
