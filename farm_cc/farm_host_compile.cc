@@ -1,22 +1,18 @@
 #include "farm_cc/farm_host_compile.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <optional>
-#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "farm_cc/cross_tree_cache.h"
-#include "farm_cc/locale_files.h"
 #include "libfarm/actions/action_logs.h"
 #include "libfarm/cc/file_tree_builder.h"
-#include "libfarm/cc/include_probes.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/time/proto_time.h"
 
 namespace farm {
 namespace {
@@ -40,30 +36,6 @@ absl::StatusOr<std::string> RealOutputPath(const std::string& path, const std::s
     return Local(absl::StrCat("'", path, "' lies in a directory reached through a link"));
   }
   return absolute.string();
-}
-
-// GCC takes two `#pragma once` headers with the same size, mtime and bytes for one file
-// (torch ships such copies with one mtime). The worker shows every file with mtime 0 but
-// byte-identical files whose mtimes differ here: each gets the rank of its mtime among them.
-void DistinguishCopiesByMtime(farm::v1::FileTree& tree) {
-  std::map<std::string, std::vector<farm::v1::InputFile*>> by_content;
-  for (farm::v1::InputFile& f : *tree.mutable_files()) {
-    if (f.symlink_target().empty()) by_content[f.digest().hash()].push_back(&f);
-  }
-  for (auto& [hash, copies] : by_content) {
-    if (copies.size() < 2) continue;
-    std::map<int64_t, std::vector<farm::v1::InputFile*>> by_mtime;
-    for (farm::v1::InputFile* f : copies) {
-      struct stat st {};
-      const int64_t mtime = ::stat(("/" + f->path()).c_str(), &st) == 0 ? st.st_mtime : 0;
-      by_mtime[mtime].push_back(f);
-    }
-    int64_t rank = 0;
-    for (auto& [mtime, files] : by_mtime) {
-      for (farm::v1::InputFile* f : files) f->set_mtime_seconds(rank);
-      ++rank;
-    }
-  }
 }
 
 // The scheduler's answer when no online worker qualifies (WhyUnschedulable in
@@ -121,48 +93,12 @@ absl::StatusOr<std::map<std::string, std::string>> CompileEnvironment(
 
 absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     const CcInvocation& call, const cc::CcCompilePlan& plan,
-    const cc::HostToolchainFiles& toolchain, const std::vector<std::string>& dependencies,
-    const std::map<std::string, std::string>& env, const std::string& cwd,
-    const FarmCcOptions& options, ActionClient* actions, CasClient* cas) {
+    const cc::HostToolchainFiles& toolchain, const CompileInputs& inputs,
+    const std::map<std::string, std::string>& action_env, const std::string& cwd,
+    const FarmCcOptions& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline) {
   std::error_code ec;
   if (fs::canonical(cwd, ec) != fs::path(cwd) || ec) {
     return Local("the working directory is reached through a link");
-  }
-  auto action_env = CompileEnvironment(env, cwd);
-  if (!action_env.ok()) return action_env.status();
-
-  cc::FileTreeBuilder inputs;
-  for (const std::string& path : dependencies) {
-    if (absl::Status s = inputs.Add(path, cwd); !s.ok()) {
-      return Local(absl::StrCat("input '", path, "': ", s.message()));
-    }
-  }
-  // What GCC's -M leaves out but the compile still looks for (__has_include probes, a
-  // #pragma once header reached by a second path).
-  if (absl::Status s = cc::AddIncludedHeaders(inputs, plan.include_dirs, cwd); !s.ok()) {
-    return Local(absl::StrCat("include probes: ", s.message()));
-  }
-  for (const std::string& path : LocaleFiles(env)) {
-    if (absl::Status s = inputs.Add(path, cwd); !s.ok()) return s;
-  }
-  if (inputs.mentions_time_macros()) {
-    return Local("__DATE__/__TIME__/__TIMESTAMP__ in its sources: the object differs per run");
-  }
-
-  // The tree carries no empty directory: an -I directory the compile reads nothing from is
-  // missing on the worker, which -Wmissing-include-dirs would report there only.
-  const bool warns_missing_dirs = std::any_of(call.args.begin(), call.args.end(), [](auto& a) {
-    return absl::StrContains(a, "missing-include-dirs") && !absl::StartsWith(a, "-Wno-");
-  });
-  if (warns_missing_dirs) {
-    const std::set<std::string> dirs = inputs.Directories();
-    for (const std::string& dir : plan.include_dirs) {
-      const std::string absolute = (fs::path(cwd) / dir).lexically_normal().string();
-      if (fs::is_directory(absolute, ec) && dirs.count(absolute) == 0) {
-        return Local(absl::StrCat("-Wmissing-include-dirs and -I", dir,
-                                  ", which holds nothing the compile reads"));
-      }
-    }
   }
 
   std::vector<std::string> outputs;
@@ -175,29 +111,17 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     local_outputs.emplace_back(*absolute, *named);
   }
 
-  farm::v1::FileTree input_tree = inputs.Tree();
-  DistinguishCopiesByMtime(input_tree);
-  // Directories a path walks through and leaves by '..' with nothing read below them
-  // (nvcc's -I.../cuda/bin/../targets/...): made on the worker as they are.
-  for (const std::string& dir : inputs.DirectoriesWithoutEntries()) {
-    auto* entry = input_tree.add_files();
-    entry->set_path(dir.substr(1));
-    entry->set_directory(true);
-  }
-  const std::string input_bytes = cc::SerializeFileTree(input_tree);
-  const farm::v1::Digest input_digest = DigestOfBytes(input_bytes);
-
   farm::v1::Action action;
   action.add_argv(call.compiler);
   for (const std::string& arg : call.args) action.add_argv(arg);
-  action.mutable_env()->insert(action_env->begin(), action_env->end());
+  action.mutable_env()->insert(action_env.begin(), action_env.end());
   for (const std::string& out : outputs) action.add_output_paths(out);
   action.set_working_directory(cwd);
   auto* t = action.mutable_toolchain();
   *t->mutable_tree() = toolchain.tree_digest;
   t->set_compiler(toolchain.compiler);
   t->set_cpu_arch(toolchain.cpu_arch);
-  *action.mutable_input_tree() = input_digest;
+  *action.mutable_input_tree() = inputs.digest;
   auto* req = action.mutable_requirements();
   req->set_os("linux");
   req->set_cpu_arch(toolchain.cpu_arch);
@@ -211,7 +135,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   std::optional<CrossTreeCache> cross_tree;
   if (options.base_dir) {
     auto cache = CrossTreeCache::ForCompile(
-        *options.base_dir, action, input_tree, toolchain.tree, plan.family,
+        *options.base_dir, action, inputs.tree, toolchain.tree, plan.family,
         {local_outputs[0].first, plan.depfile.empty() ? "" : local_outputs[1].first});
     if (cache.ok()) {
       cross_tree = *std::move(cache);
@@ -221,6 +145,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
         ComponentLogger("farm-cc")->warn("{}: cross-tree cache not read: {}", plan.source,
                                          hit.status().message());
       } else if (*hit) {
+        timeline.Mark("cross-tree cache");
         return **std::move(hit);
       }
     } else {
@@ -229,11 +154,13 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     }
   }
 
+  if (cross_tree) timeline.Mark("cross-tree cache");
+
   // One question to the CAS for both trees and every file they name (the toolchain's digest
   // comes with its cached closure); only what it lacks is sent.
-  std::vector<farm::v1::Digest> wanted = {toolchain.tree_digest, input_digest};
+  std::vector<farm::v1::Digest> wanted = {toolchain.tree_digest, inputs.digest};
   std::map<std::string, std::string> path_of;  // file hash -> local file
-  for (const farm::v1::FileTree* tree : {&toolchain.tree, &std::as_const(input_tree)}) {
+  for (const farm::v1::FileTree* tree : {&toolchain.tree, &inputs.tree}) {
     for (const farm::v1::InputFile& f : tree->files()) {
       if (!f.symlink_target().empty() || f.directory() ||
           !path_of.emplace(f.digest().hash(), "/" + f.path()).second) {
@@ -247,9 +174,9 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   for (const farm::v1::Digest& d : *missing) {
     absl::StatusOr<farm::v1::Digest> uploaded;
     std::string what = path_of[d.hash()];
-    if (d.hash() == input_digest.hash()) {
+    if (d.hash() == inputs.digest.hash()) {
       what = "the input tree";
-      uploaded = cas->UploadBytes(input_bytes);
+      uploaded = cas->UploadBytes(inputs.bytes);
     } else if (d.hash() == toolchain.tree_digest.hash()) {
       what = "the cached toolchain tree";
       uploaded = cas->UploadBytes(cc::SerializeFileTree(toolchain.tree));
@@ -261,6 +188,8 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
       return absl::AbortedError(absl::StrCat(what, " changed while farm-cc read it"));
     }
   }
+
+  timeline.Mark("upload");
 
   auto submitted = actions->Execute({action});
   if (!submitted.ok()) return submitted.status();
@@ -275,7 +204,16 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     return absl::UnavailableError(
         absl::StrCat("the compile did not run on the farm: ", error.empty() ? "cancelled" : error));
   }
-  const farm::v1::ActionResult& r = done->front().result();
+  timeline.Mark("farm");
+  const farm::v1::ActionStatus& status = done->front();
+  if (status.has_started_at() && status.has_finished_at()) {
+    timeline.Note("queued",
+                  FromProtoTime(status.started_at()) - FromProtoTime(status.submitted_at()));
+    timeline.Note("on the worker",
+                  FromProtoTime(status.finished_at()) - FromProtoTime(status.started_at()));
+  }
+  const farm::v1::ActionResult& r = status.result();
+  timeline.Note("the compile", absl::Seconds(r.wall_seconds()));
   FarmHostCompileResult result;
   result.exit_code = r.exit_code();
   result.cache_hit = r.cache_hit();
@@ -296,6 +234,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     }
     if (absl::Status s = cas->DownloadToFile(it->second, absolute); !s.ok()) return s;
   }
+  timeline.Mark("download");
   if (cross_tree) {
     const farm::v1::Digest& object = by_path[local_outputs[0].first.substr(1)];
     if (absl::Status s = cross_tree->Record(result, object, actions, cas); !s.ok()) {
@@ -303,6 +242,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
       ComponentLogger("farm-cc")->warn("{}: cross-tree cache entry not kept: {}", plan.source,
                                        s.message());
     }
+    timeline.Mark("cross-tree record");
   }
   return result;
 }

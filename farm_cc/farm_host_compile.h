@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "farm_cc/compile_inputs.h"
 #include "farm_cc/compiler_locator.h"
 #include "farm_cc/farm_cc_options.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/cc/cc_command_line.h"
 #include "libfarm/cc/host_toolchain.h"
+#include "libfarm/time/phase_timeline.h"
 
 namespace farm {
 
@@ -35,14 +37,15 @@ struct FarmHostCompileResult {
 absl::StatusOr<std::map<std::string, std::string>> CompileEnvironment(
     const std::map<std::string, std::string>& env, const std::string& cwd);
 
-// Builds the input tree (the scanned files, the locale's files), refuses what would not be
-// the same on a worker (FAILED_PRECONDITION with the reason), uploads, runs and collects. An
-// exit code other than 0 is the worker's compile's; UNAVAILABLE and the like say the farm
-// could not run it.
+// Runs the call on a worker with `inputs` (compile_inputs.h) and `action_env` (from
+// CompileEnvironment): takes another tree's answer (cross_tree_cache.h) or uploads what the
+// CAS lacks, runs and collects. FAILED_PRECONDITION with the reason for what would not be
+// the same on a worker. An exit code other than 0 is the worker's compile's; UNAVAILABLE and
+// the like say the farm could not run it. Each phase's time goes to `timeline`.
 absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     const CcInvocation& call, const cc::CcCompilePlan& plan,
-    const cc::HostToolchainFiles& toolchain, const std::vector<std::string>& dependencies,
-    const std::map<std::string, std::string>& env, const std::string& cwd,
-    const FarmCcOptions& options, ActionClient* actions, CasClient* cas);
+    const cc::HostToolchainFiles& toolchain, const CompileInputs& inputs,
+    const std::map<std::string, std::string>& action_env, const std::string& cwd,
+    const FarmCcOptions& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline);
 
 }  // namespace farm

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "farm_cc/farm_host_compile.h"
+#include "farm_cc/scan_cache.h"
 #include "farm_nvcc/outcome_report.h"
 #include "libfarm/cc/dependency_scan.h"
 #include "libfarm/client/coordinator_target.h"
@@ -84,6 +85,53 @@ int Local(const CcInvocation& call, const FarmCcOptions& options, const std::str
   return RunLocally(call, options);
 }
 
+// The files a compile reads: from the scan kept for it when that still holds (scan_cache.h),
+// else from the compiler's scan run now, which is then kept.
+struct GatheredInputs {
+  absl::StatusOr<CompileInputs> inputs = absl::UnknownError("not gathered");
+  bool scan_failed = false;  // the compiler's own scan failed: so will the compile
+};
+
+GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& plan,
+                            const farm::v1::Digest& toolchain_digest,
+                            const std::map<std::string, std::string>& action_env,
+                            const std::string& cwd, const FarmCcOptions& options,
+                            PhaseTimeline& timeline) {
+  auto log = ComponentLogger("farm-cc");
+  GatheredInputs gathered;
+  const std::optional<ScanCache> cache = ScanCache::ForCall(
+      options.cache_dir, options.base_dir, toolchain_digest, call, action_env, cwd);
+  if (cache) {
+    if (std::optional<ScanCache::KeptScan> kept = cache->Find()) {
+      auto inputs = GatherCompileInputs(call, plan, kept->scan.files, kept->scan.search_dirs,
+                                        Environment(), cwd);
+      if (inputs.ok() && cache->Holds(*kept, *inputs)) {
+        timeline.Mark("kept scan and input tree");
+        gathered.inputs = *std::move(inputs);
+        return gathered;
+      }
+      log->debug("{}: the kept scan no longer holds: scanning again", plan.source);
+    }
+  }
+  auto scan = cc::ScanDependencies(call.compiler, plan, cwd);
+  timeline.Mark("scan");
+  if (!scan.ok()) {
+    gathered.scan_failed = true;
+    gathered.inputs = scan.status();
+    return gathered;
+  }
+  gathered.inputs =
+      GatherCompileInputs(call, plan, scan->files, scan->search_dirs, Environment(), cwd);
+  timeline.Mark("input tree");
+  if (cache && gathered.inputs.ok()) {
+    // Without the entry the next call only scans again.
+    if (absl::Status s = cache->Keep(*scan, *gathered.inputs); !s.ok()) {
+      log->warn("{}: scan not kept: {}", plan.source, s.message());
+    }
+  }
+  return gathered;
+}
+
 }  // namespace
 
 int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
@@ -97,22 +145,27 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
                  absl::StrCat("'", std::filesystem::path(call.compiler).filename().string(),
                               "' is not gcc, g++, clang or clang++"));
   }
+  PhaseTimeline timeline;
   auto plan = cc::PlanRemoteCompile(call.args, *family);
   if (!plan.ok()) return Local(call, options, std::string(plan.status().message()));
   auto toolchain = cc::CachedHostToolchain(call.compiler, options.cache_dir);
   if (!toolchain.ok()) {
     return Local(call, options, absl::StrCat("toolchain: ", toolchain.status().message()));
   }
+  timeline.Mark("toolchain");
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
+  auto action_env = CompileEnvironment(Environment(), cwd);
+  if (!action_env.ok()) return Local(call, options, std::string(action_env.status().message()));
   // The scan is the build host's share of a remote compile: a light slot, released before
   // the wait for the worker.
   std::optional<LocalJobSlot> scan_slot =
       LocalJobSlotIfUsable(options.local_jobs, JobClass::kLight, "farm-cc", "dependency scan",
                            options.local_job_priority);
-  auto dependencies = cc::ScanDependencies(call.compiler, *plan, cwd);
+  GatheredInputs gathered =
+      GatherInputs(call, *plan, toolchain->tree_digest, *action_env, cwd, options, timeline);
   scan_slot.reset();
-  if (!dependencies.ok()) {
+  if (gathered.scan_failed) {
     // The preprocessor failed: the compile will too, and says why in its own words.
     const int code = RunLocally(call, options);
     if (code != 0) {
@@ -123,6 +176,9 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
            "the dependency scan failed where the compile passed");
     return code;
   }
+  if (!gathered.inputs.ok()) {
+    return Local(call, options, std::string(gathered.inputs.status().message()));
+  }
   auto target = ResolveCoordinatorTarget(options.target);
   if (!target.ok()) return Local(call, options, std::string(target.status().message()));
   // A farm that is down must cost a build little: few, short retries.
@@ -131,8 +187,10 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
   cas_options.initial_backoff = absl::Milliseconds(100);
   auto cas = CasClient::Connect(target->address, target->token, cas_options, target->channel);
   auto actions = ActionClient::Connect(target->address, target->token, target->channel);
-  auto result = CompileOnFarm(call, *plan, *toolchain, *dependencies, Environment(), cwd, options,
-                              actions.get(), cas.get());
+  timeline.Mark("connect");
+  auto result = CompileOnFarm(call, *plan, *toolchain, *gathered.inputs, *action_env, cwd, options,
+                              actions.get(), cas.get(), timeline);
+  ComponentLogger("farm-cc")->debug("{}: {}", plan->source, timeline.Summary());
   if (!result.ok()) return Local(call, options, std::string(result.status().message()));
   if (result->exit_code != 0) {
     // The worker ran the same compile on the same files and it failed. Compiling here shows

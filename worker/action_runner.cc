@@ -18,6 +18,7 @@
 #include "libfarm/nvcc/device_job.h"
 #include "libfarm/process/process_table.h"
 #include "libfarm/text/utf8.h"
+#include "libfarm/time/phase_timeline.h"
 #include "worker/command_runner.h"
 #include "worker/file_tree_image.h"
 
@@ -212,6 +213,7 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
                                          const std::atomic<bool>& cancel, OutputFollower* follower,
                                          SandboxMounts mounts) {
   auto log = ComponentLogger("worker");
+  PhaseTimeline timeline;
   farm::v1::Completion completion;
   completion.set_lease_id(lease.lease_id());
   completion.set_action_id(lease.action_id());
@@ -262,6 +264,8 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
     }
   }
 
+  timeline.Mark("layout");
+
   CommandSpec spec;
   spec.argv.assign(action.argv().begin(), action.argv().end());
   spec.env.insert(action.env().begin(), action.env().end());
@@ -290,6 +294,7 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
   if (follower != nullptr) follower->Start(spec.stdout_path);
   auto outcome = RunCommandInDirectory(spec, cancel);
   if (follower != nullptr) follower->Stop();
+  timeline.Mark("run");
   if (!outcome.ok()) {
     // The program is missing here: the whole point of requirements is that it should not be.
     result->set_exit_code(127);
@@ -336,6 +341,9 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
     o->set_path(out);
     *o->mutable_digest() = *digest;
   }
+  timeline.Mark("upload");
+  timeline.Note("the command", absl::Seconds(outcome->wall_seconds));
+  log->debug("lease {}: {}", lease.lease_id(), timeline.Summary());
   return completion;
 }
 

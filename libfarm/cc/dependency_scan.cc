@@ -6,7 +6,9 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "libfarm/cc/make_dependencies.h"
 #include "libfarm/files/file_contents.h"
@@ -31,9 +33,25 @@ bool IsCurrentDirectory(const std::string& dir) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> ScanDependencies(const std::string& compiler,
-                                                          const CcCompilePlan& plan,
-                                                          const std::string& cwd) {
+std::vector<std::string> ParseIncludeSearchList(const std::string& verbose_stderr) {
+  std::vector<std::string> dirs;
+  bool in_list = false;
+  for (absl::string_view line : absl::StrSplit(verbose_stderr, '\n')) {
+    if (absl::StartsWith(line, "#include ") && absl::EndsWith(line, " search starts here:")) {
+      in_list = true;
+    } else if (line == "End of search list.") {
+      in_list = false;
+    } else if (in_list && absl::StartsWith(line, " ")) {
+      line.remove_prefix(1);
+      // A macOS framework directory is searched by another rule: not an include directory.
+      if (!absl::EndsWith(line, " (framework directory)")) dirs.emplace_back(line);
+    }
+  }
+  return dirs;
+}
+
+absl::StatusOr<DependencyScan> ScanDependencies(const std::string& compiler,
+                                                const CcCompilePlan& plan, const std::string& cwd) {
   std::string scan_output = TempDirectory() + "/farm-cc-scan-XXXXXX";
   int fd = mkstemp(scan_output.data());
   if (fd < 0) {
@@ -49,6 +67,7 @@ absl::StatusOr<std::vector<std::string>> ScanDependencies(const std::string& com
   }
   argv.push_back(compiler);
   for (std::string& arg : plan.DependencyScanArgs(scan_output)) argv.push_back(std::move(arg));
+  argv.push_back("-v");  // the include search list, on stderr
 
   absl::StatusOr<CommandResult> result = RunCommand(argv, kScanTimeout);
   absl::StatusOr<std::string> text = result.ok() && result->exit_code == 0
@@ -57,17 +76,24 @@ absl::StatusOr<std::vector<std::string>> ScanDependencies(const std::string& com
   unlink(scan_output.c_str());
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the dependency scan (", compiler, " -M) failed with exit code ",
-                     result->exit_code, ":\n", result->stderr_text));
+    // -v's echo of the compiler proper's command names the temp file, which is gone.
+    std::string diagnostics;
+    for (absl::string_view line : absl::StrSplit(result->stderr_text, '\n')) {
+      if (!absl::StrContains(line, scan_output)) absl::StrAppend(&diagnostics, line, "\n");
+    }
+    return absl::FailedPreconditionError(absl::StrCat("the dependency scan (", compiler,
+                                                      " -M) failed with exit code ",
+                                                      result->exit_code, ":\n", diagnostics));
   }
   if (!text.ok()) return text.status();
 
-  std::vector<std::string> files = ParseMakeDependencies(*text);
-  if (std::find(files.begin(), files.end(), plan.source) == files.end()) {
-    files.insert(files.begin(), plan.source);
+  DependencyScan scan;
+  scan.files = ParseMakeDependencies(*text);
+  if (std::find(scan.files.begin(), scan.files.end(), plan.source) == scan.files.end()) {
+    scan.files.insert(scan.files.begin(), plan.source);
   }
-  return files;
+  scan.search_dirs = ParseIncludeSearchList(result->stderr_text);
+  return scan;
 }
 
 }  // namespace farm::cc

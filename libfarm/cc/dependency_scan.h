@@ -9,13 +9,23 @@
 
 namespace farm::cc {
 
-// Runs `compiler plan.DependencyScanArgs(tmp)` in `cwd` with the current environment and
-// returns every file the depfile lists (as written, may be relative to cwd), the source
-// included (first when -M leaves it out, as it does for .i/.ii). On a failing scan:
-// FAILED_PRECONDITION with the compiler's stderr (the caller then compiles locally, so the
-// user sees the real diagnostics).
-absl::StatusOr<std::vector<std::string>> ScanDependencies(const std::string& compiler,
-                                                          const CcCompilePlan& plan,
-                                                          const std::string& cwd);
+struct DependencyScan {
+  // Every file the depfile lists (as written, may be relative to cwd), the source included
+  // (first when -M leaves it out, as it does for .i/.ii).
+  std::vector<std::string> files;
+  // The compiler's include search list for this call as its -v prints it: the quoted-include
+  // directories, then the <...> ones, command-line and built-in alike. Empty when it printed
+  // none farm-cc can read (a translated message): nothing may then rest on it.
+  std::vector<std::string> search_dirs;
+};
+
+// Runs `compiler plan.DependencyScanArgs(tmp) -v` in `cwd` with the current environment. On a
+// failing scan: FAILED_PRECONDITION with the compiler's stderr (the caller then compiles
+// locally, so the user sees the real diagnostics).
+absl::StatusOr<DependencyScan> ScanDependencies(const std::string& compiler,
+                                                const CcCompilePlan& plan, const std::string& cwd);
+
+// The directories of the include search list in a GCC or clang `-v` stderr, in order.
+std::vector<std::string> ParseIncludeSearchList(const std::string& verbose_stderr);
 
 }  // namespace farm::cc

@@ -33,12 +33,18 @@ TEST(ScanDependenciesTest, ListsEveryFileTheCompileReads) {
     absl::StatusOr<CcCompilePlan> plan = PlanRemoteCompile(
         {"-Iinc", "-MD", "-MF", "a.d", "-c", "a.cc", "-o", "a.o"}, *CompilerFamilyOf(compiler));
     ASSERT_TRUE(plan.ok()) << plan.status();
-    absl::StatusOr<std::vector<std::string>> files = ScanDependencies(compiler, *plan, dir);
-    ASSERT_TRUE(files.ok()) << files.status();
+    absl::StatusOr<DependencyScan> scan = ScanDependencies(compiler, *plan, dir);
+    ASSERT_TRUE(scan.ok()) << scan.status();
+    const std::vector<std::string>* files = &scan->files;
     EXPECT_EQ(files->front(), "a.cc") << compiler;
     EXPECT_THAT(*files, Contains("inc/my header.h")) << compiler;
     EXPECT_THAT(*files, Contains(HasSubstr("/stdio.h"))) << compiler;  // system headers too
     EXPECT_THAT(*files, Contains(HasSubstr("c++/12/vector"))) << compiler;
+    // The search list: the -I directory first, then the built-in ones the compiler reads.
+    ASSERT_FALSE(scan->search_dirs.empty()) << compiler;
+    EXPECT_EQ(scan->search_dirs.front(), "inc") << compiler;
+    EXPECT_THAT(scan->search_dirs, Contains("/usr/include")) << compiler;
+    EXPECT_THAT(scan->search_dirs, Contains(HasSubstr("c++/12"))) << compiler;
     // The scan writes neither the object nor the call's depfile.
     EXPECT_FALSE(fs::exists(dir + "/a.o"));
     EXPECT_FALSE(fs::exists(dir + "/a.d"));
@@ -51,9 +57,9 @@ TEST(ScanDependenciesTest, PreprocessedSourceListsItself) {
   ASSERT_TRUE(WriteFileAtomically(dir + "/p.ii", "int f() { return 1; }\n").ok());
   absl::StatusOr<CcCompilePlan> plan = PlanRemoteCompile({"-c", "p.ii"}, CompilerFamily::kGcc);
   ASSERT_TRUE(plan.ok());
-  absl::StatusOr<std::vector<std::string>> files = ScanDependencies("/usr/bin/g++", *plan, dir);
-  ASSERT_TRUE(files.ok()) << files.status();
-  EXPECT_THAT(*files, ::testing::ElementsAre("p.ii"));
+  absl::StatusOr<DependencyScan> scan = ScanDependencies("/usr/bin/g++", *plan, dir);
+  ASSERT_TRUE(scan.ok()) << scan.status();
+  EXPECT_THAT(scan->files, ::testing::ElementsAre("p.ii"));
   fs::remove_all(dir);
 }
 
@@ -62,12 +68,31 @@ TEST(ScanDependenciesTest, FailingScanCarriesTheDiagnostics) {
   ASSERT_TRUE(WriteFileAtomically(dir + "/bad.cc", "#include \"missing.h\"\n").ok());
   absl::StatusOr<CcCompilePlan> plan = PlanRemoteCompile({"-c", "bad.cc"}, CompilerFamily::kGcc);
   ASSERT_TRUE(plan.ok());
-  absl::StatusOr<std::vector<std::string>> files = ScanDependencies("/usr/bin/g++", *plan, dir);
+  absl::StatusOr<DependencyScan> files = ScanDependencies("/usr/bin/g++", *plan, dir);
   ASSERT_FALSE(files.ok());
   EXPECT_EQ(files.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(files.status().message(), HasSubstr("missing.h"));
   EXPECT_THAT(files.status().message(), Not(HasSubstr("farm-cc-scan-")));
   fs::remove_all(dir);
+}
+
+TEST(ParseIncludeSearchListTest, ReadsBothListsInOrderAndSkipsFrameworks) {
+  const std::string gcc_v =
+      "ignoring nonexistent directory \"/nope\"\n"
+      "#include \"...\" search starts here:\n"
+      " quoted\n"
+      "#include <...> search starts here:\n"
+      " inc\n"
+      " /usr/include/c++/12\n"
+      " /Library/Frameworks (framework directory)\n"
+      " /usr/include\n"
+      "End of search list.\n"
+      " /after/the/list\n";
+  EXPECT_THAT(ParseIncludeSearchList(gcc_v),
+              ::testing::ElementsAre("quoted", "inc", "/usr/include/c++/12", "/usr/include"));
+  // A translated message is not read at all.
+  EXPECT_TRUE(
+      ParseIncludeSearchList("#include <...> Suche beginnt hier:\n /usr/include\n").empty());
 }
 
 }  // namespace

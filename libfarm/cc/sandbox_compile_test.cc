@@ -112,11 +112,11 @@ void CompileBothWays(const std::string& compiler, const std::vector<std::string>
 
   absl::StatusOr<HostToolchainFiles> toolchain = DiscoverHostToolchain(compiler);
   ASSERT_TRUE(toolchain.ok()) << toolchain.status();
-  absl::StatusOr<std::vector<std::string>> deps = ScanDependencies(compiler, *plan, cwd);
+  absl::StatusOr<DependencyScan> deps = ScanDependencies(compiler, *plan, cwd);
   ASSERT_TRUE(deps.ok()) << deps.status();
   FileTreeBuilder builder;
   for (const std::string& path : toolchain->paths) ASSERT_TRUE(builder.Add(path, "/").ok()) << path;
-  for (const std::string& path : *deps) ASSERT_TRUE(builder.Add(path, cwd).ok()) << path;
+  for (const std::string& path : deps->files) ASSERT_TRUE(builder.Add(path, cwd).ok()) << path;
   ASSERT_TRUE(AddIncludedHeaders(builder, plan->include_dirs, cwd).ok());
   EXPECT_THAT(builder.DirectoriesWithoutEntries(), ::testing::IsEmpty());
   farm::v1::FileTree tree = builder.Tree();

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "libfarm/files/file_contents.h"
 #include "libfarm/process/subprocess.h"
 #include "tests/support/farm_processes.h"
 
@@ -19,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string DataDir() { return std::string(FARM_SOURCE_DIR) + "/tests/data/cc"; }
 
@@ -225,6 +227,73 @@ TEST_F(FarmCcTest, ARepeatedCompileComesFromTheCache) {
   EXPECT_EQ(json["shards"][0]["name"], "host");
   EXPECT_EQ(json["shards"][0]["total"], 2);
   EXPECT_EQ(json["shards"][0]["cached"], 1);
+}
+
+// The dependency scan is kept (scan_cache.h): the same compile again, here or in another
+// checkout, runs no preprocessor; a header that changes, or a new one that shadows the one
+// found (an earlier -I directory), makes farm-cc scan again, and every object equals a
+// local compile's.
+TEST_F(FarmCcTest, AKeptScanStandsOnlyWhileNoHeaderChangesOrAppears) {
+  const std::string cache_dir = (dir_->path() / "scan-cache-dir").string();
+  const std::string first = Tree("scan-cache");
+  const std::string second = Tree("scan-cache-in-another-checkout");
+  auto WriteFile = [](const std::string& path, const std::string& text) {
+    ASSERT_TRUE(WriteFileAtomically(path, text).ok()) << path;
+  };
+  for (const std::string& root : {first, second}) {
+    fs::create_directories(root + "/src/inc1");
+    fs::create_directories(root + "/src/inc2");
+    WriteFile(root + "/src/inc2/lib.h", "#pragma once\ninline constexpr int kLib = 2;\n");
+    WriteFile(root + "/src/uses_lib.cc",
+              "#include \"lib.h\"\n#include <vector>\nint Lib() { return kLib; }\n");
+  }
+  auto args = [](const std::string& root, const std::string& object) {
+    return std::vector<std::string>{"-O2", "-I" + root + "/src/inc1", "-I" + root + "/src/inc2",
+                                    "-c",  root + "/src/uses_lib.cc", "-o",
+                                    object};
+  };
+  // farm-cc's compile, checked against g++'s own; what farm-cc said at debug level.
+  auto compile = [&](const std::string& root) {
+    const CommandResult farm =
+        Run(With({FarmBinary("farm-cc"), "g++"}, args(root, "farm.o")), root + "/build",
+            {"FARM_CC_STRICT=1", "FARM_BUILD_ID=farm-cc-scan-cache", "FARM_CC_LOG=debug",
+             "FARM_CC_CACHE_DIR=" + cache_dir, "FARM_CC_BASEDIR=" + root});
+    EXPECT_EQ(farm.exit_code, 0) << Output(farm);
+    const CommandResult local = Run(With({"g++"}, args(root, "local.o")), root + "/build");
+    EXPECT_EQ(local.exit_code, 0) << Output(local);
+    const std::string object = ReadFile(root + "/build/farm.o");
+    EXPECT_FALSE(object.empty());
+    EXPECT_TRUE(object == ReadFile(root + "/build/local.o")) << "differs from g++'s object";
+    return std::make_pair(farm.stderr_text, object);
+  };
+  const std::string kept = "kept scan and input tree";
+  auto [said, object] = compile(first);
+  EXPECT_THAT(said, Not(HasSubstr(kept)));
+  EXPECT_THAT(said, HasSubstr(", scan "));
+  std::tie(said, object) = compile(first);
+  EXPECT_THAT(said, HasSubstr(kept));
+  EXPECT_THAT(said, Not(HasSubstr(", scan ")));
+  std::tie(said, object) = compile(second);  // same sources, another tree
+  EXPECT_THAT(said, HasSubstr(kept));
+  const std::string with_two = object;
+
+  // A header read changes.
+  WriteFile(second + "/src/inc2/lib.h", "#pragma once\ninline constexpr int kLib = 3;\n");
+  std::tie(said, object) = compile(second);
+  EXPECT_THAT(said, HasSubstr("the kept scan no longer holds"));
+  EXPECT_THAT(said, Not(HasSubstr(kept)));
+  EXPECT_FALSE(object == with_two);
+  const std::string with_three = object;
+  std::tie(said, object) = compile(second);
+  EXPECT_THAT(said, HasSubstr(kept));
+
+  // A new header ahead of it in the search: the compile would now read that one.
+  WriteFile(second + "/src/inc1/lib.h", "#pragma once\ninline constexpr int kLib = 4;\n");
+  std::tie(said, object) = compile(second);
+  EXPECT_THAT(said, HasSubstr("the kept scan no longer holds"));
+  EXPECT_FALSE(object == with_three);
+  std::tie(said, object) = compile(second);
+  EXPECT_THAT(said, HasSubstr(kept));
 }
 
 // Another checkout of the same sources (FARM_CC_BASEDIR set in each, as ccache's base_dir), at

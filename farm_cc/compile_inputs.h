@@ -1,0 +1,36 @@
+// The files one compile reads, as the tree a worker's sandbox is made of: what the dependency
+// scan listed, the headers its includes could find in any directory of the search (so a
+// lookup answers in the sandbox as on this host), the locale's files; or the reason the
+// compile cannot be the same on a worker.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "farm/v1/actions.pb.h"
+#include "farm/v1/cas.pb.h"
+#include "farm_cc/compiler_locator.h"
+#include "libfarm/cc/cc_command_line.h"
+
+namespace farm {
+
+struct CompileInputs {
+  farm::v1::FileTree tree;
+  std::string bytes;        // SerializeFileTree(tree): what is uploaded
+  farm::v1::Digest digest;  // of `bytes`
+};
+
+// `dependencies` and `search_dirs` as the scan gave them (dependency_scan.h), `env` the
+// call's environment. FAILED_PRECONDITION, with the reason, for a compile that must stay here:
+// an input it cannot read as a plain file, __DATE__/__TIME__ in its sources, a
+// -Wmissing-include-dirs warning the sandbox would add.
+absl::StatusOr<CompileInputs> GatherCompileInputs(const CcInvocation& call,
+                                                  const cc::CcCompilePlan& plan,
+                                                  const std::vector<std::string>& dependencies,
+                                                  const std::vector<std::string>& search_dirs,
+                                                  const std::map<std::string, std::string>& env,
+                                                  const std::string& cwd);
+
+}  // namespace farm

@@ -1,0 +1,132 @@
+#include "farm_cc/scan_cache.h"
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "libfarm/cc/file_tree_builder.h"
+#include "libfarm/digest/sha256.h"
+#include "libfarm/files/file_contents.h"
+#include "libfarm/logging/logger.h"
+
+namespace farm {
+namespace {
+
+// The first line of an entry; changes when what an entry means changes.
+constexpr char kEntryVersion[] = "farm-cc scan v1";
+
+}  // namespace
+
+std::optional<ScanCache> ScanCache::ForCall(const std::string& cache_dir,
+                                            const std::optional<cc::BaseDir>& base_dir,
+                                            const farm::v1::Digest& toolchain_digest,
+                                            const CcInvocation& call,
+                                            const std::map<std::string, std::string>& action_env,
+                                            const std::string& cwd) {
+  std::optional<cc::BaseDir> base;
+  if (base_dir && base_dir->Holds(cwd)) base = *base_dir;
+  Sha256 hash;
+  // Length-prefixed, so no two lists of words hash alike.
+  auto add = [&hash](absl::string_view word) {
+    hash.Update(absl::StrCat(word.size(), ":"));
+    hash.Update(word);
+  };
+  auto add_word = [&](absl::string_view word) -> bool {
+    if (!base) {
+      add(word);
+      return true;
+    }
+    auto mapped = base->ToStandInWord(word);
+    if (!mapped.ok()) {
+      ComponentLogger("farm-cc")->debug("no scan cache: {}", mapped.status().message());
+      return false;
+    }
+    add(*mapped);
+    return true;
+  };
+  add(kEntryVersion);
+  add(toolchain_digest.hash());
+  if (!add_word(call.compiler)) return std::nullopt;
+  add(absl::StrCat(call.args.size()));
+  for (const std::string& arg : call.args) {
+    if (!add_word(arg)) return std::nullopt;
+  }
+  add(base ? base->ToStandIn(cwd) : cwd);
+  for (const auto& [name, value] : action_env) {
+    add(name);
+    if (!add_word(value)) return std::nullopt;
+  }
+  const std::string key = hash.FinishHex();
+  return ScanCache(std::move(base), absl::StrCat(cache_dir, "/scans/", key.substr(0, 2), "/", key));
+}
+
+std::string ScanCache::TreeKey(const CompileInputs& inputs) const {
+  if (!base_dir_) return inputs.digest.hash();
+  auto tree = base_dir_->ToStandInTree(inputs.tree);
+  return tree.ok() ? cc::FileTreeDigest(*tree).hash() : "";
+}
+
+std::optional<ScanCache::KeptScan> ScanCache::Find() const {
+  auto text = ReadFileContents(path_);
+  if (!text.ok()) return std::nullopt;
+  std::vector<std::string> lines = absl::StrSplit(*text, '\n', absl::SkipEmpty());
+  if (lines.size() < 2 || lines[0] != kEntryVersion || !absl::StartsWith(lines[1], "tree ")) {
+    ComponentLogger("farm-cc")->warn("scan cache entry {} is not one: ignored", path_);
+    return std::nullopt;
+  }
+  auto here = [this](absl::string_view path) {
+    return base_dir_ && absl::StartsWith(path, cc::kBaseDirStandIn) ? base_dir_->FromStandIn(path)
+                                                                    : std::string(path);
+  };
+  KeptScan kept;
+  kept.tree_key = lines[1].substr(5);
+  for (size_t i = 2; i < lines.size(); ++i) {
+    const absl::string_view line = lines[i];
+    if (absl::StartsWith(line, "search ")) {
+      kept.scan.search_dirs.push_back(here(line.substr(7)));
+    } else if (absl::StartsWith(line, "file ")) {
+      kept.scan.files.push_back(here(line.substr(5)));
+    } else {
+      ComponentLogger("farm-cc")->warn("scan cache entry {} is not one: ignored", path_);
+      return std::nullopt;
+    }
+  }
+  if (kept.scan.files.empty() || kept.scan.search_dirs.empty()) return std::nullopt;
+  return kept;
+}
+
+bool ScanCache::Holds(const KeptScan& kept, const CompileInputs& inputs) const {
+  return !kept.tree_key.empty() && TreeKey(inputs) == kept.tree_key;
+}
+
+absl::Status ScanCache::Keep(const cc::DependencyScan& scan, const CompileInputs& inputs) const {
+  if (scan.search_dirs.empty()) return absl::OkStatus();  // nothing to check new headers by
+  const std::string tree_key = TreeKey(inputs);
+  if (tree_key.empty()) return absl::OkStatus();
+  std::string text = absl::StrCat(kEntryVersion, "\ntree ", tree_key, "\n");
+  auto add = [&](absl::string_view kind, const std::string& path) {
+    if (path.empty() || absl::StrContains(path, '\n')) return false;
+    const bool held = base_dir_ && path[0] == '/' && base_dir_->Holds(path);
+    // A path of this host that reads as the stand-in would come back as another one.
+    if (!held && absl::StartsWith(path, cc::kBaseDirStandIn)) return false;
+    absl::StrAppend(&text, kind, " ", held ? base_dir_->ToStandIn(path) : path, "\n");
+    return true;
+  };
+  for (const std::string& dir : scan.search_dirs) {
+    if (!add("search", dir)) return absl::OkStatus();
+  }
+  for (const std::string& file : scan.files) {
+    if (!add("file", file)) return absl::OkStatus();
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create the scan cache's directory for ", path_, ": ", ec.message(),
+                     ". Fix: point FARM_CC_CACHE_DIR at a writable directory"));
+  }
+  return WriteFileAtomically(path_, text);
+}
+
+}  // namespace farm
