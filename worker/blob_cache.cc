@@ -42,7 +42,10 @@ absl::StatusOr<bool> CopyVerified(const std::string& from, const farm::v1::Diges
   };
   Sha256 sha;
   int64_t size = 0;
-  std::vector<char> buffer(1 << 20);
+  // Sized to the blob (one byte more, to read the end in the same call): a fresh 1 MiB per
+  // header cost an action of ~500 headers some 0.1 s in page faults alone.
+  std::vector<char> buffer(
+      static_cast<size_t>(std::clamp<int64_t>(digest.size_bytes() + 1, 1, 1 << 20)));
   while (true) {
     const ssize_t n = ::read(in, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
