@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
@@ -129,6 +132,36 @@ void BlobCache::EvictBeyondLimit() {
 
 absl::StatusOr<std::string> BlobCache::Fetch(const farm::v1::Digest& digest) {
   return Acquire(digest, false);
+}
+
+void BlobCache::Prefetch(const std::vector<farm::v1::Digest>& digests, int parallel) {
+  std::vector<const farm::v1::Digest*> missing;
+  {
+    absl::MutexLock lock(&mu_);
+    std::unordered_set<std::string> seen;
+    for (const farm::v1::Digest& d : digests) {
+      if (entries_.count(d.hash()) == 0 && pending_.count(d.hash()) == 0 &&
+          seen.insert(d.hash()).second) {
+        missing.push_back(&d);
+      }
+    }
+  }
+  const size_t threads =
+      std::min<size_t>(static_cast<size_t>(std::max(parallel, 1)), missing.size());
+  if (threads < 2) return;  // one download: MaterializeAt's own is as quick
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (size_t i = 0; i < threads; ++i) {
+    pool.emplace_back([&] {
+      for (size_t k; (k = next.fetch_add(1)) < missing.size();) {
+        if (auto path = Fetch(*missing[k]); !path.ok()) {
+          ComponentLogger("worker")->debug("prefetch of {}: {}", DigestToString(*missing[k]),
+                                           path.status().message());
+        }
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
 }
 
 absl::StatusOr<std::string> BlobCache::Acquire(const farm::v1::Digest& digest, bool hold) {

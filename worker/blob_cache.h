@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -38,6 +39,11 @@ class BlobCache {
   // on disk behind the cache's back) is dropped and fetched again, never handed out.
   absl::Status MaterializeAt(const farm::v1::Digest& digest, const std::string& dest,
                              bool executable);
+
+  // Downloads, `parallel` at a time, those of `digests` not cached or on their way, so a
+  // tree's first layout waits for one round of downloads rather than one per file. A blob
+  // that fails here is fetched again (and its error reported) by the MaterializeAt that needs it.
+  void Prefetch(const std::vector<farm::v1::Digest>& digests, int parallel);
 
   uint64_t bytes_cached();
   uint64_t hits();

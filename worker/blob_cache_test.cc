@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,8 +24,13 @@ class SlowCas final : public farm::v1::CasService::Service {
  public:
   grpc::Status Download(grpc::ServerContext*, const farm::v1::DownloadRequest* req,
                         grpc::ServerWriter<farm::v1::DownloadResponse>* writer) override {
+    {
+      absl::MutexLock lock(&mu);
+      max_in_flight = std::max(max_in_flight, ++in_flight);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     absl::MutexLock lock(&mu);
+    --in_flight;
     ++downloads;
     auto it = blobs.find(req->digest().hash());
     if (it == blobs.end()) return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such blob");
@@ -41,6 +47,8 @@ class SlowCas final : public farm::v1::CasService::Service {
   absl::Mutex mu;
   std::map<std::string, std::string> blobs ABSL_GUARDED_BY(mu);
   int downloads ABSL_GUARDED_BY(mu) = 0;
+  int in_flight ABSL_GUARDED_BY(mu) = 0;
+  int max_in_flight ABSL_GUARDED_BY(mu) = 0;
 };
 
 class BlobCacheTest : public ::testing::Test {
@@ -90,6 +98,29 @@ TEST_F(BlobCacheTest, ConcurrentFetchesOfOneDigestDownloadOnce) {
   EXPECT_EQ(Downloads(), 1);
   ASSERT_TRUE(cache.Fetch(d).ok());
   EXPECT_EQ(Downloads(), 1);
+}
+
+// A tree's first layout fetches its missing blobs side by side, each once; what was already
+// cached is not fetched again, and the copies then come from the cache.
+TEST_F(BlobCacheTest, PrefetchDownloadsTheMissingBlobsSideBySideOnce) {
+  BlobCache cache((dir_ / "cache").string(), 1 << 20, client_.get());
+  std::vector<farm::v1::Digest> digests;
+  for (int i = 0; i < 6; ++i) digests.push_back(cas_.Add("header " + std::to_string(i)));
+  ASSERT_TRUE(cache.Fetch(digests[0]).ok());
+  digests.push_back(digests[1]);  // a tree names one blob at two paths
+  cache.Prefetch(digests, 4);
+  {
+    absl::MutexLock lock(&cas_.mu);
+    EXPECT_EQ(cas_.downloads, 6);
+    EXPECT_GT(cas_.max_in_flight, 1);
+    EXPECT_LE(cas_.max_in_flight, 4);
+  }
+  for (size_t i = 0; i < 6; ++i) {
+    const std::string dest = (dir_ / ("in" + std::to_string(i))).string();
+    ASSERT_TRUE(cache.MaterializeAt(digests[i], dest, false).ok());
+    EXPECT_EQ(Slurp(dest), "header " + std::to_string(i));
+  }
+  EXPECT_EQ(Downloads(), 6);
 }
 
 TEST_F(BlobCacheTest, EvictsLeastRecentlyUsedBeyondTheLimit) {

@@ -21,6 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kMaxLinkTargetBytes = 4096;
+// Downloads at once when a tree is first laid out: enough to hide the round trips to the
+// coordinator, few enough to leave its other callers room.
+constexpr int kParallelBlobFetches = 8;
 
 bool IsLink(const farm::v1::InputFile& entry) { return !entry.symlink_target().empty(); }
 
@@ -162,6 +165,11 @@ absl::Status CheckNotThroughLinks(const std::vector<std::string>& paths,
 
 absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& root,
                             BlobCache* cache) {
+  std::vector<farm::v1::Digest> files;
+  for (const farm::v1::InputFile& entry : tree.files()) {
+    if (!entry.directory() && !IsLink(entry)) files.push_back(entry.digest());
+  }
+  cache->Prefetch(files, kParallelBlobFetches);
   std::error_code ec;
   for (const farm::v1::InputFile& entry : tree.files()) {
     const fs::path dest = fs::path(root) / entry.path();
