@@ -25,6 +25,7 @@ FarmCcOptions FarmCcOptionsFromEnvironment() {
   options.disabled = Env("FARM_CC_DISABLE") == "1";
   options.strict = Env("FARM_CC_STRICT") == "1";
   options.local_job_priority = JobPriorityFromEnvironment();
+  options.keep_scans = Env("FARM_CC_KEEP_SCANS") != "0";
   options.cache_dir = Env("FARM_CC_CACHE_DIR");
   if (options.cache_dir.empty()) {
     const std::string xdg = Env("XDG_CACHE_HOME");

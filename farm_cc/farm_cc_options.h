@@ -20,8 +20,12 @@ struct FarmCcOptions {
   bool disabled = false;  // FARM_CC_DISABLE=1: always the local compiler
   // FARM_CC_STRICT=1: a compile farm-cc would run locally fails instead, naming the reason.
   bool strict = false;
-  // FARM_CC_CACHE_DIR: the toolchain closures found (default ~/.cache/wheelfarm/farm-cc).
+  // FARM_CC_CACHE_DIR: the toolchain closures found and the scans kept (default
+  // ~/.cache/wheelfarm/farm-cc).
   std::string cache_dir;
+  // FARM_CC_KEEP_SCANS=0 (set by farm-nvcc, whose host compiles read a temporary file of a
+  // private directory, so no later call has the same key): no scan is kept or looked up.
+  bool keep_scans = true;
   // The build host's job slots (libfarm/jobs): the dependency scan takes a light one, a local
   // compile a heavy one. Unset: none taken.
   std::optional<LocalJobLimits> local_jobs;

@@ -99,8 +99,10 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
                             PhaseTimeline& timeline) {
   auto log = ComponentLogger("farm-cc");
   GatheredInputs gathered;
-  const std::optional<ScanCache> cache = ScanCache::ForCall(
-      options.cache_dir, options.base_dir, toolchain_digest, call, action_env, cwd);
+  const std::optional<ScanCache> cache =
+      options.keep_scans ? ScanCache::ForCall(options.cache_dir, options.base_dir, toolchain_digest,
+                                              call, action_env, cwd)
+                         : std::nullopt;
   if (cache) {
     if (std::optional<ScanCache::KeptScan> kept = cache->Find()) {
       auto inputs = GatherCompileInputs(call, plan, kept->scan.files, kept->scan.search_dirs,

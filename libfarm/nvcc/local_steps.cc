@@ -108,6 +108,9 @@ absl::Status LocalSteps::RunArgv(size_t index, std::vector<std::string> argv) {
   if (slot && slot->held()) env.push_back(slot->ChildEnvironmentEntry());
   if (OnTheFarm(index)) {
     env.push_back(absl::StrCat(kLocalJobPriorityVariable, "=", JobPriorityName(PriorityOf(index))));
+    // Its source is a temporary of this call's private directory: a kept scan would never be
+    // found again, only pile up in farm-cc's cache.
+    env.push_back("FARM_CC_KEEP_SCANS=0");
   }
   auto run = RunCommand(argv, kStepTimeout, env);
   slot.reset();

@@ -434,8 +434,13 @@ TEST_F(FarmNvccTest, TheHostCompileRunsOnTheFarmThroughFarmCc) {
                                          d + "/saxpy.cu",         "-arch=sm_90", "-o"};
   std::vector<std::string> on = args;
   on.insert(on.end(), {"on.o", absl::StrCat("-DHOST_SIDE_SALT=", now)});
-  CommandResult farm = Run(on, d, {"FARM_BUILD_ID=nvcc-host-on-farm"});
+  const std::string cc_cache = d + "/farm-cc-cache";
+  CommandResult farm =
+      Run(on, d, {"FARM_BUILD_ID=nvcc-host-on-farm", "FARM_CC_CACHE_DIR=" + cc_cache});
   ASSERT_EQ(farm.exit_code, 0) << farm.stderr_text;
+  // farm-cc found the toolchain there, and kept no scan of nvcc's temporary source.
+  EXPECT_TRUE(fs::exists(cc_cache));
+  EXPECT_FALSE(fs::exists(cc_cache + "/scans"));
   std::vector<std::string> off = args;
   off.insert(off.end(), {"off.o", absl::StrCat("-DHOST_SIDE_SALT=", now + 1)});
   CommandResult here =
