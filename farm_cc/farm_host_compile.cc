@@ -141,11 +141,11 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
       cross_tree = *std::move(cache);
       // A cache that cannot answer is a miss: the compile still runs on the farm.
       auto hit = cross_tree->Restore(actions, cas);
+      timeline.Mark("cross-tree cache");
       if (!hit.ok()) {
         ComponentLogger("farm-cc")->warn("{}: cross-tree cache not read: {}", plan.source,
                                          hit.status().message());
       } else if (*hit) {
-        timeline.Mark("cross-tree cache");
         return **std::move(hit);
       }
     } else {
@@ -153,8 +153,6 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
                                         cache.status().message());
     }
   }
-
-  if (cross_tree) timeline.Mark("cross-tree cache");
 
   // One question to the CAS for both trees and every file they name (the toolchain's digest
   // comes with its cached closure); only what it lacks is sent.

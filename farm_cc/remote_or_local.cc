@@ -94,6 +94,7 @@ struct GatheredInputs {
 
 GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& plan,
                             const farm::v1::Digest& toolchain_digest,
+                            const std::map<std::string, std::string>& env,
                             const std::map<std::string, std::string>& action_env,
                             const std::string& cwd, const FarmCcOptions& options,
                             PhaseTimeline& timeline) {
@@ -105,8 +106,8 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
                          : std::nullopt;
   if (cache) {
     if (std::optional<ScanCache::KeptScan> kept = cache->Find()) {
-      auto inputs = GatherCompileInputs(call, plan, kept->scan.files, kept->scan.search_dirs,
-                                        Environment(), cwd);
+      auto inputs =
+          GatherCompileInputs(call, plan, kept->scan.files, kept->scan.search_dirs, env, cwd);
       if (inputs.ok() && cache->Holds(*kept, *inputs)) {
         timeline.Mark("kept scan and input tree");
         gathered.inputs = *std::move(inputs);
@@ -122,8 +123,7 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
     gathered.inputs = scan.status();
     return gathered;
   }
-  gathered.inputs =
-      GatherCompileInputs(call, plan, scan->files, scan->search_dirs, Environment(), cwd);
+  gathered.inputs = GatherCompileInputs(call, plan, scan->files, scan->search_dirs, env, cwd);
   timeline.Mark("input tree");
   if (cache && gathered.inputs.ok()) {
     // Without the entry the next call only scans again.
@@ -157,7 +157,8 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
   timeline.Mark("toolchain");
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
-  auto action_env = CompileEnvironment(Environment(), cwd);
+  const std::map<std::string, std::string> env = Environment();
+  auto action_env = CompileEnvironment(env, cwd);
   if (!action_env.ok()) return Local(call, options, std::string(action_env.status().message()));
   // The scan is the build host's share of a remote compile: a light slot, released before
   // the wait for the worker.
@@ -165,7 +166,7 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
       LocalJobSlotIfUsable(options.local_jobs, JobClass::kLight, "farm-cc", "dependency scan",
                            options.local_job_priority);
   GatheredInputs gathered =
-      GatherInputs(call, *plan, toolchain->tree_digest, *action_env, cwd, options, timeline);
+      GatherInputs(call, *plan, toolchain->tree_digest, env, *action_env, cwd, options, timeline);
   scan_slot.reset();
   if (gathered.scan_failed) {
     // The preprocessor failed: the compile will too, and says why in its own words.

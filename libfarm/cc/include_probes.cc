@@ -16,9 +16,14 @@ std::string InDir(const std::string& dir, const std::string& name) {
 absl::Status AddIncludedHeaders(FileTreeBuilder& builder,
                                 const std::vector<std::string>& include_dirs,
                                 const std::string& cwd) {
+  // Each directory once: callers pass the command line's and the compiler's own search list,
+  // which repeats them.
   std::vector<std::string> search;
+  std::set<std::string> searched;
   for (const std::string& dir : include_dirs) {
-    if (!dir.empty()) search.push_back(dir[0] == '/' ? dir : cwd + "/" + dir);
+    if (dir.empty()) continue;
+    std::string absolute = dir[0] == '/' ? dir : cwd + "/" + dir;
+    if (searched.insert(absolute).second) search.push_back(std::move(absolute));
   }
   std::set<std::string> tried;
   // Adds `path` when it is a file not tried before.
