@@ -167,11 +167,20 @@ absl::Status ActionRunner::LayOutImage(const farm::v1::Action& action, const std
   }
   auto files = MountPointsFor((*toolchain)->tree, (*toolchain)->root, scratch);
   if (!files.ok()) return files.status();
-  if (absl::Status s = LayOutFileTree(*inputs, scratch, cache_); !s.ok()) return s;
+  // The action writes only its outputs: their directories are all of the image it may change.
+  std::vector<std::string> writable;
+  for (const auto& out : action.output_paths()) {
+    writable.push_back(fs::path(out).parent_path().string());
+  }
+  std::sort(writable.begin(), writable.end());
+  writable.erase(std::unique(writable.begin(), writable.end()), writable.end());
+  if (absl::Status s = LayOutFileTree(*inputs, scratch, cache_, writable); !s.ok()) return s;
   std::error_code ec;
   fs::create_directories(fs::path(scratch) / action.working_directory().substr(1), ec);
+  for (const std::string& dir : writable) fs::create_directories(fs::path(scratch) / dir, ec);
   mounts.image_root = scratch;
   mounts.image_files = *std::move(files);
+  mounts.image_writable = std::move(writable);
   return absl::OkStatus();
 }
 

@@ -24,6 +24,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
+absl::Status SetMtime(const std::string& path, int64_t mtime_seconds) {
+  const struct timespec times[2] = {{mtime_seconds, 0}, {mtime_seconds, 0}};
+  if (::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot set the mtime of ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 // Copies `from` to a new file `dest` with `mode`, hashing the bytes on the way: false (and no
 // `dest`) when they are not the bytes of `digest`.
 absl::StatusOr<bool> CopyVerified(const std::string& from, const farm::v1::Digest& digest,
@@ -118,6 +127,9 @@ void BlobCache::Load() {
 }
 
 void BlobCache::EvictBeyondLimit() {
+  // Linked copies are cheap to make again (a local copy each): past half the budget they all go
+  // at once; files already linked into a layout keep their bytes until that layout goes.
+  if (bytes_ > max_bytes_ && linked_bytes_ > max_bytes_ / 2) DropLinkedCopies();
   for (auto it = lru_.end(); bytes_ > max_bytes_ && it != lru_.begin();) {
     --it;
     Entry& e = entries_[*it];
@@ -269,6 +281,66 @@ absl::Status BlobCache::MaterializeAt(const farm::v1::Digest& digest, const std:
   return absl::DataLossError(absl::StrCat("blob ", DigestToString(digest),
                                           " is corrupt even when fetched again into ", dir_,
                                           ". Fix: check the disk under the worker's --work-dir"));
+}
+
+void BlobCache::DropLinkedCopies() {
+  std::error_code ec;
+  fs::remove_all(absl::StrCat(dir_, "/links"), ec);
+  bytes_ -= linked_bytes_;
+  linked_bytes_ = 0;
+  linked_.clear();
+}
+
+absl::Status BlobCache::MakeLinkedCopy(const farm::v1::Digest& digest, const std::string& name,
+                                       bool executable, int64_t mtime_seconds) {
+  const std::string dir = absl::StrCat(dir_, "/links");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string path = absl::StrCat(dir, "/", name);
+  const std::string temp =
+      absl::StrCat(path, ".", std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  if (absl::Status s = MaterializeAt(digest, temp, executable, mtime_seconds); !s.ok()) {
+    ::unlink(temp.c_str());
+    return s;
+  }
+  // Under the lock, so a DropLinkedCopies never runs between the rename and the count.
+  absl::MutexLock lock(&mu_);
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    return absl::InternalError(absl::StrCat("cannot rename ", temp, ": ", std::strerror(error)));
+  }
+  if (linked_.emplace(name, digest.size_bytes()).second) {
+    bytes_ += static_cast<uint64_t>(digest.size_bytes());
+    linked_bytes_ += static_cast<uint64_t>(digest.size_bytes());
+    EvictBeyondLimit();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BlobCache::LinkAt(const farm::v1::Digest& digest, const std::string& dest,
+                               bool executable, int64_t mtime_seconds) {
+  if (absl::Status s = ValidateDigest(digest); !s.ok()) return s;
+  const std::string name =
+      absl::StrCat(digest.hash(), "-", mtime_seconds, executable ? "-x" : "-r");
+  const std::string linked = absl::StrCat(dir_, "/links/", name);
+  std::error_code ec;
+  fs::create_directories(fs::path(dest).parent_path(), ec);
+  // A second try when the copy went between its making and the link (DropLinkedCopies).
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (::link(linked.c_str(), dest.c_str()) == 0) return absl::OkStatus();
+    if (errno != ENOENT) break;
+    if (absl::Status s = MakeLinkedCopy(digest, name, executable, mtime_seconds); !s.ok()) {
+      return s;
+    }
+  }
+  return MaterializeAt(digest, dest, executable, mtime_seconds);
+}
+
+absl::Status BlobCache::MaterializeAt(const farm::v1::Digest& digest, const std::string& dest,
+                                      bool executable, int64_t mtime_seconds) {
+  if (absl::Status s = MaterializeAt(digest, dest, executable); !s.ok()) return s;
+  return SetMtime(dest, mtime_seconds);
 }
 
 uint64_t BlobCache::bytes_cached() {

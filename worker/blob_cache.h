@@ -2,7 +2,9 @@
 // headers, preprocessed sources, libraries) are fetched from the coordinator once.
 // Files live at <dir>/<first two hex>/<hash>, read-only; downloads are verified against
 // their digest before they appear, and every copy handed to an action is verified again.
-// Least recently used blobs go beyond `max_bytes`.
+// Least recently used blobs go beyond `max_bytes`. Linked copies (LinkAt) live at
+// <dir>/links/<hash>-<mtime>-<r|x> and count towards `max_bytes` too: all of them go when
+// they hold more than half of it, and on each start.
 //
 // Thread-safe: concurrent Fetch calls of one digest share a single download.
 #pragma once
@@ -39,6 +41,17 @@ class BlobCache {
   // on disk behind the cache's back) is dropped and fetched again, never handed out.
   absl::Status MaterializeAt(const farm::v1::Digest& digest, const std::string& dest,
                              bool executable);
+  // The same, with the copy's mtime set to `mtime_seconds`.
+  absl::Status MaterializeAt(const farm::v1::Digest& digest, const std::string& dest,
+                             bool executable, int64_t mtime_seconds);
+
+  // Puts the blob at `dest` as a hard link to a read-only copy stamped with `mtime_seconds`,
+  // made (and verified) once per blob, mtime and mode: laying out a header costs a link, not a
+  // new file. Only for a path the action sees read-only (sandbox.h's image_writable): a
+  // writable link would let one action change the next one's inputs. Where no link can be made
+  // (another filesystem, the link limit) it is a copy, as MaterializeAt makes.
+  absl::Status LinkAt(const farm::v1::Digest& digest, const std::string& dest, bool executable,
+                      int64_t mtime_seconds);
 
   // Downloads, `parallel` at a time, those of `digests` not cached or on their way, so a
   // tree's first layout waits for one round of downloads rather than one per file. A blob
@@ -68,6 +81,10 @@ class BlobCache {
   void Release(const std::string& hash);
   // Forgets a cached blob found corrupt and removes its file.
   void Drop(const std::string& hash);
+  // Makes LinkAt's read-only copy `name` in <dir>/links.
+  absl::Status MakeLinkedCopy(const farm::v1::Digest& digest, const std::string& name,
+                              bool executable, int64_t mtime_seconds);
+  void DropLinkedCopies() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string dir_;
   const uint64_t max_bytes_;
@@ -77,7 +94,9 @@ class BlobCache {
   std::unordered_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   std::list<std::string> lru_ ABSL_GUARDED_BY(mu_);  // front: most recently used
   std::unordered_map<std::string, std::shared_ptr<Pending>> pending_ ABSL_GUARDED_BY(mu_);
-  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unordered_map<std::string, int64_t> linked_ ABSL_GUARDED_BY(mu_);  // name -> size
+  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;                               // blobs and linked copies
+  uint64_t linked_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t misses_ ABSL_GUARDED_BY(mu_) = 0;
 };

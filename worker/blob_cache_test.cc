@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <thread>
+#include <tuple>
 
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
@@ -200,6 +201,42 @@ TEST_F(BlobCacheTest, PoisonedInputOrCacheNeverReachesTheNextAction) {
   EXPECT_EQ(Downloads(), 2);  // fetched again
   EXPECT_EQ(Slurp(*cache.Fetch(d)), "clean bytes\n");
   EXPECT_EQ(cache.bytes_cached(), 12u);
+}
+
+// A layout's read-only inputs: one verified copy per bytes, mtime and mode, linked wherever
+// they are wanted; counted in the cache's bytes and dropped all at once past half of them.
+TEST_F(BlobCacheTest, LinkAtSharesOneReadOnlyCopyPerBytesMtimeAndMode) {
+  const farm::v1::Digest d = cas_.Add(std::string(100, 'h'));
+  BlobCache cache((dir_ / "cache").string(), 350, client_.get());
+  auto inode = [](const fs::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return std::make_tuple(st.st_ino, st.st_mode & 0777, static_cast<int64_t>(st.st_mtime));
+  };
+  ASSERT_TRUE(cache.LinkAt(d, (dir_ / "a" / "x.h").string(), false, 1000).ok());
+  ASSERT_TRUE(cache.LinkAt(d, (dir_ / "b" / "x.h").string(), false, 1000).ok());
+  ASSERT_TRUE(cache.LinkAt(d, (dir_ / "c" / "x.h").string(), false, 2000).ok());
+  ASSERT_TRUE(cache.LinkAt(d, (dir_ / "c" / "tool").string(), true, 1000).ok());
+  const auto [a_ino, a_mode, a_mtime] = inode(dir_ / "a" / "x.h");
+  EXPECT_EQ(inode(dir_ / "b" / "x.h"), inode(dir_ / "a" / "x.h"));
+  EXPECT_EQ(a_mode, 0444u);
+  EXPECT_EQ(a_mtime, 1000);
+  const auto [c_ino, c_mode, c_mtime] = inode(dir_ / "c" / "x.h");
+  EXPECT_NE(c_ino, a_ino);
+  EXPECT_EQ(c_mtime, 2000);
+  const auto [t_ino, t_mode, t_mtime] = inode(dir_ / "c" / "tool");
+  EXPECT_NE(t_ino, a_ino);
+  EXPECT_EQ(t_mode, 0555u);
+  EXPECT_EQ(Slurp((dir_ / "c" / "tool").string()), std::string(100, 'h'));
+  EXPECT_EQ(Downloads(), 1);
+  // The fourth copy made 400 bytes, over 350, the copies over half of it: they all went (the
+  // links made keep their bytes), and the tool's was made again for its link.
+  EXPECT_EQ(cache.bytes_cached(), 200u);
+  EXPECT_EQ(Slurp((dir_ / "a" / "x.h").string()), std::string(100, 'h'));
+  ASSERT_TRUE(cache.LinkAt(d, (dir_ / "d" / "x.h").string(), false, 1000).ok());
+  EXPECT_NE(std::get<0>(inode(dir_ / "d" / "x.h")), a_ino);
+  EXPECT_EQ(cache.bytes_cached(), 300u);
+  EXPECT_EQ(Downloads(), 1);
 }
 
 TEST_F(BlobCacheTest, MissingBlobIsNotFoundAndLeavesNothing) {

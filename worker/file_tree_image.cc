@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -164,12 +166,18 @@ absl::Status CheckNotThroughLinks(const std::vector<std::string>& paths,
 }
 
 absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& root,
-                            BlobCache* cache) {
+                            BlobCache* cache, const std::vector<std::string>& writable_dirs) {
   std::vector<farm::v1::Digest> files;
   for (const farm::v1::InputFile& entry : tree.files()) {
     if (!entry.directory() && !IsLink(entry)) files.push_back(entry.digest());
   }
   cache->Prefetch(files, kParallelBlobFetches);
+  auto writable = [&](const std::string& path) {
+    return std::any_of(writable_dirs.begin(), writable_dirs.end(), [&](const std::string& dir) {
+      return dir.empty() || absl::StartsWith(path, absl::StrCat(dir, "/"));
+    });
+  };
+  std::set<std::tuple<std::string, int64_t, bool>> linked;  // {hash, mtime, executable}
   std::error_code ec;
   for (const farm::v1::InputFile& entry : tree.files()) {
     const fs::path dest = fs::path(root) / entry.path();
@@ -177,15 +185,16 @@ absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& r
     if (!made.ok()) return made.status();
     if (*made) continue;
     if (fs::exists(fs::symlink_status(dest, ec))) continue;  // the same file, from the toolchain
-    if (absl::Status s = cache->MaterializeAt(entry.digest(), dest.string(), entry.executable());
-        !s.ok()) {
+    absl::Status s;
+    if (!writable(entry.path()) &&
+        linked.emplace(entry.digest().hash(), entry.mtime_seconds(), entry.executable()).second) {
+      s = cache->LinkAt(entry.digest(), dest.string(), entry.executable(), entry.mtime_seconds());
+    } else {
+      s = cache->MaterializeAt(entry.digest(), dest.string(), entry.executable(),
+                               entry.mtime_seconds());
+    }
+    if (!s.ok())
       return absl::Status(s.code(), absl::StrCat("'/", entry.path(), "': ", s.message()));
-    }
-    const struct timespec times[2] = {{entry.mtime_seconds(), 0}, {entry.mtime_seconds(), 0}};
-    if (::utimensat(AT_FDCWD, dest.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
-      return absl::InternalError(
-          absl::StrCat("cannot set the mtime of ", dest.string(), ": ", std::strerror(errno)));
-    }
   }
   return absl::OkStatus();
 }

@@ -36,12 +36,15 @@ absl::Status CheckNotThroughLinks(const std::vector<std::string>& paths,
                                   const farm::v1::FileTree& toolchain,
                                   const farm::v1::FileTree& inputs);
 
-// Writes `tree`'s links and files under `root` (files copied from `cache`, read-only, with
-// their mtime_seconds). A path
-// already there is left as it is: the toolchain's mount point for the same file (call
-// MountPointsFor first, and CheckTreesAgree before both).
+// Writes `tree`'s links and files under `root`, each file read-only with its mtime_seconds.
+// Below one of `writable_dirs` (relative: the directories the sandbox lets the action write) a
+// file is a verified copy from `cache`; elsewhere a hard link to the cache's read-only copy
+// (BlobCache::LinkAt): a link, not a new file, per header. A second path with the same content,
+// mtime and mode is a copy too, so no two paths share an inode, as on the build host (clang
+// tells files apart by inode). A path already there is left as it is: the toolchain's mount
+// point for the same file (call MountPointsFor first, and CheckTreesAgree before both).
 absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& root,
-                            BlobCache* cache);
+                            BlobCache* cache, const std::vector<std::string>& writable_dirs);
 
 // For a tree shown read-only over `root` (the toolchain's): its links under `root`, and an empty
 // file at each file's path as the mount point; returns {host file under `tree_root`, path

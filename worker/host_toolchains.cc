@@ -87,7 +87,10 @@ absl::StatusOr<std::shared_ptr<const PreparedToolchain>> HostToolchains::Prepare
   prepared->root = (base / "root").string();
   prepared->tree = *std::move(tree);
   fs::create_directories(prepared->root, ec);
-  if (absl::Status s = LayOutFileTree(prepared->tree, prepared->root, cache_); !s.ok()) return s;
+  // Shown read-only to every action (MountPointsFor): all of it links.
+  if (absl::Status s = LayOutFileTree(prepared->tree, prepared->root, cache_, {}); !s.ok()) {
+    return s;
+  }
   if (absl::Status s = Check(*prepared, toolchain, (base / "check").string()); !s.ok()) {
     failed_[hash] = s;
     return s;

@@ -78,26 +78,57 @@ std::vector<std::string> Sandbox::WrapImage(const std::vector<std::string>& comm
                                             const std::string& cwd,
                                             const SandboxMounts& mounts) const {
   std::vector<std::string> argv = Namespaces(mounts.network);
-  std::error_code ec;
-  std::vector<fs::directory_entry> top;
-  for (fs::directory_iterator it(mounts.image_root, ec), end; !ec && it != end; it.increment(ec)) {
-    top.push_back(*it);
-  }
-  std::sort(top.begin(), top.end(),
-            [](const auto& a, const auto& b) { return a.path() < b.path(); });
-  bool has_tmp = false;
-  for (const fs::directory_entry& entry : top) {
-    const std::string name = entry.path().filename().string();
-    const std::string inside = absl::StrCat("/", name);
-    if (name == "proc" || name == "dev") continue;  // the kernel's, never the image's
+  const auto sorted_entries = [](const fs::path& dir) {
+    std::error_code ec;
+    std::vector<fs::directory_entry> entries;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      entries.push_back(*it);
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return a.path() < b.path(); });
+    return entries;
+  };
+  const auto show = [&argv](const fs::directory_entry& entry, const std::string& inside,
+                            const char* bind) {
+    std::error_code ec;
     if (entry.is_symlink(ec)) {
       argv.insert(argv.end(), {"--symlink", fs::read_symlink(entry.path(), ec).string(), inside});
+    } else {
+      argv.insert(argv.end(), {bind, entry.path().string(), inside});
+    }
+  };
+  const bool all_writable = std::find(mounts.image_writable.begin(), mounts.image_writable.end(),
+                                      "") != mounts.image_writable.end();
+  const char* bind = all_writable ? "--bind" : "--ro-bind";
+  bool has_tmp = false;    // the image's /tmp, shown as it is
+  bool image_tmp = false;  // the image's /tmp, its entries shown read-only in a private one
+  for (const fs::directory_entry& entry : sorted_entries(mounts.image_root)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "proc" || name == "dev") continue;  // the kernel's, never the image's
+    std::error_code ec;
+    if (name == "tmp" && !all_writable && !entry.is_symlink(ec)) {
+      image_tmp = true;  // the compiler's temporary files go to /tmp: it stays writable
       continue;
     }
     has_tmp = has_tmp || name == "tmp";
-    argv.insert(argv.end(), {"--bind", entry.path().string(), inside});
+    show(entry, absl::StrCat("/", name), bind);
   }
-  if (!has_tmp) argv.insert(argv.end(), {"--tmpfs", "/tmp"});
+  if (!has_tmp) {
+    argv.insert(argv.end(), {"--tmpfs", "/tmp"});
+    if (image_tmp) {
+      for (const fs::directory_entry& entry : sorted_entries(fs::path(mounts.image_root) / "tmp")) {
+        show(entry, absl::StrCat("/tmp/", entry.path().filename().string()), "--ro-bind");
+      }
+    }
+  }
+  if (!all_writable) {
+    std::vector<std::string> writable = mounts.image_writable;
+    std::sort(writable.begin(), writable.end());  // parents before what lies below them
+    for (const std::string& dir : writable) {
+      argv.insert(argv.end(),
+                  {"--bind", (fs::path(mounts.image_root) / dir).string(), absl::StrCat("/", dir)});
+    }
+  }
   for (const auto& [host, inside] : mounts.image_files) {
     argv.insert(argv.end(), {"--ro-bind", host, inside});
   }

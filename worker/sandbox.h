@@ -34,11 +34,15 @@ struct SandboxMounts {
   // over a regular file of a read-only one; never inside a writable one or /proc, /dev.
   std::vector<std::pair<std::string, std::string>> stand_ins;
   // A filesystem image (farm-cc's host compiles, Action.working_directory): the sandbox's root
-  // is this host directory's top-level entries, writable (it is the action's scratch), with a
-  // private /tmp unless it holds one, and nothing of the host's system at all; the other fields
-  // above are ignored. `image_files` are host files shown read-only at their path inside (the
-  // toolchain, prepared once per worker: no action can change it for the next one).
+  // is this host directory's top-level entries, read-only but for `image_writable`, with a
+  // private /tmp (the image's own /tmp entries shown read-only in it), and nothing of the host's
+  // system at all; the other fields above are ignored. Read-only, so an action cannot change
+  // the files the worker links into the next one (BlobCache::LinkAt). `image_files` are host
+  // files shown read-only at their path inside (the toolchain, prepared once per worker).
   std::string image_root;
+  // Directories of the image (relative, as under image_root) the command may write: its
+  // outputs'. "" is the whole image.
+  std::vector<std::string> image_writable;
   std::vector<std::pair<std::string, std::string>> image_files;  // {host file, path inside}
 };
 

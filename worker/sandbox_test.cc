@@ -173,6 +173,48 @@ TEST_F(SandboxArgvTest, StandInsOnlyWhereTheyCanBeAndAfterTheirParents) {
   }
 }
 
+// A filesystem image: its top-level entries read-only (the worker links cached files into
+// them), a private /tmp with the image's /tmp entries read-only in it, then the outputs'
+// directories writable over them, then the toolchain's files; "" makes the whole image writable.
+TEST_F(SandboxArgvTest, AnImageIsReadOnlyButForItsOutputsDirectories) {
+  const std::string image = P("work/scratch/L1/root");
+  fs::create_directories(fs::path(image) / "usr" / "include");
+  fs::create_directories(fs::path(image) / "tmp" / "src" / "build" / "obj");
+  fs::create_directories(fs::path(image) / "tmp" / "other");
+  fs::create_directories(fs::path(image) / "proc");
+  fs::create_directory_symlink("usr/lib", fs::path(image) / "lib");
+  SandboxMounts mounts;
+  mounts.image_root = image;
+  mounts.image_writable = {"tmp/src/build/obj", "tmp/src/build"};
+  mounts.image_files = {{P("toolkit/g++"), "/usr/bin/g++"}};
+  const auto argv = Make().Wrap({"g++"}, "/tmp/src/build", mounts);
+  const int usr = Find(argv, {"--ro-bind", image + "/usr", "/usr"});
+  const int tmp = Find(argv, {"--tmpfs", "/tmp"});
+  const int src = Find(argv, {"--ro-bind", image + "/tmp/src", "/tmp/src"});
+  const int build = Find(argv, {"--bind", image + "/tmp/src/build", "/tmp/src/build"});
+  const int obj = Find(argv, {"--bind", image + "/tmp/src/build/obj", "/tmp/src/build/obj"});
+  const int tool = Find(argv, {"--ro-bind", P("toolkit/g++"), "/usr/bin/g++"});
+  ASSERT_GE(usr, 0);
+  EXPECT_GE(Find(argv, {"--symlink", "usr/lib", "/lib"}), 0);
+  EXPECT_GE(Find(argv, {"--ro-bind", image + "/tmp/other", "/tmp/other"}), 0);
+  ASSERT_GE(tmp, 0);
+  ASSERT_GE(src, 0);
+  EXPECT_LT(tmp, src);
+  EXPECT_LT(src, build);
+  EXPECT_LT(build, obj);
+  EXPECT_LT(obj, tool);
+  const std::string joined = absl::StrJoin(argv, " ");
+  EXPECT_THAT(joined, Not(HasSubstr("--bind " + image + "/usr")));
+  EXPECT_THAT(joined, Not(HasSubstr(image + "/tmp /tmp")));
+  EXPECT_THAT(joined, Not(HasSubstr(image + "/proc")));
+
+  mounts.image_writable = {""};
+  const auto all = Make().Wrap({"g++"}, "/tmp/src/build", mounts);
+  EXPECT_GE(Find(all, {"--bind", image + "/usr", "/usr"}), 0);
+  EXPECT_GE(Find(all, {"--bind", image + "/tmp", "/tmp"}), 0);
+  EXPECT_EQ(Find(all, {"--tmpfs", "/tmp"}), -1);
+}
+
 TEST(SandboxProbeTest, MissingBwrapSaysHowToFixIt) {
   Sandbox sandbox({.bwrap = "/nonexistent/bwrap"});
   absl::Status s = sandbox.Probe();

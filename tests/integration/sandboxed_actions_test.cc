@@ -3,6 +3,7 @@
 // root, leaving processes behind (normal exit, timeout, cancel, worker killed), scratch dirs
 // left by a dead worker. Workers sandbox by default; one started with --no-sandbox says so.
 #include <signal.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +17,8 @@
 #include "libfarm/actions/action_client.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/cas/cas_client.h"
+#include "libfarm/cc/file_tree_builder.h"
+#include "libfarm/cc/loader_closure.h"
 #include "libfarm/process/process_table.h"
 #include "tests/support/farm_processes.h"
 
@@ -137,6 +140,85 @@ TEST_F(SandboxedActionsTest, PoisoningAnInputLeavesLaterActionsTheCleanBytes) {
   // The blob cache itself is not even visible to an action.
   auto seeker = RunOne(Shell(absl::StrCat("ls ", dir_ / "w1/cache", " 2>&1; echo $?")));
   EXPECT_THAT(seeker.result().stdout_tail(), HasSubstr("No such file or directory"));
+}
+
+// An image action's inputs outside its outputs' directories are hard links to the worker's
+// cached copies (BlobCache::LinkAt), which the next action links too. The probe's attack on
+// such an input must fail, and the next action must read the clean bytes.
+TEST_F(SandboxedActionsTest, AnImageActionCannotChangeAnInputLinkedIntoTheNextOne) {
+  // The toolchain: bash (the "compiler": the worker checks it with --version), stat, chmod and
+  // cat, with what they load.
+  cc::FileTreeBuilder toolchain;
+  for (const std::string program :
+       {"/bin/bash", "/usr/bin/stat", "/usr/bin/chmod", "/usr/bin/cat"}) {
+    ASSERT_TRUE(toolchain.Add(program, "/").ok()) << program;
+    auto closure = cc::LoaderClosure(program);
+    ASSERT_TRUE(closure.ok()) << closure.status();
+    for (const std::string& path : *closure) ASSERT_TRUE(toolchain.Add(path, "/").ok()) << path;
+  }
+  // The inputs: a header in a source directory of this test (under /tmp, which stays writable:
+  // the image's /tmp entries are shown in a private one) and a system header.
+  const fs::path src = dir_.path() / "src";
+  fs::create_directories(src);
+  fs::create_directories(dir_.path() / "out");
+  // same.h: in.h's bytes and mtime again; out/gen.h: an input in the output's directory.
+  for (const fs::path& file : {src / "in.h", src / "same.h", dir_.path() / "out" / "gen.h"}) {
+    std::ofstream(file) << "clean header\n";
+    fs::last_write_time(file, fs::last_write_time(src / "in.h"));
+  }
+  cc::FileTreeBuilder inputs;
+  for (const std::string file : {"in.h", "same.h", "../out/gen.h", "/usr/include/stdio.h"}) {
+    ASSERT_TRUE(inputs.Add(file, src.string()).ok()) << file;
+  }
+  for (const cc::FileTreeBuilder* tree : {&toolchain, &inputs}) {
+    for (const auto& [path, digest] : tree->FilesToUpload()) {
+      auto uploaded = cas_->UploadFile(path);
+      ASSERT_TRUE(uploaded.ok()) << uploaded.status();
+    }
+  }
+  auto toolchain_digest = cas_->UploadBytes(cc::SerializeFileTree(toolchain.Tree()));
+  auto inputs_digest = cas_->UploadBytes(cc::SerializeFileTree(inputs.Tree()));
+  ASSERT_TRUE(toolchain_digest.ok() && inputs_digest.ok());
+  const std::string out = (dir_.path() / "out" / "o.txt").string();
+  struct utsname host {};
+  ASSERT_EQ(::uname(&host), 0);
+  const std::string cpu_arch = host.machine;
+  auto image_action = [&](const std::string& script) {
+    farm::v1::Action a;
+    for (const std::string arg : {"/bin/bash", "-c", script.c_str()}) a.add_argv(arg);
+    (*a.mutable_env())["PATH"] = "/usr/bin:/bin";
+    a.set_working_directory(src.string());
+    a.add_output_paths(out.substr(1));
+    *a.mutable_toolchain()->mutable_tree() = *toolchain_digest;
+    a.mutable_toolchain()->set_compiler("/bin/bash");
+    a.mutable_toolchain()->set_cpu_arch(cpu_arch);
+    *a.mutable_input_tree() = *inputs_digest;
+    a.mutable_requirements()->set_os("linux");
+    a.mutable_requirements()->set_cpu_arch(cpu_arch);
+    a.mutable_requirements()->set_sandbox(true);
+    a.set_build_id("b");
+    return a;
+  };
+  const std::string poison =
+      "for f in in.h /usr/include/stdio.h; do chmod u+w $f; echo POISON >> $f; done; ";
+  auto poisoner =
+      RunOne(image_action(absl::StrCat("stat -c %h in.h /usr/include/stdio.h same.h ../out/gen.h; ",
+                                       poison, "cat in.h > ", out, "; echo done")));
+  ASSERT_EQ(poisoner.state(), farm::v1::ACTION_STATE_COMPLETED) << Describe(poisoner);
+  // Links (the cached copy is the other name), that neither chmod nor a write can change; a
+  // second path of the same bytes and mtime, and an input where the action may write: copies.
+  EXPECT_EQ(poisoner.result().stdout_tail(), "2\n2\n1\n1\ndone\n") << Describe(poisoner);
+  for (const std::string file : {"'in.h'", "'/usr/include/stdio.h'"}) {
+    EXPECT_THAT(poisoner.result().stderr_tail(),
+                HasSubstr(absl::StrCat(file, ": Read-only file system")));
+  }
+  auto reader = RunOne(image_action(
+      absl::StrCat("cat in.h > ", out, "; cat in.h; mapfile -t l < /usr/include/stdio.h; ",
+                   "echo \"${l[-1]}\"")));
+  ASSERT_EQ(reader.state(), farm::v1::ACTION_STATE_COMPLETED) << Describe(reader);
+  EXPECT_FALSE(reader.result().cache_hit());
+  EXPECT_EQ(reader.result().stdout_tail(), "clean header\n#endif /* <stdio.h> included.  */\n")
+      << Describe(reader);
 }
 
 TEST_F(SandboxedActionsTest, WritingOutsideTheScratchDirFails) {
