@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -11,6 +12,7 @@
 #include "libfarm/actions/action_logs.h"
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/digest/digest.h"
+#include "libfarm/files/file_lock.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/time/proto_time.h"
 
@@ -63,6 +65,65 @@ std::optional<std::string> NoWorkerForToolchain(const std::string& error,
                       " machine with bubblewrap installed and without --no-sandbox, or set "
                       "FARM_CC_DISABLE=1 to compile here without asking the farm");
 }
+
+// What a compile needs in the CAS: both trees and every file they name, each file by the
+// local path it is read from.
+class UploadPlan {
+ public:
+  UploadPlan(const CompileInputs& inputs, const cc::HostToolchainFiles& toolchain)
+      : inputs_(inputs), toolchain_(toolchain) {
+    wanted = {toolchain.tree_digest, inputs.digest};
+    for (const farm::v1::FileTree* tree : {&toolchain.tree, &inputs.tree}) {
+      for (const farm::v1::InputFile& f : tree->files()) {
+        if (!f.symlink_target().empty() || f.directory() ||
+            !path_of_.emplace(f.digest().hash(), "/" + f.path()).second) {
+          continue;
+        }
+        if (tree == &toolchain.tree) toolchain_files_.insert(f.digest().hash());
+        wanted.push_back(f.digest());
+      }
+    }
+  }
+
+  // The toolchain's tree or one of its files.
+  bool IsToolchains(const farm::v1::Digest& d) const {
+    return d.hash() == toolchain_.tree_digest.hash() || toolchain_files_.count(d.hash()) != 0;
+  }
+
+  absl::Status Upload(const std::vector<farm::v1::Digest>& digests, CasClient* cas) const {
+    for (const farm::v1::Digest& d : digests) {
+      absl::StatusOr<farm::v1::Digest> uploaded;
+      std::string what;
+      if (d.hash() == inputs_.digest.hash()) {
+        what = "the input tree";
+        uploaded = cas->UploadBytes(inputs_.bytes);
+      } else if (d.hash() == toolchain_.tree_digest.hash()) {
+        what = "the cached toolchain tree";
+        uploaded = cas->UploadBytes(cc::SerializeFileTree(toolchain_.tree));
+      } else {
+        auto it = path_of_.find(d.hash());
+        if (it == path_of_.end()) {
+          return absl::InternalError(absl::StrCat("the CAS lacks ", d.hash(), ", no file of ours"));
+        }
+        what = it->second;
+        uploaded = cas->UploadFile(what);
+      }
+      if (!uploaded.ok()) return uploaded.status();
+      if (uploaded->hash() != d.hash()) {
+        return absl::AbortedError(absl::StrCat(what, " changed while farm-cc read it"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<farm::v1::Digest> wanted;
+
+ private:
+  const CompileInputs& inputs_;
+  const cc::HostToolchainFiles& toolchain_;
+  std::map<std::string, std::string> path_of_;  // file hash -> local file
+  std::set<std::string> toolchain_files_;
+};
 
 }  // namespace
 
@@ -156,36 +217,32 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
 
   // One question to the CAS for both trees and every file they name (the toolchain's digest
   // comes with its cached closure); only what it lacks is sent.
-  std::vector<farm::v1::Digest> wanted = {toolchain.tree_digest, inputs.digest};
-  std::map<std::string, std::string> path_of;  // file hash -> local file
-  for (const farm::v1::FileTree* tree : {&toolchain.tree, &inputs.tree}) {
-    for (const farm::v1::InputFile& f : tree->files()) {
-      if (!f.symlink_target().empty() || f.directory() ||
-          !path_of.emplace(f.digest().hash(), "/" + f.path()).second) {
-        continue;
-      }
-      wanted.push_back(f.digest());
-    }
-  }
-  auto missing = cas->FindMissing(wanted);
+  UploadPlan uploads(inputs, toolchain);
+  auto missing = cas->FindMissing(uploads.wanted);
   if (!missing.ok()) return missing.status();
+  std::vector<farm::v1::Digest> missing_toolchain, missing_inputs;
   for (const farm::v1::Digest& d : *missing) {
-    absl::StatusOr<farm::v1::Digest> uploaded;
-    std::string what = path_of[d.hash()];
-    if (d.hash() == inputs.digest.hash()) {
-      what = "the input tree";
-      uploaded = cas->UploadBytes(inputs.bytes);
-    } else if (d.hash() == toolchain.tree_digest.hash()) {
-      what = "the cached toolchain tree";
-      uploaded = cas->UploadBytes(cc::SerializeFileTree(toolchain.tree));
-    } else {
-      uploaded = cas->UploadFile(what);
-    }
-    if (!uploaded.ok()) return uploaded.status();
-    if (uploaded->hash() != d.hash()) {
-      return absl::AbortedError(absl::StrCat(what, " changed while farm-cc read it"));
-    }
+    (uploads.IsToolchains(d) ? missing_toolchain : missing_inputs).push_back(d);
   }
+  if (!missing_toolchain.empty()) {
+    // The calls a build starts at once all miss a new toolchain: one sends it (~70 MB for
+    // g++), the others wait for it and then find it stored.
+    std::optional<FileLock> lock;
+    auto taken =
+        FileLock::Acquire(absl::StrCat(options.cache_dir, "/toolchain-",
+                                       toolchain.tree_digest.hash().substr(0, 32), ".upload.lock"),
+                          [] {});
+    if (taken.ok()) {
+      lock.emplace(*std::move(taken));
+      auto still = cas->FindMissing(missing_toolchain);
+      if (!still.ok()) return still.status();
+      missing_toolchain = *std::move(still);
+    } else {
+      ComponentLogger("farm-cc")->debug("toolchain upload unlocked: {}", taken.status().message());
+    }
+    if (absl::Status s = uploads.Upload(missing_toolchain, cas); !s.ok()) return s;
+  }
+  if (absl::Status s = uploads.Upload(missing_inputs, cas); !s.ok()) return s;
 
   timeline.Mark("upload");
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -227,6 +229,61 @@ TEST_F(FarmCcTest, ARepeatedCompileComesFromTheCache) {
   EXPECT_EQ(json["shards"][0]["name"], "host");
   EXPECT_EQ(json["shards"][0]["total"], 2);
   EXPECT_EQ(json["shards"][0]["cached"], 1);
+}
+
+// A build starts many compiles at once with a toolchain the farm has never seen: one call
+// sends it (some 70 MB for g++), the others wait for it and find it stored, instead of each
+// sending it again.
+TEST_F(FarmCcTest, CallsStartedTogetherSendANewToolchainOnce) {
+  TempDir dir("farm-cc-one-toolchain-upload");
+  auto farm = TestFarm::Start(dir.path());  // its own CAS: the toolchain is new there
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  const std::string root = Tree("one-toolchain-upload");
+  const std::string cache_dir = (dir.path() / "cc-cache").string();
+  std::vector<std::string> env = (*farm)->ClientEnvironment();
+  env.insert(env.end(), {"FARM_CC_STRICT=1", "FARM_CC_CACHE_DIR=" + cache_dir,
+                         "FARM_BUILD_ID=farm-cc-one-toolchain-upload"});
+  constexpr int kCalls = 4;
+  std::vector<CommandResult> results(kCalls);
+  std::vector<std::thread> calls;
+  for (int i = 0; i < kCalls; ++i) {
+    calls.emplace_back([&, i] {
+      auto r = RunCommand({"env", "-C", root + "/build", FarmBinary("farm-cc"), "g++",
+                           absl::StrCat("-DSHAPES_SCALE=", i + 1), "-c", root + "/src/shapes.cc",
+                           "-o", absl::StrCat("s", i, ".o")},
+                          absl::Minutes(5), env);
+      results[static_cast<size_t>(i)] = r.ok() ? *r : CommandResult{.exit_code = -1};
+    });
+  }
+  for (std::thread& t : calls) t.join();
+  for (const CommandResult& r : results) ASSERT_EQ(r.exit_code, 0) << Output(r);
+
+  // The toolchain's bytes: its files, each once (the closure farm-cc cached).
+  int64_t toolchain_bytes = 0;
+  std::set<std::string> counted;
+  for (const auto& entry : fs::directory_iterator(cache_dir)) {
+    if (entry.path().extension() != ".json") continue;
+    const auto json = nlohmann::json::parse(ReadFile(entry.path().string()));
+    for (const auto& path : json["paths"]) {
+      const std::string real = fs::canonical(path.get<std::string>()).string();
+      if (counted.insert(real).second) toolchain_bytes += fs::file_size(real);
+    }
+  }
+  ASSERT_GT(toolchain_bytes, 10 << 20) << "no g++ toolchain found in " << cache_dir;
+  const CommandResult metrics =
+      RunCommand({"curl", "-sSf",
+                  absl::StrCat("http://", (*farm)->coordinator().http_address(), "/metrics")},
+                 absl::Seconds(30))
+          .value_or(CommandResult{.exit_code = -1});
+  ASSERT_EQ(metrics.exit_code, 0) << Output(metrics);
+  const std::string marker = "\nfarm_cas_bytes_in_total ";
+  const size_t at = metrics.stdout_text.find(marker);
+  ASSERT_NE(at, std::string::npos) << metrics.stdout_text;
+  const double bytes_in = std::stod(metrics.stdout_text.substr(at + marker.size()));
+  // Once, and the four units' sources and headers (some hundred KB); not twice or more.
+  EXPECT_GE(bytes_in, static_cast<double>(toolchain_bytes));
+  EXPECT_LT(bytes_in, 1.5 * static_cast<double>(toolchain_bytes))
+      << "the toolchain (" << toolchain_bytes << " bytes) was sent more than once";
 }
 
 // The dependency scan is kept (scan_cache.h): the same compile again, here or in another
