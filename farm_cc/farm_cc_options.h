@@ -1,6 +1,8 @@
 // farm-cc's settings; every argument is the compiler's, so they come from the environment.
 #pragma once
 
+#include <cstdint>
+
 #include <optional>
 #include <string>
 
@@ -26,6 +28,9 @@ struct FarmCcOptions {
   // FARM_CC_KEEP_SCANS=0 (set by farm-nvcc, whose host compiles read a temporary file of a
   // private directory, so no later call has the same key): no scan is kept or looked up.
   bool keep_scans = true;
+  // FARM_CC_SCAN_CACHE_SIZE ("1GiB", the default): the bound of the kept scans, least
+  // recently used going first (scan_cache.h). farm-cc's main parses it.
+  uint64_t scan_cache_bytes = uint64_t{1} << 30;
   // The build host's job slots (libfarm/jobs): the dependency scan takes a light one, a local
   // compile a heavy one. Unset: none taken.
   std::optional<LocalJobLimits> local_jobs;

@@ -16,6 +16,7 @@
 #include "libfarm/cc/base_dir.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/path_search.h"
+#include "libfarm/units/byte_size.h"
 
 namespace {
 
@@ -43,6 +44,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.local_jobs = *std::move(local_jobs);
+  if (const std::string size = Env("FARM_CC_SCAN_CACHE_SIZE"); !size.empty()) {
+    auto bytes = farm::ParseByteSize(size);
+    if (!bytes.ok()) {
+      std::cerr << "farm-cc: FARM_CC_SCAN_CACHE_SIZE: " << bytes.status().message()
+                << ". Fix: set it to the bound of farm-cc's kept scans, or unset it for 1GiB\n";
+      return 2;
+    }
+    options.scan_cache_bytes = *bytes;
+  }
   if (const std::string base_dir = Env("FARM_CC_BASEDIR"); !base_dir.empty()) {
     auto parsed = farm::cc::BaseDir::Create(base_dir);
     if (!parsed.ok()) {

@@ -127,7 +127,7 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
   timeline.Mark("input tree");
   if (cache && gathered.inputs.ok()) {
     // Without the entry the next call only scans again.
-    if (absl::Status s = cache->Keep(*scan, *gathered.inputs); !s.ok()) {
+    if (absl::Status s = cache->Keep(*scan, *gathered.inputs, options.scan_cache_bytes); !s.ok()) {
       log->warn("{}: scan not kept: {}", plan.source, s.message());
     }
   }

@@ -1,6 +1,11 @@
 #include "farm_cc/scan_cache.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +17,41 @@
 
 namespace farm {
 namespace {
+
+constexpr uint64_t kDirectories = 256;  // by the key's first byte
+
+// Removes the least recently used entries of `dir` (by mtime: Find touches an entry) until
+// they hold at most 3/4 of `budget`, once they hold more than it. Only entries, by their
+// 64-hex names: another call's temporary file is left alone.
+void PruneDirectory(const std::filesystem::path& dir, uint64_t budget) {
+  struct Entry {
+    std::filesystem::file_time_type used;
+    uint64_t size;
+    std::filesystem::path path;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() != 64 || name.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      continue;
+    }
+    std::error_code stat_error;
+    const uint64_t size = it->file_size(stat_error);
+    const auto used = it->last_write_time(stat_error);
+    if (stat_error) continue;
+    entries.push_back({used, size, it->path()});
+    total += size;
+  }
+  if (total <= budget) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  for (const Entry& e : entries) {
+    if (total <= budget / 4 * 3) break;
+    if (std::filesystem::remove(e.path, ec)) total -= e.size;
+  }
+}
 
 // The first line of an entry; changes when what an entry means changes.
 constexpr char kEntryVersion[] = "farm-cc scan v1";
@@ -70,6 +110,8 @@ std::string ScanCache::TreeKey(const CompileInputs& inputs) const {
 std::optional<ScanCache::KeptScan> ScanCache::Find() const {
   auto text = ReadFileContents(path_);
   if (!text.ok()) return std::nullopt;
+  // Used now: the last to go when its directory is pruned.
+  ::utimensat(AT_FDCWD, path_.c_str(), nullptr, 0);
   std::vector<std::string> lines = absl::StrSplit(*text, '\n', absl::SkipEmpty());
   if (lines.size() < 2 || lines[0] != kEntryVersion || !absl::StartsWith(lines[1], "tree ")) {
     ComponentLogger("farm-cc")->warn("scan cache entry {} is not one: ignored", path_);
@@ -100,7 +142,8 @@ bool ScanCache::Holds(const KeptScan& kept, const CompileInputs& inputs) const {
   return !kept.tree_key.empty() && TreeKey(inputs) == kept.tree_key;
 }
 
-absl::Status ScanCache::Keep(const cc::DependencyScan& scan, const CompileInputs& inputs) const {
+absl::Status ScanCache::Keep(const cc::DependencyScan& scan, const CompileInputs& inputs,
+                             uint64_t max_bytes) const {
   if (scan.search_dirs.empty()) return absl::OkStatus();  // nothing to check new headers by
   const std::string tree_key = TreeKey(inputs);
   if (tree_key.empty()) return absl::OkStatus();
@@ -126,7 +169,9 @@ absl::Status ScanCache::Keep(const cc::DependencyScan& scan, const CompileInputs
         absl::StrCat("cannot create the scan cache's directory for ", path_, ": ", ec.message(),
                      ". Fix: point FARM_CC_CACHE_DIR at a writable directory"));
   }
-  return WriteFileAtomically(path_, text);
+  if (absl::Status s = WriteFileAtomically(path_, text); !s.ok()) return s;
+  PruneDirectory(std::filesystem::path(path_).parent_path(), max_bytes / kDirectories);
+  return absl::OkStatus();
 }
 
 }  // namespace farm

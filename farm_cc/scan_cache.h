@@ -11,8 +11,13 @@
 // directory of the compiler's search list, built-in ones included (compile_inputs.h). Stronger
 // than ccache's direct mode, which misses a new header that shadows one it recorded. What it
 // cannot see is an include whose name a macro computes; docs/farm-cc.md says so.
+//
+// Entries live in 256 directories by their key's first byte; keeping one prunes its directory
+// to its share of the bound, least recently found or kept first (ccache's cleanup, per
+// subdirectory): the cache stays near its bound without a walk over all of it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,15 +47,17 @@ class ScanCache {
     cc::DependencyScan scan;  // with this tree's paths
     std::string tree_key;     // what TreeKey() gave when it was kept
   };
-  // The kept scan, or nullopt (none, or unreadable: a miss).
+  // The kept scan, or nullopt (none, or unreadable: a miss). Found, it counts as used.
   std::optional<KeptScan> Find() const;
 
   // Whether `inputs`, gathered from `kept`'s scan, are the inputs it was kept with.
   bool Holds(const KeptScan& kept, const CompileInputs& inputs) const;
 
-  // Keeps `scan` and the digest of `inputs` gathered from it. A scan whose search list could
+  // Keeps `scan` and the digest of `inputs` gathered from it, then prunes the entry's
+  // directory to its share of `max_bytes` (the cache's bound). A scan whose search list could
   // not be read, or that names a path it cannot keep, is not kept (OK).
-  absl::Status Keep(const cc::DependencyScan& scan, const CompileInputs& inputs) const;
+  absl::Status Keep(const cc::DependencyScan& scan, const CompileInputs& inputs,
+                    uint64_t max_bytes) const;
 
   const std::string& path() const { return path_; }
 

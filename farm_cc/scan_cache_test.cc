@@ -14,6 +14,8 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 
+constexpr uint64_t kBound = uint64_t{1} << 30;
+
 class ScanCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -29,11 +31,12 @@ class ScanCacheTest : public ::testing::Test {
   std::string Tree(const char* name) const { return (dir_ / name).string(); }
   std::string CacheDir() const { return (dir_ / "cache").string(); }
 
-  // The call `g++ -I<tree> -c <tree>/x.cc` in <tree>/build, FARM_CC_BASEDIR <tree>.
-  std::optional<ScanCache> For(const std::string& tree) const {
+  // The call `g++ -I<tree> [extra] -c <tree>/x.cc` in <tree>/build, FARM_CC_BASEDIR <tree>.
+  std::optional<ScanCache> For(const std::string& tree, const std::string& extra = "-O2") const {
     auto base = cc::BaseDir::Create(tree);
     EXPECT_TRUE(base.ok());
-    CcInvocation call{.compiler = "/usr/bin/g++", .args = {"-I" + tree, "-c", tree + "/x.cc"}};
+    CcInvocation call{.compiler = "/usr/bin/g++",
+                      .args = {"-I" + tree, extra, "-c", tree + "/x.cc"}};
     farm::v1::Digest toolchain;
     toolchain.set_hash(std::string(64, 'a'));
     return ScanCache::ForCall(CacheDir(), *base, toolchain, call, {{"PATH", "/usr/bin"}},
@@ -61,7 +64,7 @@ TEST_F(ScanCacheTest, AnotherCheckoutFindsTheScanWithItsOwnPaths) {
   EXPECT_FALSE(in_a->Find().has_value());
   cc::DependencyScan scan{.files = {a + "/x.h", "/usr/include/stdio.h"},
                           .search_dirs = {a, "/usr/include"}};
-  ASSERT_TRUE(in_a->Keep(scan, InputsOf({a + "/x.h"})).ok());
+  ASSERT_TRUE(in_a->Keep(scan, InputsOf({a + "/x.h"}), kBound).ok());
 
   auto in_b = For(b);
   ASSERT_TRUE(in_b.has_value());
@@ -82,7 +85,8 @@ TEST_F(ScanCacheTest, NoSearchListNothingKeptAndAMangledEntryIsAMiss) {
   auto cache = For(a);
   ASSERT_TRUE(cache.has_value());
   // A translated -v: the search list is unknown, so no new header could be noticed.
-  ASSERT_TRUE(cache->Keep({.files = {a + "/x.h"}, .search_dirs = {}}, InputsOf({a + "/x.h"})).ok());
+  ASSERT_TRUE(
+      cache->Keep({.files = {a + "/x.h"}, .search_dirs = {}}, InputsOf({a + "/x.h"}), kBound).ok());
   EXPECT_FALSE(fs::exists(cache->path()));
 
   fs::create_directories(fs::path(cache->path()).parent_path());
@@ -90,6 +94,42 @@ TEST_F(ScanCacheTest, NoSearchListNothingKeptAndAMangledEntryIsAMiss) {
   EXPECT_FALSE(cache->Find().has_value());
   ASSERT_TRUE(WriteFileAtomically(cache->path(), "farm-cc scan v0\ntree abc\nfile /x\n").ok());
   EXPECT_FALSE(cache->Find().has_value());
+}
+
+// The bound holds without a walk over the whole cache: keeping an entry prunes its own
+// directory (one of 256) to its share, and an entry found since stays.
+TEST_F(ScanCacheTest, KeepingPrunesTheLeastRecentlyUsedBeyondTheBound) {
+  const std::string a = Tree("a");
+  const cc::DependencyScan scan{.files = {a + "/x.h"}, .search_dirs = {a}};
+  const CompileInputs inputs = InputsOf({a + "/x.h"});
+  auto first = For(a, "-DCALL=first");
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(first->Keep(scan, inputs, kBound).ok());
+  const uint64_t entry_bytes = fs::file_size(first->path());
+  // Room for 8 entries per directory: some 2,000 in all.
+  const uint64_t bound = 256 * (8 * entry_bytes + entry_bytes / 2);
+  constexpr int kCalls = 5000;
+  std::optional<ScanCache> last;
+  for (int i = 0; i < kCalls; ++i) {
+    last = For(a, "-DCALL=" + std::to_string(i));
+    ASSERT_TRUE(last.has_value());
+    ASSERT_TRUE(last->Keep(scan, inputs, bound).ok());
+    if (i % 10 == 0) {
+      ASSERT_TRUE(first->Find().has_value()) << "after " << i << " calls";
+    }
+  }
+  uint64_t total = 0;
+  int entries = 0;
+  for (const auto& e : fs::recursive_directory_iterator(CacheDir())) {
+    if (e.is_regular_file()) {
+      total += e.file_size();
+      ++entries;
+    }
+  }
+  EXPECT_LE(total, bound);
+  EXPECT_LT(entries, kCalls / 2);
+  EXPECT_TRUE(last->Find().has_value());   // the newest
+  EXPECT_TRUE(first->Find().has_value());  // found again and again: recently used
 }
 
 }  // namespace

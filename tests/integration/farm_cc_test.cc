@@ -441,6 +441,17 @@ TEST_F(FarmCcTest, AMalformedBaseDirIsRefused) {
   EXPECT_FALSE(fs::exists(root + "/build/w.o"));
 }
 
+TEST_F(FarmCcTest, AMalformedScanCacheSizeIsRefused) {
+  const std::string root = Tree("bad-scan-cache-size");
+  const CommandResult r =
+      Run({FarmBinary("farm-cc"), "gcc", "-c", root + "/src/warns.c", "-o", "w.o"}, root + "/build",
+          {"FARM_CC_SCAN_CACHE_SIZE=lots"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.stderr_text, HasSubstr("FARM_CC_SCAN_CACHE_SIZE: invalid size 'lots'"));
+  EXPECT_THAT(r.stderr_text, HasSubstr("Fix:"));
+  EXPECT_FALSE(fs::exists(root + "/build/w.o"));
+}
+
 // A compiler the worker cannot run from its tree fails the worker's check: here a g++ that
 // hands its call to /usr/bin/g++, a file farm-cc cannot know it needs. The compile falls back
 // here, counted with a reason naming the compiler, the worker and the fix; strict mode fails.
