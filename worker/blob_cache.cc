@@ -326,13 +326,12 @@ absl::Status BlobCache::LinkAt(const farm::v1::Digest& digest, const std::string
   const std::string linked = absl::StrCat(dir_, "/links/", name);
   std::error_code ec;
   fs::create_directories(fs::path(dest).parent_path(), ec);
-  // A second try when the copy went between its making and the link (DropLinkedCopies).
+  // A second try when the copy went between its making and the link (DropLinkedCopies, which
+  // may also take a copy being made). Whatever fails, a plain copy still serves, and says why
+  // if it cannot.
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (::link(linked.c_str(), dest.c_str()) == 0) return absl::OkStatus();
-    if (errno != ENOENT) break;
-    if (absl::Status s = MakeLinkedCopy(digest, name, executable, mtime_seconds); !s.ok()) {
-      return s;
-    }
+    if (errno != ENOENT || !MakeLinkedCopy(digest, name, executable, mtime_seconds).ok()) break;
   }
   return MaterializeAt(digest, dest, executable, mtime_seconds);
 }

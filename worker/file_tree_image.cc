@@ -193,8 +193,9 @@ absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& r
       s = cache->MaterializeAt(entry.digest(), dest.string(), entry.executable(),
                                entry.mtime_seconds());
     }
-    if (!s.ok())
+    if (!s.ok()) {
       return absl::Status(s.code(), absl::StrCat("'/", entry.path(), "': ", s.message()));
+    }
   }
   return absl::OkStatus();
 }
