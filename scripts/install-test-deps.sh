@@ -8,6 +8,13 @@ here="$(cd "$(dirname "$0")" && pwd)"
 bash "$here/install-deps.sh"
 # g++-11 beside Debian 12's g++-12: farm_cc_test's two toolchains that must never answer each other.
 bash "$here/apt-ensure.sh" install-test-deps chromium chromium-driver g++-11
+# GCC's German messages and a German locale: farm-cc reads the compiler's include search list
+# under a translated GCC (dependency_scan_test).
+bash "$here/apt-ensure.sh" install-test-deps gcc-12-locales locales
+if ! locale -a 2>/dev/null | grep -qx 'de_DE.utf8'; then
+  echo "install-test-deps: generating the de_DE.UTF-8 locale"
+  localedef -i de_DE -f UTF-8 de_DE.UTF-8
+fi
 
 # One venv beside the checkout, built from Debian's python3 so every machine gets the same one.
 venv="$(cd "$here/.." && pwd)/.venv"

@@ -69,7 +69,15 @@ absl::StatusOr<DependencyScan> ScanDependencies(const std::string& compiler,
   for (std::string& arg : plan.DependencyScanArgs(scan_output)) argv.push_back(std::move(arg));
   argv.push_back("-v");  // the include search list, on stderr
 
-  absl::StatusOr<CommandResult> result = RunCommand(argv, kScanTimeout);
+  // The search list is read in English: a translated GCC ("... beginnt hier:") would leave
+  // it unknown and the scan unkept. Only the messages: LC_ALL, which would override them,
+  // becomes LC_CTYPE, so the input charset stays the call's; gettext ignores LANGUAGE once
+  // LC_MESSAGES is C.
+  std::vector<std::string> english = {"LC_ALL=", "LC_MESSAGES=C"};
+  if (const char* all = getenv("LC_ALL"); all != nullptr && *all != '\0') {
+    english.push_back(absl::StrCat("LC_CTYPE=", all));
+  }
+  absl::StatusOr<CommandResult> result = RunCommand(argv, kScanTimeout, english);
   absl::StatusOr<std::string> text = result.ok() && result->exit_code == 0
                                          ? ReadFileContents(scan_output)
                                          : absl::StatusOr<std::string>(std::string());

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "libfarm/files/file_contents.h"
+#include "libfarm/process/subprocess.h"
 
 namespace farm::cc {
 namespace {
@@ -50,6 +51,39 @@ TEST(ScanDependenciesTest, ListsEveryFileTheCompileReads) {
     EXPECT_FALSE(fs::exists(dir + "/a.d"));
   }
   fs::remove_all(dir);
+}
+
+// A build host in German (gcc-12-locales: "Suche für »#include <...>« beginnt hier:"): the search
+// list is still read, so the scan can be kept.
+TEST(ScanDependenciesTest, TheSearchListIsReadUnderATranslatedGcc) {
+  ASSERT_TRUE(fs::exists("/usr/share/locale/de/LC_MESSAGES/gcc-12.mo"))
+      << "GCC's German messages are missing. Fix: bash scripts/install-test-deps.sh";
+  const char* saved_all = getenv("LC_ALL");
+  const std::string restore_all = saved_all != nullptr ? saved_all : "";
+  setenv("LC_ALL", "de_DE.UTF-8", 1);
+  setenv("LANGUAGE", "de", 1);
+  std::string dir = MakeProject();
+  absl::StatusOr<CcCompilePlan> plan =
+      PlanRemoteCompile({"-Iinc", "-c", "a.cc", "-o", "a.o"}, CompilerFamily::kGcc);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<DependencyScan> scan = ScanDependencies("/usr/bin/g++", *plan, dir);
+  // Translated indeed: the same driver in that locale speaks German.
+  absl::StatusOr<CommandResult> german =
+      RunCommand({"/usr/bin/g++", "-v", "-E", "-x", "c++", "/dev/null", "-o", "/dev/null"});
+  if (saved_all != nullptr) {
+    setenv("LC_ALL", restore_all.c_str(), 1);
+  } else {
+    unsetenv("LC_ALL");
+  }
+  unsetenv("LANGUAGE");
+  fs::remove_all(dir);
+  ASSERT_TRUE(german.ok()) << german.status();
+  ASSERT_THAT(german->stderr_text, HasSubstr("beginnt hier"))
+      << "no German locale. Fix: bash scripts/install-test-deps.sh";
+  ASSERT_TRUE(scan.ok()) << scan.status();
+  ASSERT_FALSE(scan->search_dirs.empty());
+  EXPECT_EQ(scan->search_dirs.front(), "inc");
+  EXPECT_THAT(scan->search_dirs, Contains("/usr/include"));
 }
 
 TEST(ScanDependenciesTest, PreprocessedSourceListsItself) {
