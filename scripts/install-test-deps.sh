@@ -13,7 +13,7 @@ bash "$here/apt-ensure.sh" install-test-deps chromium chromium-driver g++-11
 bash "$here/apt-ensure.sh" install-test-deps gcc-12-locales locales
 if ! locale -a 2>/dev/null | grep -qx 'de_DE.utf8'; then
   echo "install-test-deps: generating the de_DE.UTF-8 locale"
-  localedef -i de_DE -f UTF-8 de_DE.UTF-8
+  if [ "$(id -u)" = 0 ]; then localedef -i de_DE -f UTF-8 de_DE.UTF-8; else sudo localedef -i de_DE -f UTF-8 de_DE.UTF-8; fi
 fi
 
 # One venv beside the checkout, built from Debian's python3 so every machine gets the same one.
