@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
   app.add_option("--gpu", gpu_texts,
                  "a GPU of this host, SM[:NAME[:MEMORY]] (e.g. sm_90:H100:80GiB), repeatable: "
                  "for hosts where the driver cannot be asked; replaces detection");
-  app.add_option("--cache-size", cache_size, "bound of the local blob cache, linked copies included (e.g. 10GiB)")
+  app.add_option("--cache-size", cache_size,
+                 "bound of the local blob cache, linked copies included (e.g. 10GiB)")
       ->capture_default_str();
   app.add_option("--builds-dir", options.wheel_builds.builds_root,
                  "where wheel builds run; the same path on every host keeps the action cache "
