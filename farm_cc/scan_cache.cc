@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "libfarm/cc/file_tree_builder.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/digest/sha256.h"
 #include "libfarm/files/file_contents.h"
 #include "libfarm/logging/logger.h"
@@ -33,10 +34,7 @@ void PruneDirectory(const std::filesystem::path& dir, uint64_t budget) {
   uint64_t total = 0;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() != 64 || name.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      continue;
-    }
+    if (!ValidateHash(it->path().filename().string()).ok()) continue;
     std::error_code stat_error;
     const uint64_t size = it->file_size(stat_error);
     const auto used = it->last_write_time(stat_error);

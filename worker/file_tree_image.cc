@@ -172,10 +172,13 @@ absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& r
     if (!entry.directory() && !IsLink(entry)) files.push_back(entry.digest());
   }
   cache->Prefetch(files, kParallelBlobFetches);
+  std::vector<std::string> writable_prefixes;  // "dir/"; "" for the whole image
+  for (const std::string& dir : writable_dirs) {
+    writable_prefixes.push_back(dir.empty() ? "" : absl::StrCat(dir, "/"));
+  }
   auto writable = [&](const std::string& path) {
-    return std::any_of(writable_dirs.begin(), writable_dirs.end(), [&](const std::string& dir) {
-      return dir.empty() || absl::StartsWith(path, absl::StrCat(dir, "/"));
-    });
+    return std::any_of(writable_prefixes.begin(), writable_prefixes.end(),
+                       [&](const std::string& prefix) { return absl::StartsWith(path, prefix); });
   };
   std::set<std::tuple<std::string, int64_t, bool>> linked;  // {hash, mtime, executable}
   std::error_code ec;
