@@ -184,5 +184,29 @@ TEST_F(FileTreeBuilderTest, IncludedHeadersGccDoesNotList) {
                                           "src/a.cc 103"));
 }
 
+// The probes rule names out by directory listings; every way a name can reach a file must
+// still find it: '..', a symlinked directory, an absolute name, nested directories, and the
+// same name in two search directories.
+TEST_F(FileTreeBuilderTest, IncludedHeadersFoundThroughEveryKindOfName) {
+  Write("up/u.h", "");
+  Write("real/x.h", "");
+  Link("../real", "inc/lnk");
+  Write("inc/deep/er/d.h", "");
+  Write("abs/a.h", "");
+  Write("inc/twice.h", "");
+  Write("inc2/twice.h", "");
+  Write("inc/file.h", "");
+  const std::string source =
+      "#include \"../up/u.h\"\n#include <lnk/x.h>\n#include <deep/er/d.h>\n#include \"" + root_ +
+      "/abs/a.h\"\n#include <twice.h>\n#include <file.h/x.h>\n#include <deep/none.h>\n";
+  Write("src/a.cc", source);
+  FileTreeBuilder builder;
+  ASSERT_TRUE(builder.Add("src/a.cc", root_).ok());
+  ASSERT_TRUE(AddIncludedHeaders(builder, {"inc", "inc2"}, root_).ok());
+  EXPECT_THAT(Shown(builder), ElementsAre("abs/a.h 0", "inc/deep/er/d.h 0", "inc/lnk -> ../real",
+                                          "inc/twice.h 0", "inc2/twice.h 0", "real/x.h 0",
+                                          "src/a.cc " + std::to_string(source.size()), "up/u.h 0"));
+}
+
 }  // namespace
 }  // namespace farm::cc

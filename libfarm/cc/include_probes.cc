@@ -1,8 +1,13 @@
 #include "libfarm/cc/include_probes.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
+#include <map>
+#include <optional>
 #include <set>
+
+#include "absl/strings/str_split.h"
 
 namespace farm::cc {
 namespace {
@@ -10,6 +15,45 @@ namespace {
 std::string InDir(const std::string& dir, const std::string& name) {
   return (dir == "/" ? "" : dir) + "/" + name;
 }
+
+// Directory listings read once per call, to rule out a probe without a system call: nearly
+// every name is looked up in a dozen directories and found in one, and a failed stat() per
+// pair was most of the probes' cost.
+class DirectoryListings {
+ public:
+  // False when `name` below the existing directory `dir` cannot exist: a component is missing
+  // from its directory's listing. True when it may: stat() decides (also for '.', '..' and
+  // directories this cannot list).
+  bool MayExist(const std::string& dir, const std::string& name) {
+    std::string at = dir;
+    for (absl::string_view component : absl::StrSplit(name, '/')) {
+      if (component.empty() || component == "." || component == "..") return true;
+      const std::set<std::string, std::less<>>* entries = Listing(at);
+      if (entries == nullptr) return true;
+      if (entries->find(component) == entries->end()) return false;
+      at = InDir(at, std::string(component));
+    }
+    return true;
+  }
+
+ private:
+  // nullptr when `dir` cannot be listed.
+  const std::set<std::string, std::less<>>* Listing(const std::string& dir) {
+    auto [it, inserted] = listings_.try_emplace(dir);
+    if (inserted) {
+      DIR* d = ::opendir(dir.c_str());
+      if (d != nullptr) {
+        std::set<std::string, std::less<>> entries;
+        while (const dirent* e = ::readdir(d)) entries.insert(e->d_name);
+        ::closedir(d);
+        it->second = std::move(entries);
+      }
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
+  std::map<std::string, std::optional<std::set<std::string, std::less<>>>> listings_;
+};
 
 }  // namespace
 
@@ -26,9 +70,11 @@ absl::Status AddIncludedHeaders(FileTreeBuilder& builder,
     if (searched.insert(absolute).second) search.push_back(std::move(absolute));
   }
   std::set<std::string> tried;
-  // Adds `path` when it is a file not tried before.
-  auto try_path = [&](const std::string& path) -> absl::Status {
-    if (!tried.insert(path).second) return absl::OkStatus();
+  DirectoryListings listings;
+  // Adds DIR/NAME when it is a file not tried before.
+  auto try_in = [&](const std::string& dir, const std::string& name) -> absl::Status {
+    const std::string path = InDir(dir, name);
+    if (!tried.insert(path).second || !listings.MayExist(dir, name)) return absl::OkStatus();
     struct stat info;
     if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return absl::OkStatus();
     return builder.Add(path, cwd);
@@ -42,14 +88,16 @@ absl::Status AddIncludedHeaders(FileTreeBuilder& builder,
       for (const IncludedName& included : site.names) {
         if (included.probe) probes.insert(included.name);
         if (!included.name.empty() && included.name[0] == '/') {
-          if (absl::Status added = try_path(included.name); !added.ok()) return added;
+          if (absl::Status added = try_in("/", included.name.substr(1)); !added.ok()) {
+            return added;
+          }
           continue;
         }
-        if (absl::Status added = try_path(InDir(site.directory, included.name)); !added.ok()) {
+        if (absl::Status added = try_in(site.directory, included.name); !added.ok()) {
           return added;
         }
         for (const std::string& dir : search) {
-          if (absl::Status added = try_path(InDir(dir, included.name)); !added.ok()) return added;
+          if (absl::Status added = try_in(dir, included.name); !added.ok()) return added;
         }
       }
     }
@@ -57,7 +105,7 @@ absl::Status AddIncludedHeaders(FileTreeBuilder& builder,
     std::set<std::string> directories = builder.Directories();
     for (const std::string& name : probes) {
       for (const std::string& dir : directories) {
-        if (absl::Status added = try_path(InDir(dir, name)); !added.ok()) return added;
+        if (absl::Status added = try_in(dir, name); !added.ok()) return added;
       }
     }
   }

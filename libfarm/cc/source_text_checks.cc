@@ -1,5 +1,7 @@
 #include "libfarm/cc/source_text_checks.h"
 
+#include <string.h>
+
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
@@ -8,6 +10,16 @@
 
 namespace farm::cc {
 namespace {
+
+// text.find(needle, from) by glibc's memmem: absl's find stops at each occurrence of the
+// needle's first byte, and the needles here start with '_', of which C++ headers are full.
+// This and reading the files were a sixth of farm-cc's own CPU per compile before.
+size_t Find(absl::string_view text, absl::string_view needle, size_t from = 0) {
+  if (from > text.size()) return absl::string_view::npos;
+  const void* at = ::memmem(text.data() + from, text.size() - from, needle.data(), needle.size());
+  return at == nullptr ? absl::string_view::npos
+                       : static_cast<size_t>(static_cast<const char*>(at) - text.data());
+}
 
 size_t SkipBlanks(absl::string_view text, size_t i) {
   while (i < text.size() && absl::ascii_isblank(text[i])) ++i;
@@ -80,8 +92,9 @@ bool MentionsTimeMacros(absl::string_view text) {
   // Whole names only: glibc's headers are full of __TIME_T_TYPE and the like. In comments and
   // literals they expand to nothing (a header documenting its own check, a message naming it).
   auto names_one = [](absl::string_view t) {
-    return absl::StrContains(t, "__DATE__") || absl::StrContains(t, "__TIME__") ||
-           absl::StrContains(t, "__TIMESTAMP__");
+    return Find(t, "__DATE__") != absl::string_view::npos ||
+           Find(t, "__TIME__") != absl::string_view::npos ||
+           Find(t, "__TIMESTAMP__") != absl::string_view::npos;
   };
   // Nearly every file names none anywhere: then there is no code to strip it from.
   return names_one(text) && names_one(CodeOnly(text));
@@ -111,7 +124,7 @@ std::vector<IncludedName> IncludedNames(absl::string_view text) {
   }
   constexpr absl::string_view kProbe = "__has_include";
   size_t at = 0;
-  while ((at = text.find(kProbe, at)) != absl::string_view::npos) {
+  while ((at = Find(text, kProbe, at)) != absl::string_view::npos) {
     size_t i = at + kProbe.size();
     at = i;
     if (text.substr(i, 5) == "_next") i += 5;

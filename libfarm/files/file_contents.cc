@@ -6,22 +6,38 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 
 namespace farm {
 
 absl::StatusOr<std::string> ReadFileContents(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));
-  return std::move(bytes).str();
+  absl::Cleanup close_fd = [fd] { ::close(fd); };
+  // One read of the size fstat gives (and one more to see the end), not a stream's copies:
+  // a build host reads hundreds of headers per compile.
+  struct stat info {};
+  const size_t expected =
+      ::fstat(fd, &info) == 0 && info.st_size > 0 ? static_cast<size_t>(info.st_size) : 0;
+  std::string bytes;
+  bytes.resize(expected + 1);
+  size_t got = 0;
+  while (true) {
+    if (got == bytes.size()) bytes.resize(bytes.size() * 2);  // grew, or a pipe
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::DataLossError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  bytes.resize(got);
+  return bytes;
 }
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& bytes, mode_t mode) {

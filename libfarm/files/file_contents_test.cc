@@ -1,0 +1,57 @@
+#include "libfarm/files/file_contents.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace farm {
+namespace {
+
+class FileContentsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::temp_directory_path() / "file_contents_XXXXXX");
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string dir_;
+};
+
+TEST_F(FileContentsTest, ReadsEveryByteOfFilesOfAnySize) {
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{3} << 20}) {
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>((i * 131 + size) % 256);
+    const std::string path = dir_ + "/f" + std::to_string(size);
+    ASSERT_TRUE(WriteFileAtomically(path, bytes).ok());
+    absl::StatusOr<std::string> read = ReadFileContents(path);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(*read, bytes) << size << " bytes";
+  }
+}
+
+TEST_F(FileContentsTest, ReadsFilesWhoseSizeTheKernelDoesNotKnow) {
+  // /proc files stat as 0 bytes and still have content.
+  absl::StatusOr<std::string> status = ReadFileContents("/proc/self/status");
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_NE(status->find("Pid:"), std::string::npos) << *status;
+}
+
+TEST_F(FileContentsTest, AMissingFileIsNotFoundAndADirectoryIsDataLoss) {
+  absl::StatusOr<std::string> missing = ReadFileContents(dir_ + "/absent");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find(dir_ + "/absent"), std::string::npos);
+
+  absl::StatusOr<std::string> directory = ReadFileContents(dir_);
+  EXPECT_EQ(directory.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(directory.status().message().find(dir_), std::string::npos);
+}
+
+}  // namespace
+}  // namespace farm
