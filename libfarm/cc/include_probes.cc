@@ -17,8 +17,8 @@ std::string InDir(const std::string& dir, const std::string& name) {
 }
 
 // Directory listings read once per call, to rule out a probe without a system call: nearly
-// every name is looked up in a dozen directories and found in one, and a failed stat() per
-// pair was most of the probes' cost.
+// every name is looked up in a dozen directories and found in one, and each other one cost a
+// failed stat().
 class DirectoryListings {
  public:
   // False when `name` below the existing directory `dir` cannot exist: a component is missing
