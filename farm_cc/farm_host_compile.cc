@@ -72,7 +72,7 @@ class UploadPlan {
  public:
   UploadPlan(const CompileInputs& inputs, const cc::HostToolchainFiles& toolchain)
       : inputs_(inputs), toolchain_(toolchain) {
-    wanted = {toolchain.tree_digest, inputs.digest};
+    wanted_ = {toolchain.tree_digest, inputs.digest};
     for (const farm::v1::FileTree* tree : {&toolchain.tree, &inputs.tree}) {
       for (const farm::v1::InputFile& f : tree->files()) {
         if (!f.symlink_target().empty() || f.directory() ||
@@ -80,10 +80,13 @@ class UploadPlan {
           continue;
         }
         if (tree == &toolchain.tree) toolchain_files_.insert(f.digest().hash());
-        wanted.push_back(f.digest());
+        wanted_.push_back(f.digest());
       }
     }
   }
+
+  // Every blob the compile needs, each once.
+  const std::vector<farm::v1::Digest>& wanted() const { return wanted_; }
 
   // The toolchain's tree or one of its files.
   bool IsToolchains(const farm::v1::Digest& d) const {
@@ -116,9 +119,8 @@ class UploadPlan {
     return absl::OkStatus();
   }
 
-  std::vector<farm::v1::Digest> wanted;
-
  private:
+  std::vector<farm::v1::Digest> wanted_;
   const CompileInputs& inputs_;
   const cc::HostToolchainFiles& toolchain_;
   std::map<std::string, std::string> path_of_;  // file hash -> local file
@@ -218,7 +220,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   // One question to the CAS for both trees and every file they name (the toolchain's digest
   // comes with its cached closure); only what it lacks is sent.
   UploadPlan uploads(inputs, toolchain);
-  auto missing = cas->FindMissing(uploads.wanted);
+  auto missing = cas->FindMissing(uploads.wanted());
   if (!missing.ok()) return missing.status();
   std::vector<farm::v1::Digest> missing_toolchain, missing_inputs;
   for (const farm::v1::Digest& d : *missing) {
