@@ -1,20 +1,12 @@
 #include "farm_cc/farm_cc_options.h"
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "farm_nvcc/farm_nvcc_options.h"
+#include "libfarm/process/environment.h"
 
 namespace farm {
-namespace {
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::string(v) : std::string();
-}
-
-}  // namespace
 
 FarmCcOptions FarmCcOptionsFromEnvironment() {
   // The coordinator and build as farm-nvcc finds them: one build counts both launchers' calls.
@@ -22,14 +14,14 @@ FarmCcOptions FarmCcOptionsFromEnvironment() {
   FarmCcOptions options;
   options.target = nvcc.target;
   options.build_id = nvcc.build_id;
-  options.disabled = Env("FARM_CC_DISABLE") == "1";
-  options.strict = Env("FARM_CC_STRICT") == "1";
+  options.disabled = GetEnv("FARM_CC_DISABLE") == "1";
+  options.strict = GetEnv("FARM_CC_STRICT") == "1";
   options.local_job_priority = JobPriorityFromEnvironment();
-  options.keep_scans = Env("FARM_CC_KEEP_SCANS") != "0";
-  options.cache_dir = Env("FARM_CC_CACHE_DIR");
+  options.keep_scans = GetEnv("FARM_CC_KEEP_SCANS") != "0";
+  options.cache_dir = GetEnv("FARM_CC_CACHE_DIR");
   if (options.cache_dir.empty()) {
-    const std::string xdg = Env("XDG_CACHE_HOME");
-    const std::string home = Env("HOME");
+    const std::string xdg = GetEnv("XDG_CACHE_HOME");
+    const std::string home = GetEnv("HOME");
     options.cache_dir = !xdg.empty()    ? absl::StrCat(xdg, "/wheelfarm/farm-cc")
                         : !home.empty() ? absl::StrCat(home, "/.cache/wheelfarm/farm-cc")
                                         : "/tmp/wheelfarm-farm-cc";

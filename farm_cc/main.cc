@@ -5,7 +5,6 @@
 // masqueraded as gcc/g++/cc/c++/clang/clang++ (a link to it first on PATH).
 #include <unistd.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,24 +14,16 @@
 #include "farm_cc/remote_or_local.h"
 #include "libfarm/cc/base_dir.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/path_search.h"
 #include "libfarm/units/byte_size.h"
-
-namespace {
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::string(v) : std::string();
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   auto log = farm::ComponentLogger("farm-cc");
   log->set_pattern("farm-cc: %v");
-  farm::SetLogLevel(Env("FARM_CC_LOG").empty() ? "info" : Env("FARM_CC_LOG"));
+  farm::SetLogLevel(farm::GetEnv("FARM_CC_LOG").empty() ? "info" : farm::GetEnv("FARM_CC_LOG"));
   auto call = farm::LocateCompiler(std::vector<std::string>(argv, argv + argc),
-                                   farm::SelfExecutable(), Env("PATH"));
+                                   farm::SelfExecutable(), farm::GetEnv("PATH"));
   if (!call.ok()) {
     std::cerr << call.status().message() << "\n";
     return 2;
@@ -44,7 +35,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.local_jobs = *std::move(local_jobs);
-  if (const std::string size = Env("FARM_CC_SCAN_CACHE_SIZE"); !size.empty()) {
+  if (const std::string size = farm::GetEnv("FARM_CC_SCAN_CACHE_SIZE"); !size.empty()) {
     auto bytes = farm::ParseByteSize(size);
     if (!bytes.ok()) {
       std::cerr << "farm-cc: FARM_CC_SCAN_CACHE_SIZE: " << bytes.status().message()
@@ -53,7 +44,7 @@ int main(int argc, char** argv) {
     }
     options.scan_cache_bytes = *bytes;
   }
-  if (const std::string base_dir = Env("FARM_CC_BASEDIR"); !base_dir.empty()) {
+  if (const std::string base_dir = farm::GetEnv("FARM_CC_BASEDIR"); !base_dir.empty()) {
     auto parsed = farm::cc::BaseDir::Create(base_dir);
     if (!parsed.ok()) {
       std::cerr << "farm-cc: " << parsed.status().message() << "\n";

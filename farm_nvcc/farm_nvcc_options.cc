@@ -1,21 +1,13 @@
 #include "farm_nvcc/farm_nvcc_options.h"
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/digest/digest.h"
+#include "libfarm/process/environment.h"
 
 namespace farm {
-namespace {
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::string(v) : std::string();
-}
-
-}  // namespace
 
 std::string DefaultBuildId(const std::string& working_dir) {
   const std::string name = std::filesystem::path(working_dir).filename().string();
@@ -24,7 +16,7 @@ std::string DefaultBuildId(const std::string& working_dir) {
 }
 
 absl::StatusOr<double> LongUnitSecondsFromEnvironment() {
-  const std::string text = Env("FARM_NVCC_LONG_UNIT_SECONDS");
+  const std::string text = GetEnv("FARM_NVCC_LONG_UNIT_SECONDS");
   if (text.empty()) return kLongUnitSeconds;
   double seconds = 0;
   if (!absl::SimpleAtod(text, &seconds) || !(seconds >= 0) || seconds > 86400) {
@@ -39,18 +31,18 @@ absl::StatusOr<double> LongUnitSecondsFromEnvironment() {
 
 FarmNvccOptions FarmNvccOptionsFromEnvironment() {
   FarmNvccOptions options;
-  options.target.coordinator = Env("FARM_COORDINATOR");
-  options.target.farm_dir = Env("FARM_DIR");
-  options.target.token_file = Env("FARM_TOKEN_FILE");
+  options.target.coordinator = GetEnv("FARM_COORDINATOR");
+  options.target.farm_dir = GetEnv("FARM_DIR");
+  options.target.token_file = GetEnv("FARM_TOKEN_FILE");
   options.target.tls = ClientTlsFilesFromEnvironment();
-  options.build_id = Env("FARM_BUILD_ID");
+  options.build_id = GetEnv("FARM_BUILD_ID");
   if (options.build_id.empty()) {
     std::error_code ec;
     options.build_id = DefaultBuildId(std::filesystem::current_path(ec).string());
   }
-  options.disabled = Env("FARM_NVCC_DISABLE") == "1";
-  options.strict = Env("FARM_NVCC_STRICT") == "1";
-  options.host_compile_ahead = Env("FARM_NVCC_HOST_COMPILE_AHEAD") != "0";
+  options.disabled = GetEnv("FARM_NVCC_DISABLE") == "1";
+  options.strict = GetEnv("FARM_NVCC_STRICT") == "1";
+  options.host_compile_ahead = GetEnv("FARM_NVCC_HOST_COMPILE_AHEAD") != "0";
   return options;
 }
 

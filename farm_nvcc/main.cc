@@ -4,7 +4,6 @@
 // FARM_NVCC_STRICT=1 asks for exactly that. Each call's outcome is reported to the build.
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -16,23 +15,16 @@
 #include "farm_nvcc/split_or_fallback.h"
 #include "libfarm/jobs/local_job_limits.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/path_search.h"
-
-namespace {
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::string(v) : std::string();
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   auto log = farm::ComponentLogger("farm-nvcc");
   log->set_pattern("farm-nvcc: %v");
-  farm::SetLogLevel(Env("FARM_NVCC_LOG").empty() ? "info" : Env("FARM_NVCC_LOG"));
+  farm::SetLogLevel(farm::GetEnv("FARM_NVCC_LOG").empty() ? "info" : farm::GetEnv("FARM_NVCC_LOG"));
   const std::vector<std::string> args(argv, argv + argc);
-  auto call = farm::LocateNvcc(args, farm::SelfExecutable(), Env("CUDA_HOME"), Env("PATH"));
+  auto call = farm::LocateNvcc(args, farm::SelfExecutable(), farm::GetEnv("CUDA_HOME"),
+                               farm::GetEnv("PATH"));
   if (!call.ok()) {
     std::cerr << call.status().message() << "\n";
     return 2;
@@ -53,7 +45,7 @@ int main(int argc, char** argv) {
   // The host compile through farm-cc, when it is installed beside this binary.
   const std::string farm_cc =
       (std::filesystem::path(farm::SelfExecutable()).parent_path() / "farm-cc").string();
-  if (Env("FARM_NVCC_HOST_COMPILE_ON_FARM") != "0" && access(farm_cc.c_str(), X_OK) == 0) {
+  if (farm::GetEnv("FARM_NVCC_HOST_COMPILE_ON_FARM") != "0" && access(farm_cc.c_str(), X_OK) == 0) {
     options.farm_cc = farm_cc;
   }
   return farm::SplitOrFallback(*call, options);

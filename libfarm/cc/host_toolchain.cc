@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <system_error>
@@ -23,10 +22,12 @@
 #include "libfarm/elf/elf_file.h"
 #include "libfarm/elf/mapped_file.h"
 #include "libfarm/files/json_file.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/path_search.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm::cc {
+
 namespace {
 
 constexpr absl::Duration kProbeTimeout = absl::Seconds(60);
@@ -38,11 +39,6 @@ constexpr const char* kDistroFiles[] = {
     "/etc/debian_version", "/etc/SuSE-release",   "/etc/alpine-release", "/etc/arch-release",
     "/etc/gentoo-release", "/etc/exherbo-release"};
 
-std::string Env(const char* name) {
-  const char* value = getenv(name);
-  return value == nullptr ? "" : value;
-}
-
 bool IsRegularFile(const std::string& path) {
   struct stat info;
   return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
@@ -51,7 +47,7 @@ bool IsRegularFile(const std::string& path) {
 absl::StatusOr<std::string> AbsoluteCompiler(const std::string& compiler_path) {
   if (compiler_path.empty()) return absl::InvalidArgumentError("no compiler path");
   if (compiler_path.find('/') == std::string::npos) {
-    std::optional<std::string> found = FindOnPath(compiler_path, Env("PATH"));
+    std::optional<std::string> found = FindOnPath(compiler_path, GetEnv("PATH"));
     if (!found) {
       return absl::NotFoundError(
           absl::StrCat(compiler_path, " is not on PATH. Fix: install it or name its path"));
@@ -99,7 +95,7 @@ std::optional<std::string> GccProgram(const std::string& compiler, const std::st
     return std::nullopt;
   }
   if (path.empty() || path.find('/') != std::string::npos) return std::nullopt;
-  return FindOnPath(path, Env("PATH"));
+  return FindOnPath(path, GetEnv("PATH"));
 }
 
 absl::Status AddGccPrograms(const std::string& compiler, HostToolchainFiles& files) {
@@ -276,8 +272,8 @@ absl::StatusOr<HostToolchainFiles> CachedHostToolchain(const std::string& compil
                                                        const std::string& cache_dir) {
   absl::StatusOr<std::string> compiler = AbsoluteCompiler(compiler_path);
   if (!compiler.ok()) return compiler.status();
-  std::string key = absl::StrCat(*compiler, "\n", Env("PATH"), "\n", Env("LD_LIBRARY_PATH"), "\n",
-                                 Env("COMPILER_PATH"), "\n", Env("GCC_EXEC_PREFIX"));
+  std::string key = absl::StrCat(*compiler, "\n", GetEnv("PATH"), "\n", GetEnv("LD_LIBRARY_PATH"),
+                                 "\n", GetEnv("COMPILER_PATH"), "\n", GetEnv("GCC_EXEC_PREFIX"));
   std::string cache_file =
       absl::StrCat(cache_dir, "/toolchain-", DigestOfBytes(key).hash().substr(0, 32), ".json");
   if (absl::StatusOr<nlohmann::json> cached = ReadJsonFile(cache_file); cached.ok()) {

@@ -1,18 +1,14 @@
 #include "libfarm/tls/client_tls.h"
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/tls/pem_files.h"
 
 namespace farm {
-namespace {
 
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::string(v) : std::string();
-}
+namespace {
 
 std::string Absolute(const std::string& path) {
   std::error_code ec;
@@ -23,8 +19,8 @@ std::string Absolute(const std::string& path) {
 }  // namespace
 
 ClientTlsFiles ClientTlsFilesFromEnvironment() {
-  return {Env("FARM_TLS_CA"), Env("FARM_TLS_CERT"), Env("FARM_TLS_KEY"),
-          Env("FARM_TLS_SERVER_NAME")};
+  return {GetEnv("FARM_TLS_CA"), GetEnv("FARM_TLS_CERT"), GetEnv("FARM_TLS_KEY"),
+          GetEnv("FARM_TLS_SERVER_NAME")};
 }
 
 std::vector<std::pair<std::string, std::string>> ClientTlsEnvironment(const ClientTlsFiles& files) {

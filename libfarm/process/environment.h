@@ -1,0 +1,12 @@
+// Reading this process's environment.
+#pragma once
+
+#include <string>
+
+namespace farm {
+
+// The value of the environment variable `name`; "" when it is unset (callers treat unset and
+// empty alike).
+std::string GetEnv(const char* name);
+
+}  // namespace farm
