@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "farm_cc/cross_tree_cache.h"
 #include "libfarm/actions/action_logs.h"
 #include "libfarm/cc/file_tree_builder.h"
@@ -40,22 +41,17 @@ absl::StatusOr<std::string> RealOutputPath(const std::string& path, const std::s
   return absolute.string();
 }
 
-// The scheduler's answer when no online worker qualifies (WhyUnschedulable in
-// coordinator/scheduler/scheduler.cc), said as what the user can change: a worker of the
-// toolchain's CPU that sandboxes its actions. Its own per-worker list follows, cut short: the
-// reason is reported with the call (the coordinator takes at most 1 KiB) and its class, the
-// text before the first ": ", names no worker.
-std::optional<std::string> NoWorkerForToolchain(const std::string& error,
+// The scheduler's answer when no online worker qualifies (ActionStatus.unplaceable), said as
+// what the user can change: a worker of the toolchain's CPU that sandboxes its actions. The
+// scheduler's per-worker refusals follow, cut short: the reason is reported with the call (the
+// coordinator takes at most 1 KiB) and its class, the text before the first ": ", names no
+// worker.
+std::optional<std::string> NoWorkerForToolchain(const farm::v1::ActionStatus& status,
                                                 const std::string& cpu_arch) {
-  std::string detail;
-  if (absl::StartsWith(error, "no worker is online")) {
-    detail = "no worker is online";
-  } else if (absl::StartsWith(error, "no online worker can run this action: ")) {
-    detail = error.substr(std::string("no online worker can run this action: ").size());
-    detail = detail.substr(0, detail.find(". Fix:"));
-  } else {
-    return std::nullopt;
-  }
+  if (!status.unplaceable()) return std::nullopt;
+  std::string detail = status.placement_refusals().empty()
+                           ? "no worker is online"
+                           : absl::StrJoin(status.placement_refusals(), "; ");
   constexpr size_t kMaxDetailBytes = 400;
   if (detail.size() > kMaxDetailBytes) {
     detail = absl::StrCat(detail.substr(0, kMaxDetailBytes), "...");
@@ -255,8 +251,11 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   if (!done.ok()) return done.status();
   if (done->size() != 1 || done->front().state() != farm::v1::ACTION_STATE_COMPLETED) {
     const std::string error = done->empty() ? "" : done->front().error();
-    if (std::optional<std::string> none = NoWorkerForToolchain(error, toolchain.cpu_arch)) {
-      return Local(*none);
+    if (!done->empty()) {
+      if (std::optional<std::string> none =
+              NoWorkerForToolchain(done->front(), toolchain.cpu_arch)) {
+        return Local(*none);
+      }
     }
     return absl::UnavailableError(
         absl::StrCat("the compile did not run on the farm: ", error.empty() ? "cancelled" : error));

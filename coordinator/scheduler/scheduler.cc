@@ -258,19 +258,22 @@ std::optional<farm::v1::ActionResult> Scheduler::CachedResult(const std::string&
   return result;
 }
 
-std::string Scheduler::WhyUnschedulable(const farm::v1::Requirements& req) {
-  std::vector<std::string> reasons;
+std::optional<Scheduler::Unplaceable> Scheduler::WhyUnschedulable(
+    const farm::v1::Requirements& req) {
+  Unplaceable why;
   for (const auto& w : online_workers_()) {
     absl::Status s = CheckPlacement(req, w.capabilities(), options_.placement);
-    if (s.ok()) return "";
-    reasons.push_back(absl::StrCat(w.name(), " ", s.message()));
+    if (s.ok()) return std::nullopt;
+    why.refusals.push_back(absl::StrCat(w.name(), " ", s.message()));
   }
-  if (reasons.empty()) {
-    return "no worker is online. Fix: start a worker, or submit with wait_for_worker to queue "
-           "until one qualifies";
-  }
-  return absl::StrCat("no online worker can run this action: ", absl::StrJoin(reasons, "; "),
-                      ". Fix: add a worker that qualifies, or submit with wait_for_worker");
+  why.error = why.refusals.empty()
+                  ? "no worker is online. Fix: start a worker, or submit with wait_for_worker to "
+                    "queue until one qualifies"
+                  : absl::StrCat(
+                        "no online worker can run this action: ", absl::StrJoin(why.refusals, "; "),
+                        ". Fix: add a worker that qualifies, or submit with "
+                        "wait_for_worker");
+  return why;
 }
 
 farm::v1::ActionStatus Scheduler::NewAction(const farm::v1::Action& action,
@@ -311,9 +314,9 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
   // Cache lookups and placement checks read other state; do them before taking the lock.
   std::vector<std::string> keys;
   std::vector<std::optional<farm::v1::ActionResult>> cached;
-  std::vector<std::string> unschedulable;
+  std::vector<std::optional<Unplaceable>> unschedulable;
   // A batch (one compile shard, one build) mostly repeats the same requirements.
-  std::map<std::string, std::string> placement_by_requirements;
+  std::map<std::string, std::optional<Unplaceable>> placement_by_requirements;
   for (const auto& a : actions) {
     keys.push_back(ActionKey(a));
     cached.push_back(a.skip_cache() ? std::nullopt : CachedResult(keys.back()));
@@ -355,10 +358,14 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
       status.set_state(farm::v1::ACTION_STATE_COMPLETED);
       *status.mutable_result() = *cached[i];
       *status.mutable_finished_at() = status.submitted_at();
-    } else if (!unschedulable[i].empty()) {
+    } else if (unschedulable[i]) {
       misses->Increment();
       status.set_state(farm::v1::ACTION_STATE_FAILED);
-      status.set_error(unschedulable[i]);
+      status.set_error(unschedulable[i]->error);
+      status.set_unplaceable(true);
+      for (const std::string& refusal : unschedulable[i]->refusals) {
+        status.add_placement_refusals(refusal);
+      }
       *status.mutable_finished_at() = status.submitted_at();
     } else {
       if (!action.skip_cache()) misses->Increment();

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -148,7 +149,12 @@ class Scheduler {
   farm::v1::ActionStatus NewAction(const farm::v1::Action& action, const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<farm::v1::ActionResult> CachedResult(const std::string& key);
-  std::string WhyUnschedulable(const farm::v1::Requirements& req);
+  // Why no online worker can run an action of these requirements; nullopt when one can.
+  struct Unplaceable {
+    std::string error;                  // for people, with its Fix
+    std::vector<std::string> refusals;  // "NAME why-not" per online worker
+  };
+  std::optional<Unplaceable> WhyUnschedulable(const farm::v1::Requirements& req);
   // Queues `id` (whose `expected` is set) at `order_seconds`: with longest-first, the
   // longest expected action among those submitted with it, so one call's actions (one
   // translation unit's archs) stay together and in their order.

@@ -14,7 +14,9 @@ namespace farm::coordinator {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 class FakeBlobs : public BlobIndex {
  public:
@@ -313,9 +315,21 @@ TEST_F(SchedulerTest, UnschedulableFailsFastNamingTheRequirement) {
   auto status = Submit(a);
   EXPECT_EQ(status.state(), farm::v1::ACTION_STATE_FAILED);
   EXPECT_THAT(status.error(), HasSubstr("w1 needs CUDA 12.9, has CUDA 13.0"));
+  // Clients tell this failure by its flag, and read each worker's refusal apart.
+  EXPECT_TRUE(status.unplaceable());
+  EXPECT_THAT(status.placement_refusals(), ElementsAre("w1 needs CUDA 12.9, has CUDA 13.0"));
   // Unless the client asked to wait for such a worker.
   a.set_wait_for_worker(true);
-  EXPECT_EQ(Submit(a).state(), farm::v1::ACTION_STATE_QUEUED);
+  const farm::v1::ActionStatus waiting = Submit(a);
+  EXPECT_EQ(waiting.state(), farm::v1::ACTION_STATE_QUEUED);
+  EXPECT_FALSE(waiting.unplaceable());
+  // With no worker online there is no one to refuse.
+  workers_.clear();
+  const farm::v1::ActionStatus alone = Submit(Compile("sm_80"));
+  EXPECT_EQ(alone.state(), farm::v1::ACTION_STATE_FAILED);
+  EXPECT_TRUE(alone.unplaceable());
+  EXPECT_THAT(alone.placement_refusals(), IsEmpty());
+  EXPECT_THAT(alone.error(), HasSubstr("no worker is online"));
 }
 
 TEST_F(SchedulerTest, RefusesEscapingPathsAndMissingInputs) {
