@@ -1,26 +1,17 @@
 // farmctl: the Wheelfarm command line. Each command lives in its own *_command.cc.
-#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_context.h"
 #include "libfarm/logging/logger.h"
-
-namespace {
-
-std::string EnvOr(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::string(v) : std::string();
-}
-
-}  // namespace
+#include "libfarm/process/environment.h"
 
 int main(int argc, char** argv) {
   farm::ComponentLogger("farmctl")->set_pattern("farmctl: %^%l%$: %v");
   farm::cli::CliContext ctx;
-  ctx.global.coordinator = EnvOr("FARM_COORDINATOR");
-  ctx.global.farm_dir = EnvOr("FARM_DIR");
-  ctx.global.token_file = EnvOr("FARM_TOKEN_FILE");
+  ctx.global.coordinator = farm::GetEnv("FARM_COORDINATOR");
+  ctx.global.farm_dir = farm::GetEnv("FARM_DIR");
+  ctx.global.token_file = farm::GetEnv("FARM_TOKEN_FILE");
   ctx.global.tls = farm::ClientTlsFilesFromEnvironment();
 
   CLI::App app{"farmctl: build CUDA Python wheels on a Wheelfarm"};

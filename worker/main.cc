@@ -1,7 +1,6 @@
 // farm-worker: parse flags, start the Worker (worker/worker.h), run it until SIGTERM.
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -13,17 +12,13 @@
 #include "libfarm/host/host_probe.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/termination_signal.h"
 #include "libfarm/status/exit_code.h"
 #include "libfarm/units/byte_size.h"
 #include "worker/worker.h"
 
 namespace {
-
-std::string EnvOr(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
 
 // A binary installed beside this one (bin/farm-nvcc next to bin/farm-worker).
 std::string SiblingBinary(const std::string& name) {
@@ -37,8 +32,8 @@ std::string SiblingBinary(const std::string& name) {
 int main(int argc, char** argv) {
   farm::BlockTerminationSignals();
   farm::worker::WorkerOptions options;
-  options.coordinator = EnvOr("FARM_COORDINATOR", options.coordinator);
-  options.token_file = EnvOr("FARM_TOKEN_FILE", "");
+  options.coordinator = farm::GetEnvOr("FARM_COORDINATOR", options.coordinator);
+  options.token_file = farm::GetEnv("FARM_TOKEN_FILE");
   options.name = farm::ProbeHost().hostname;
   options.tls = farm::ClientTlsFilesFromEnvironment();
   options.wheel_builds.farm_nvcc = SiblingBinary("farm-nvcc");

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm::worker {
@@ -135,11 +136,8 @@ std::vector<farm::v1::PythonInterpreter> FindPythonInterpreters(
 }
 
 std::vector<farm::v1::PythonInterpreter> DetectPythonInterpreters() {
-  auto env = [](const char* name) {
-    const char* v = std::getenv(name);
-    return std::string(v == nullptr ? "" : v);
-  };
-  return FindPythonInterpreters(PythonSearchDirs(env("PATH"), env("HOME"), env("PYENV_ROOT")));
+  return FindPythonInterpreters(
+      PythonSearchDirs(GetEnv("PATH"), GetEnv("HOME"), GetEnv("PYENV_ROOT")));
 }
 
 std::vector<std::string> InterpreterPaths(const farm::v1::PythonInterpreter& python) {

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -12,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/exit_code.h"
@@ -19,13 +19,9 @@
 namespace farm::worker {
 namespace {
 
-std::string EnvOr(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
 std::string DefaultWorkDir(const std::string& name) {
-  const std::string cache = EnvOr("XDG_CACHE_HOME", absl::StrCat(EnvOr("HOME", "/tmp"), "/.cache"));
+  const std::string cache =
+      GetEnvOr("XDG_CACHE_HOME", absl::StrCat(GetEnvOr("HOME", "/tmp"), "/.cache"));
   return absl::StrCat(cache, "/wheelfarm/worker-", name);
 }
 

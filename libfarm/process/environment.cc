@@ -9,4 +9,9 @@ std::string GetEnv(const char* name) {
   return value != nullptr ? std::string(value) : std::string();
 }
 
+std::string GetEnvOr(const char* name, const std::string& fallback) {
+  std::string value = GetEnv(name);
+  return value.empty() ? fallback : value;
+}
+
 }  // namespace farm

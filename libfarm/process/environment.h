@@ -9,4 +9,7 @@ namespace farm {
 // empty alike).
 std::string GetEnv(const char* name);
 
+// The value of `name` when it is set and not empty; `fallback` otherwise.
+std::string GetEnvOr(const char* name, const std::string& fallback);
+
 }  // namespace farm
