@@ -21,7 +21,7 @@
 int main(int argc, char** argv) {
   auto log = farm::ComponentLogger("farm-cc");
   log->set_pattern("farm-cc: %v");
-  farm::SetLogLevel(farm::GetEnv("FARM_CC_LOG").empty() ? "info" : farm::GetEnv("FARM_CC_LOG"));
+  farm::SetLogLevel(farm::GetEnvOr("FARM_CC_LOG", "info"));
   auto call = farm::LocateCompiler(std::vector<std::string>(argv, argv + argc),
                                    farm::SelfExecutable(), farm::GetEnv("PATH"));
   if (!call.ok()) {

@@ -21,7 +21,7 @@
 int main(int argc, char** argv) {
   auto log = farm::ComponentLogger("farm-nvcc");
   log->set_pattern("farm-nvcc: %v");
-  farm::SetLogLevel(farm::GetEnv("FARM_NVCC_LOG").empty() ? "info" : farm::GetEnv("FARM_NVCC_LOG"));
+  farm::SetLogLevel(farm::GetEnvOr("FARM_NVCC_LOG", "info"));
   const std::vector<std::string> args(argv, argv + argc);
   auto call = farm::LocateNvcc(args, farm::SelfExecutable(), farm::GetEnv("CUDA_HOME"),
                                farm::GetEnv("PATH"));
