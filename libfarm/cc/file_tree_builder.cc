@@ -138,12 +138,12 @@ absl::Status FileTreeBuilder::Add(const std::string& path, const std::string& cw
 absl::Status FileTreeBuilder::AddFile(const std::string& relative_path,
                                       const std::string& spelled_directory) {
   std::string absolute = "/" + relative_path;
-  absl::StatusOr<std::string> bytes = ReadFileContents(absolute);
+  mode_t mode = 0;
+  absl::StatusOr<absl::string_view> bytes = ReadFileContentsInto(absolute, read_buffer_, &mode);
   if (!bytes.ok()) return bytes.status();
   Entry entry;
   entry.digest = DigestOfBytes(*bytes);
-  struct stat info;
-  if (stat(absolute.c_str(), &info) == 0) entry.executable = (info.st_mode & 0111) != 0;
+  entry.executable = (mode & 0111) != 0;
   if (!IsElf(*bytes)) {
     mentions_time_macros_ = mentions_time_macros_ || MentionsTimeMacros(*bytes);
     std::vector<IncludedName> names = IncludedNames(*bytes);

@@ -69,6 +69,7 @@ class FileTreeBuilder {
   std::set<std::string> left_by_parent_;  // directories '..' left, less the leading '/'
   bool mentions_time_macros_ = false;
   std::vector<IncludeSite> include_sites_;
+  std::string read_buffer_;  // every file's bytes, one after another (ReadFileContentsInto)
 };
 
 // The tree's bytes as uploaded: the FileTree message, entries sorted by path, serialized

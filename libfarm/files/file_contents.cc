@@ -13,6 +13,15 @@
 namespace farm {
 
 absl::StatusOr<std::string> ReadFileContents(const std::string& path) {
+  std::string bytes;
+  absl::StatusOr<absl::string_view> read = ReadFileContentsInto(path, bytes);
+  if (!read.ok()) return read.status();
+  bytes.resize(read->size());
+  return bytes;
+}
+
+absl::StatusOr<absl::string_view> ReadFileContentsInto(const std::string& path, std::string& buffer,
+                                                       mode_t* mode) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
@@ -21,14 +30,14 @@ absl::StatusOr<std::string> ReadFileContents(const std::string& path) {
   // One read of the size fstat gives (and one more to see the end), not a stream's copies:
   // a build host reads hundreds of headers per compile.
   struct stat info {};
-  const size_t expected =
-      ::fstat(fd, &info) == 0 && info.st_size > 0 ? static_cast<size_t>(info.st_size) : 0;
-  std::string bytes;
-  bytes.resize(expected + 1);
+  const bool known = ::fstat(fd, &info) == 0;
+  if (mode != nullptr) *mode = known ? info.st_mode : 0;
+  const size_t expected = known && info.st_size > 0 ? static_cast<size_t>(info.st_size) : 0;
+  if (buffer.size() < expected + 1) buffer.resize(expected + 1);
   size_t got = 0;
   while (true) {
-    if (got == bytes.size()) bytes.resize(bytes.size() * 2);  // grew, or a pipe
-    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (got == buffer.size()) buffer.resize(buffer.size() * 2);  // grew, or a pipe
+    const ssize_t n = ::read(fd, buffer.data() + got, buffer.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       return absl::DataLossError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
@@ -36,8 +45,7 @@ absl::StatusOr<std::string> ReadFileContents(const std::string& path) {
     if (n == 0) break;
     got += static_cast<size_t>(n);
   }
-  bytes.resize(got);
-  return bytes;
+  return absl::string_view(buffer.data(), got);
 }
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& bytes, mode_t mode) {

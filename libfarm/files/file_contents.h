@@ -6,12 +6,20 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace farm {
 
 // The bytes of `path`. NOT_FOUND naming the path when it cannot be opened, DATA_LOSS when
 // reading fails part way.
 absl::StatusOr<std::string> ReadFileContents(const std::string& path);
+
+// The same, read into `buffer`, whose size only ever grows: the bytes are the view's, valid
+// until the next read into it. For a caller that reads many files (hundreds of headers per
+// compile), so each read neither zero-fills fresh memory nor faults its pages in again.
+// `mode`, when given, gets the file's st_mode as the open file had it.
+absl::StatusOr<absl::string_view> ReadFileContentsInto(const std::string& path, std::string& buffer,
+                                                       mode_t* mode = nullptr);
 
 // Writes `bytes` beside `path` (a temp name of this process), syncs it and renames it over
 // `path`, so a reader sees the old file or the new one, never half of one. The file gets

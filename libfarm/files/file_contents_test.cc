@@ -43,6 +43,35 @@ TEST_F(FileContentsTest, ReadsFilesWhoseSizeTheKernelDoesNotKnow) {
   EXPECT_NE(status->find("Pid:"), std::string::npos) << *status;
 }
 
+TEST_F(FileContentsTest, OneBufferReadsFileAfterFileEachExactlyAndNeverShrinks) {
+  const std::string big(1 << 20, 'b');
+  ASSERT_TRUE(WriteFileAtomically(dir_ + "/big", big).ok());
+  ASSERT_TRUE(WriteFileAtomically(dir_ + "/small", "small").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir_ + "/empty", "").ok());
+  ASSERT_EQ(chmod((dir_ + "/big").c_str(), 0755), 0);
+  std::string buffer;
+  mode_t mode = 0;
+  absl::StatusOr<absl::string_view> read = ReadFileContentsInto(dir_ + "/big", buffer, &mode);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, big);
+  EXPECT_TRUE(S_ISREG(mode));
+  EXPECT_EQ(mode & 0777, 0755);
+  const size_t grown = buffer.size();
+  // The big file's bytes still lie in the buffer past the small one's: the view ends there.
+  read = ReadFileContentsInto(dir_ + "/small", buffer);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, "small");
+  read = ReadFileContentsInto(dir_ + "/empty", buffer);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, "");
+  EXPECT_EQ(buffer.size(), grown);
+  read = ReadFileContentsInto("/proc/self/status", buffer);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_NE(read->find("Pid:"), absl::string_view::npos);
+  EXPECT_EQ(ReadFileContentsInto(dir_ + "/absent", buffer).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST_F(FileContentsTest, AMissingFileIsNotFoundAndADirectoryIsDataLoss) {
   absl::StatusOr<std::string> missing = ReadFileContents(dir_ + "/absent");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
