@@ -91,10 +91,16 @@ std::string CodeOnly(absl::string_view text) {
 bool MentionsTimeMacros(absl::string_view text) {
   // Whole names only: glibc's headers are full of __TIME_T_TYPE and the like. In comments and
   // literals they expand to nothing (a header documenting its own check, a message naming it).
+  // Two passes, not three: __TIME__ and __TIMESTAMP__ both begin with __TIME.
   auto names_one = [](absl::string_view t) {
-    return Find(t, "__DATE__") != absl::string_view::npos ||
-           Find(t, "__TIME__") != absl::string_view::npos ||
-           Find(t, "__TIMESTAMP__") != absl::string_view::npos;
+    if (Find(t, "__DATE__") != absl::string_view::npos) return true;
+    constexpr absl::string_view kTime = "__TIME";
+    for (size_t at = 0; (at = Find(t, kTime, at)) != absl::string_view::npos;) {
+      at += kTime.size();
+      const absl::string_view rest = t.substr(at);
+      if (absl::StartsWith(rest, "__") || absl::StartsWith(rest, "STAMP__")) return true;
+    }
+    return false;
   };
   // Nearly every file names none anywhere: then there is no code to strip it from.
   return names_one(text) && names_one(CodeOnly(text));
@@ -104,23 +110,24 @@ std::vector<IncludedName> IncludedNames(absl::string_view text) {
   std::vector<IncludedName> names;
   std::string name;
   // Directives: '#' first on a line (after blanks), then include / include_next / import.
-  for (size_t line = 0; line < text.size();) {
-    size_t end = text.find('\n', line);
+  // Found from each '#' (a header has far fewer of them than lines), looking back for the
+  // line's start.
+  for (size_t hash = 0; (hash = text.find('#', hash)) != absl::string_view::npos; ++hash) {
+    size_t before = hash;
+    while (before > 0 && absl::ascii_isblank(text[before - 1])) --before;
+    if (before > 0 && text[before - 1] != '\n') continue;
+    size_t end = text.find('\n', hash);
     if (end == absl::string_view::npos) end = text.size();
-    size_t i = SkipBlanks(text, line);
-    if (i < end && text[i] == '#') {
-      i = SkipBlanks(text, i + 1);
-      absl::string_view rest = text.substr(i, end - i);
-      for (absl::string_view directive : {"include_next", "include", "import"}) {
-        if (absl::StartsWith(rest, directive)) {
-          if (ReadHeaderName(text, SkipBlanks(text, i + directive.size()), name)) {
-            names.push_back({name, false});
-          }
-          break;
+    const size_t i = SkipBlanks(text, hash + 1);
+    absl::string_view rest = text.substr(i, end - i);
+    for (absl::string_view directive : {"include_next", "include", "import"}) {
+      if (absl::StartsWith(rest, directive)) {
+        if (ReadHeaderName(text, SkipBlanks(text, i + directive.size()), name)) {
+          names.push_back({name, false});
         }
+        break;
       }
     }
-    line = end + 1;
   }
   constexpr absl::string_view kProbe = "__has_include";
   size_t at = 0;

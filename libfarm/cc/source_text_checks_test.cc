@@ -13,6 +13,9 @@ TEST(MentionsTimeMacrosTest, WholeNamesOnly) {
   EXPECT_TRUE(MentionsTimeMacros("const char* built = __DATE__ \" \" __TIME__;"));
   EXPECT_TRUE(MentionsTimeMacros("__TIMESTAMP__"));
   EXPECT_FALSE(MentionsTimeMacros("#define __TIME_T_TYPE __SYSCALL_SLONG_TYPE\n__DATE_X"));
+  EXPECT_FALSE(MentionsTimeMacros("__TIMESTAMP __TIME_ __TIMER_T_TYPE __TIME"));
+  EXPECT_TRUE(MentionsTimeMacros("__TIME_T_TYPE __TIMER __TIME__"));
+  EXPECT_TRUE(MentionsTimeMacros("__TIME_T_TYPE __TIMESTAMP__"));
 }
 
 // Named in a comment or a literal, they expand to nothing (farm-cc's own sources document
@@ -46,6 +49,16 @@ TEST(IncludedNamesTest, DirectivesAndProbes) {
   EXPECT_FALSE(names[0].probe);
   EXPECT_TRUE(names[4].probe);
   EXPECT_TRUE(names[5].probe);
+}
+
+TEST(IncludedNamesTest, OnlyAHashFirstOnItsLineStartsADirective) {
+  EXPECT_THAT(
+      IncludedNames("\t #include <first.h>\nx #include <mid_line.h>\n"
+                    "#define S(a) #a\n\r#include <after_cr.h>\n #\tinclude<tab.h>\n#"),
+      ElementsAre(Field(&IncludedName::name, "first.h"), Field(&IncludedName::name, "tab.h")));
+  EXPECT_THAT(IncludedNames("#include <no_newline_at_end.h>"),
+              ElementsAre(Field(&IncludedName::name, "no_newline_at_end.h")));
+  EXPECT_THAT(IncludedNames(""), ElementsAre());
 }
 
 }  // namespace
