@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "farm_cc/cross_tree_cache.h"
+#include "libfarm/actions/action_client.h"
 #include "libfarm/actions/action_logs.h"
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/digest/digest.h"
@@ -249,16 +250,25 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   auto done = actions->WaitAll({submitted->front().action_id()},
                                absl::Seconds(kHostActionTimeoutSeconds + 600));
   if (!done.ok()) return done.status();
-  if (done->size() != 1 || done->front().state() != farm::v1::ACTION_STATE_COMPLETED) {
-    const std::string error = done->empty() ? "" : done->front().error();
-    if (!done->empty()) {
-      if (std::optional<std::string> none =
-              NoWorkerForToolchain(done->front(), toolchain.cpu_arch)) {
-        return Local(*none);
-      }
-    }
+  // WaitAll answers with the latest statuses it has at its deadline: none when the coordinator
+  // was away all along, a queued or running one when the compile outlasted the wait.
+  if (done->size() != 1) {
     return absl::UnavailableError(
-        absl::StrCat("the compile did not run on the farm: ", error.empty() ? "cancelled" : error));
+        "the compile did not run on the farm: the coordinator did not answer before the wait's "
+        "deadline");
+  }
+  if (const farm::v1::ActionStatus& st = done->front();
+      st.state() != farm::v1::ACTION_STATE_COMPLETED) {
+    if (std::optional<std::string> none = NoWorkerForToolchain(st, toolchain.cpu_arch)) {
+      return Local(*none);
+    }
+    std::string why = st.error();
+    if (why.empty()) {
+      const bool ended = IsTerminalActionState(st.state());
+      why = absl::StrCat(ended ? "it ended " : "still ", farm::v1::ActionState_Name(st.state()),
+                         ended ? "" : " at the wait's deadline");
+    }
+    return absl::UnavailableError(absl::StrCat("the compile did not run on the farm: ", why));
   }
   timeline.Mark("farm");
   const farm::v1::ActionStatus& status = done->front();
