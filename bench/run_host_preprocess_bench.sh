@@ -10,25 +10,13 @@
 # Medians of FARM_BENCH_RUNS (default 3) runs each. Needs torch (scripts/install-torch.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv=${WHEELFARM_TORCH_VENV:-$HOME/.cache/wheelfarm/torch-2.9.1-venv}
-[[ -x $venv/bin/python ]] || bash scripts/install-torch.sh >&2
-torch=$("$venv/bin/python" -c 'import importlib.util, os; print(os.path.dirname(importlib.util.find_spec("torch").origin))')
-py_inc=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+source bench/torch_units.sh
 runs=${FARM_BENCH_RUNS:-3}
 cxx=${CXX:-g++}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-flags=(-std=c++17 -fPIC -O2 -DTORCH_EXTENSION_NAME=bench -D_GLIBCXX_USE_CXX11_ABI=1
-       -I"$torch/include" -I"$torch/include/torch/csrc/api/include" -I"$py_inc")
-cat >"$work/ext.cpp" <<'CPP'
-#include <torch/extension.h>
-torch::Tensor twice(const torch::Tensor& x) { return x * 2; }
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice); }
-CPP
-cat >"$work/aten.cpp" <<'CPP'
-#include <ATen/ATen.h>
-at::Tensor add_one(const at::Tensor& x) { return x + 1; }
-CPP
+torch_units_write "$work"
+flags=("${torch_unit_flags[@]}")
 median() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 time_of() {  # seconds, median of $runs
   for _ in $(seq "$runs"); do

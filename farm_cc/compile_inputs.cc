@@ -45,14 +45,14 @@ void DistinguishCopiesByMtime(farm::v1::FileTree& tree) {
   }
 }
 
-}  // namespace
-
-absl::StatusOr<CompileInputs> GatherCompileInputs(const CcInvocation& call,
-                                                  const cc::CcCompilePlan& plan,
-                                                  const std::vector<std::string>& dependencies,
-                                                  const std::vector<std::string>& search_dirs,
-                                                  const std::map<std::string, std::string>& env,
-                                                  const std::string& cwd) {
+// The tree of `dependencies` and every header their includes may find. With
+// `from_includes`, `dependencies` is only the source: the tree is then what its includes reach,
+// and a file with an include farm-cc cannot follow fails it (the caller scans instead).
+absl::StatusOr<CompileInputs> Gather(const CcInvocation& call, const cc::CcCompilePlan& plan,
+                                     const std::vector<std::string>& dependencies,
+                                     const std::vector<std::string>& search_dirs,
+                                     const std::map<std::string, std::string>& env,
+                                     const std::string& cwd, bool from_includes) {
   // The command line's directories and the compiler's built-in ones: a header that appears in
   // any of them later changes the tree, which is what lets a kept scan stand (scan_cache.h).
   std::vector<std::string> probe_dirs = plan.include_dirs;
@@ -65,9 +65,18 @@ absl::StatusOr<CompileInputs> GatherCompileInputs(const CcInvocation& call,
   }
   // What GCC's -M leaves out but the compile still looks for (__has_include probes, a
   // #pragma once header reached by a second path).
-  if (absl::Status s = cc::AddIncludedHeaders(inputs, probe_dirs, cwd); !s.ok()) {
+  bool precompiled = false;
+  if (absl::Status s =
+          cc::AddIncludedHeaders(inputs, probe_dirs, cwd, from_includes ? &precompiled : nullptr);
+      !s.ok()) {
     return Local(absl::StrCat("include probes: ", s.message()));
   }
+  if (from_includes && !inputs.first_unread_include_file().empty()) {
+    return Local(absl::StrCat(inputs.first_unread_include_file(),
+                              " may look a header up by a name farm-cc cannot read (#include "
+                              "MACRO)"));
+  }
+  if (precompiled) return Local("a precompiled header (.gch) lies where a header is looked up");
   for (const std::string& path : LocaleFiles(env)) {
     if (absl::Status s = inputs.Add(path, cwd); !s.ok()) return s;
   }
@@ -106,6 +115,30 @@ absl::StatusOr<CompileInputs> GatherCompileInputs(const CcInvocation& call,
   gathered.digest = DigestOfBytes(gathered.bytes);
   gathered.tree = std::move(input_tree);
   return gathered;
+}
+
+}  // namespace
+
+absl::StatusOr<CompileInputs> GatherCompileInputs(const CcInvocation& call,
+                                                  const cc::CcCompilePlan& plan,
+                                                  const std::vector<std::string>& dependencies,
+                                                  const std::vector<std::string>& search_dirs,
+                                                  const std::map<std::string, std::string>& env,
+                                                  const std::string& cwd) {
+  return Gather(call, plan, dependencies, search_dirs, env, cwd, /*from_includes=*/false);
+}
+
+absl::StatusOr<CompileInputs> GatherCompileInputsFromIncludes(
+    const CcInvocation& call, const cc::CcCompilePlan& plan,
+    const std::vector<std::string>& search_dirs, const std::map<std::string, std::string>& env,
+    const std::string& cwd) {
+  for (const std::string& arg : plan.scan_base_args) {
+    // Files the command line makes the compile read, found by rules of their own.
+    for (absl::string_view option : {"-include", "--include", "-imacros", "-finput-charset"}) {
+      if (absl::StartsWith(arg, option)) return Local(absl::StrCat(arg, " on the command line"));
+    }
+  }
+  return Gather(call, plan, {plan.source}, search_dirs, env, cwd, /*from_includes=*/true);
 }
 
 }  // namespace farm

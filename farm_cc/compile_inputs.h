@@ -33,4 +33,17 @@ absl::StatusOr<CompileInputs> GatherCompileInputs(const CcInvocation& call,
                                                   const std::map<std::string, std::string>& env,
                                                   const std::string& cwd);
 
+// The same tree without the compiler's scan: the source, and every file its #include,
+// #include_next and __has_include names (and theirs, on down) find in its directory or in any
+// directory of `search_dirs` and the command line's, every branch alike. A superset of what
+// the compile reads, holding every header each of those lookups could find, so each answers
+// in the sandbox as it does here. FAILED_PRECONDITION, with the reason, where that does not
+// hold or farm-cc cannot tell: an include whose name a macro makes, a precompiled header,
+// -include/-imacros/-finput-charset, and every reason of GatherCompileInputs (over the larger
+// set); the caller then scans.
+absl::StatusOr<CompileInputs> GatherCompileInputsFromIncludes(
+    const CcInvocation& call, const cc::CcCompilePlan& plan,
+    const std::vector<std::string>& search_dirs, const std::map<std::string, std::string>& env,
+    const std::string& cwd);
+
 }  // namespace farm

@@ -18,6 +18,7 @@ FarmCcOptions FarmCcOptionsFromEnvironment() {
   options.strict = GetEnv("FARM_CC_STRICT") == "1";
   options.local_job_priority = JobPriorityFromEnvironment();
   options.keep_scans = GetEnv("FARM_CC_KEEP_SCANS") != "0";
+  options.read_includes = GetEnv("FARM_CC_SCAN") != "compiler";
   options.cache_dir = GetEnv("FARM_CC_CACHE_DIR");
   if (options.cache_dir.empty()) {
     const std::string xdg = GetEnv("XDG_CACHE_HOME");

@@ -28,6 +28,10 @@ struct FarmCcOptions {
   // FARM_CC_KEEP_SCANS=0 (set by farm-nvcc, whose host compiles read a temporary file of a
   // private directory, so no later call has the same key): no scan is kept or looked up.
   bool keep_scans = true;
+  // FARM_CC_SCAN: "includes" (the default) reads which files a compile may read from its
+  // includes (compile_inputs.h) and runs the compiler's -M scan only where that cannot tell;
+  // "compiler" runs the scan for every compile. main() refuses any other value.
+  bool read_includes = true;
   // FARM_CC_SCAN_CACHE_SIZE ("1GiB", the default): the bound of the kept scans, least
   // recently used going first (scan_cache.h). farm-cc's main parses it.
   uint64_t scan_cache_bytes = uint64_t{1} << 30;

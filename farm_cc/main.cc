@@ -44,6 +44,13 @@ int main(int argc, char** argv) {
     }
     options.scan_cache_bytes = *bytes;
   }
+  if (const std::string scan = farm::GetEnv("FARM_CC_SCAN");
+      !scan.empty() && scan != "includes" && scan != "compiler") {
+    std::cerr << "farm-cc: FARM_CC_SCAN='" << scan << "' is neither 'includes' nor 'compiler'"
+              << ". Fix: set it to 'compiler' for the compiler's -M scan on every call, or "
+                 "unset it\n";
+    return 2;
+  }
   if (const std::string base_dir = farm::GetEnv("FARM_CC_BASEDIR"); !base_dir.empty()) {
     auto parsed = farm::cc::BaseDir::Create(base_dir);
     if (!parsed.ok()) {

@@ -12,27 +12,17 @@
 #include "absl/strings/str_cat.h"
 #include "farm_cc/farm_host_compile.h"
 #include "farm_cc/scan_cache.h"
+#include "farm_cc/search_list_cache.h"
 #include "farm_nvcc/outcome_report.h"
 #include "libfarm/cc/dependency_scan.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_slot.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
-
-extern char** environ;
 
 namespace farm {
 namespace {
-
-std::map<std::string, std::string> Environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string entry(*e);
-    const size_t eq = entry.find('=');
-    if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
-  }
-  return env;
-}
 
 void Report(const FarmCcOptions& options, farm::v1::NvccCallOutcome outcome,
             const std::string& reason = "") {
@@ -86,7 +76,8 @@ int Local(const CcInvocation& call, const FarmCcOptions& options, const std::str
 }
 
 // The files a compile reads: from the scan kept for it when that still holds (scan_cache.h),
-// else from the compiler's scan run now, which is then kept.
+// else from its includes read here (compile_inputs.h), else from the compiler's scan run now,
+// which is then kept.
 struct GatheredInputs {
   absl::StatusOr<CompileInputs> inputs = absl::UnknownError("not gathered");
   bool scan_failed = false;  // the compiler's own scan failed: so will the compile
@@ -115,6 +106,22 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
       }
       log->debug("{}: the kept scan no longer holds: scanning again", plan.source);
     }
+  }
+  if (options.read_includes) {
+    // Without kept scans (farm-nvcc's temporary sources) nothing is kept: asked each time.
+    auto search_dirs = options.keep_scans
+                           ? CachedIncludeSearchList(options.cache_dir, options.scan_cache_bytes,
+                                                     toolchain_digest, call, plan, action_env, cwd)
+                           : cc::QueryIncludeSearchList(call.compiler, plan, cwd);
+    auto inputs = search_dirs.ok()
+                      ? GatherCompileInputsFromIncludes(call, plan, *search_dirs, env, cwd)
+                      : absl::StatusOr<CompileInputs>(search_dirs.status());
+    if (inputs.ok()) {
+      timeline.Mark("includes read and input tree");
+      gathered.inputs = *std::move(inputs);
+      return gathered;
+    }
+    log->debug("{}: the compiler scans: {}", plan.source, inputs.status().message());
   }
   auto scan = cc::ScanDependencies(call.compiler, plan, cwd);
   timeline.Mark("scan");
@@ -157,7 +164,7 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
   timeline.Mark("toolchain");
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
-  const std::map<std::string, std::string> env = Environment();
+  const std::map<std::string, std::string> env = ProcessEnvironment();
   auto action_env = CompileEnvironment(env, cwd);
   if (!action_env.ok()) return Local(call, options, std::string(action_env.status().message()));
   // The scan is the build host's share of a remote compile: a light slot, released before

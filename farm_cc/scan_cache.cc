@@ -21,10 +21,14 @@ namespace {
 
 constexpr uint64_t kDirectories = 256;  // by the key's first byte
 
-// Removes the least recently used entries of `dir` (by mtime: Find touches an entry) until
-// they hold at most 3/4 of `budget`, once they hold more than it. Only entries, by their
-// 64-hex names: another call's temporary file is left alone.
-void PruneDirectory(const std::filesystem::path& dir, uint64_t budget) {
+// The first line of an entry; changes when what an entry means changes.
+constexpr char kEntryVersion[] = "farm-cc scan v1";
+
+}  // namespace
+
+void PruneScanCacheDirectory(const std::string& entry_path, uint64_t max_bytes) {
+  const std::filesystem::path dir = std::filesystem::path(entry_path).parent_path();
+  const uint64_t budget = max_bytes / kDirectories;
   struct Entry {
     std::filesystem::file_time_type used;
     uint64_t size;
@@ -51,11 +55,6 @@ void PruneDirectory(const std::filesystem::path& dir, uint64_t budget) {
   }
 }
 
-// The first line of an entry; changes when what an entry means changes.
-constexpr char kEntryVersion[] = "farm-cc scan v1";
-
-}  // namespace
-
 std::optional<ScanCache> ScanCache::ForCall(const std::string& cache_dir,
                                             const std::optional<cc::BaseDir>& base_dir,
                                             const farm::v1::Digest& toolchain_digest,
@@ -65,11 +64,7 @@ std::optional<ScanCache> ScanCache::ForCall(const std::string& cache_dir,
   std::optional<cc::BaseDir> base;
   if (base_dir && base_dir->Holds(cwd)) base = *base_dir;
   Sha256 hash;
-  // Length-prefixed, so no two lists of words hash alike.
-  auto add = [&hash](absl::string_view word) {
-    hash.Update(absl::StrCat(word.size(), ":"));
-    hash.Update(word);
-  };
+  auto add = [&hash](absl::string_view word) { hash.UpdateWord(word); };
   auto add_word = [&](absl::string_view word) -> bool {
     if (!base) {
       add(word);
@@ -168,7 +163,7 @@ absl::Status ScanCache::Keep(const cc::DependencyScan& scan, const CompileInputs
                      ". Fix: point FARM_CC_CACHE_DIR at a writable directory"));
   }
   if (absl::Status s = WriteFileAtomically(path_, text); !s.ok()) return s;
-  PruneDirectory(std::filesystem::path(path_).parent_path(), max_bytes / kDirectories);
+  PruneScanCacheDirectory(path_, max_bytes);
   return absl::OkStatus();
 }
 

@@ -72,4 +72,10 @@ class ScanCache {
   std::string path_;                     // the entry's file
 };
 
+// Removes the least recently used entries (by mtime: finding an entry touches it) of the
+// directory holding `entry_path`, one of the cache's 256, until they hold at most 3/4 of its
+// share of `max_bytes`, once they hold more than it. Only entries, by their 64-hex names:
+// another call's temporary file is left alone.
+void PruneScanCacheDirectory(const std::string& entry_path, uint64_t max_bytes);
+
 }  // namespace farm

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -29,6 +30,27 @@ std::string TempDirectory() {
 bool IsCurrentDirectory(const std::string& dir) {
   char buffer[4096];
   return getcwd(buffer, sizeof(buffer)) != nullptr && dir == buffer;
+}
+
+// Runs `compiler args` in `cwd`. Its search list (-v) is read in English: a translated GCC
+// ("... beginnt hier:") would leave it unknown. Only the messages: LC_ALL, which would
+// override them, becomes LC_CTYPE, so the input charset stays the call's; gettext ignores
+// LANGUAGE once LC_MESSAGES is C.
+absl::StatusOr<CommandResult> RunCompilerInEnglish(const std::string& compiler,
+                                                   std::vector<std::string> args,
+                                                   const std::string& cwd) {
+  std::vector<std::string> argv;
+  if (!cwd.empty() && !IsCurrentDirectory(cwd)) {
+    // The subprocess helper has no working directory option; sh is on every build host.
+    argv = {"/bin/sh", "-c", "cd -- \"$0\" && exec \"$@\"", cwd};
+  }
+  argv.push_back(compiler);
+  for (std::string& arg : args) argv.push_back(std::move(arg));
+  std::vector<std::string> english = {"LC_ALL=", "LC_MESSAGES=C"};
+  if (const char* all = getenv("LC_ALL"); all != nullptr && *all != '\0') {
+    english.push_back(absl::StrCat("LC_CTYPE=", all));
+  }
+  return RunCommand(argv, kScanTimeout, english);
 }
 
 }  // namespace
@@ -60,24 +82,9 @@ absl::StatusOr<DependencyScan> ScanDependencies(const std::string& compiler,
   }
   close(fd);
 
-  std::vector<std::string> argv;
-  if (!cwd.empty() && !IsCurrentDirectory(cwd)) {
-    // The subprocess helper has no working directory option; sh is on every build host.
-    argv = {"/bin/sh", "-c", "cd -- \"$0\" && exec \"$@\"", cwd};
-  }
-  argv.push_back(compiler);
-  for (std::string& arg : plan.DependencyScanArgs(scan_output)) argv.push_back(std::move(arg));
-  argv.push_back("-v");  // the include search list, on stderr
-
-  // The search list is read in English: a translated GCC ("... beginnt hier:") would leave
-  // it unknown and the scan unkept. Only the messages: LC_ALL, which would override them,
-  // becomes LC_CTYPE, so the input charset stays the call's; gettext ignores LANGUAGE once
-  // LC_MESSAGES is C.
-  std::vector<std::string> english = {"LC_ALL=", "LC_MESSAGES=C"};
-  if (const char* all = getenv("LC_ALL"); all != nullptr && *all != '\0') {
-    english.push_back(absl::StrCat("LC_CTYPE=", all));
-  }
-  absl::StatusOr<CommandResult> result = RunCommand(argv, kScanTimeout, english);
+  std::vector<std::string> args = plan.DependencyScanArgs(scan_output);
+  args.push_back("-v");  // the include search list, on stderr
+  absl::StatusOr<CommandResult> result = RunCompilerInEnglish(compiler, std::move(args), cwd);
   absl::StatusOr<std::string> text = result.ok() && result->exit_code == 0
                                          ? ReadFileContents(scan_output)
                                          : absl::StatusOr<std::string>(std::string());
@@ -102,6 +109,45 @@ absl::StatusOr<DependencyScan> ScanDependencies(const std::string& compiler,
   }
   scan.search_dirs = ParseIncludeSearchList(result->stderr_text);
   return scan;
+}
+
+absl::StatusOr<std::vector<std::string>> QueryIncludeSearchList(const std::string& compiler,
+                                                                const CcCompilePlan& plan,
+                                                                const std::string& cwd) {
+  // The call's arguments with an empty file of the source's suffix for the source: the
+  // language, -I and the rest steer the list as they steer the compile.
+  const std::string suffix = std::filesystem::path(plan.source).extension().string();
+  std::string empty = TempDirectory() + "/farm-cc-search-XXXXXX" + suffix;
+  int fd = mkstemps(empty.data(), static_cast<int>(suffix.size()));
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("cannot create a temp file in ", TempDirectory(),
+                                            ". Fix: set TMPDIR to a writable directory"));
+  }
+  close(fd);
+  std::vector<std::string> args;
+  bool replaced = false;
+  for (const std::string& arg : plan.scan_base_args) {
+    if (!replaced && arg == plan.source) {
+      args.push_back(empty);
+      replaced = true;
+    } else {
+      args.push_back(arg);
+    }
+  }
+  for (const char* arg : {"-E", "-o", "/dev/null", "-v"}) args.emplace_back(arg);
+  absl::StatusOr<CommandResult> result = RunCompilerInEnglish(compiler, std::move(args), cwd);
+  unlink(empty.c_str());
+  if (!result.ok()) return result.status();
+  if (!replaced || result->exit_code != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        compiler, " -E -v with the call's arguments failed with exit code ", result->exit_code));
+  }
+  std::vector<std::string> dirs = ParseIncludeSearchList(result->stderr_text);
+  if (dirs.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(compiler, " -v printed no include search list farm-cc can read"));
+  }
+  return dirs;
 }
 
 }  // namespace farm::cc

@@ -53,6 +53,39 @@ TEST(ScanDependenciesTest, ListsEveryFileTheCompileReads) {
   fs::remove_all(dir);
 }
 
+// The search list without a scan: what the scan's -v prints, for each compiler.
+TEST(QueryIncludeSearchListTest, GivesTheScansSearchList) {
+  std::string dir = MakeProject();
+  for (const char* compiler : {"/usr/bin/g++", "/usr/bin/clang++"}) {
+    absl::StatusOr<CcCompilePlan> plan =
+        PlanRemoteCompile({"-Iinc", "-isystem", "sys", "-std=c++17", "-c", "a.cc", "-o", "a.o"},
+                          *CompilerFamilyOf(compiler));
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    absl::StatusOr<DependencyScan> scan = ScanDependencies(compiler, *plan, dir);
+    ASSERT_TRUE(scan.ok()) << scan.status();
+    absl::StatusOr<std::vector<std::string>> dirs = QueryIncludeSearchList(compiler, *plan, dir);
+    ASSERT_TRUE(dirs.ok()) << dirs.status();
+    EXPECT_EQ(*dirs, scan->search_dirs) << compiler;
+    EXPECT_EQ(dirs->front(), "inc") << compiler;
+  }
+  // A C source gets C's list: no C++ directory.
+  ASSERT_TRUE(WriteFileAtomically(dir + "/c.c", "int x;\n").ok());
+  absl::StatusOr<CcCompilePlan> c = PlanRemoteCompile({"-c", "c.c"}, CompilerFamily::kGcc);
+  ASSERT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<std::vector<std::string>> c_dirs = QueryIncludeSearchList("/usr/bin/gcc", *c, dir);
+  ASSERT_TRUE(c_dirs.ok()) << c_dirs.status();
+  EXPECT_THAT(*c_dirs, Contains("/usr/include"));
+  EXPECT_THAT(*c_dirs, Not(Contains(HasSubstr("c++/12"))));
+  // A flag the compiler refuses: no list, and the reason.
+  absl::StatusOr<CcCompilePlan> bad =
+      PlanRemoteCompile({"-std=c++1999", "-c", "a.cc"}, CompilerFamily::kGcc);
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  absl::StatusOr<std::vector<std::string>> none = QueryIncludeSearchList("/usr/bin/g++", *bad, dir);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(none.status().message(), HasSubstr("failed with exit code 1"));
+  fs::remove_all(dir);
+}
+
 // A build host in German (gcc-12-locales: "Suche für »#include <...>« beginnt hier:"): the search
 // list is still read, so the scan can be kept.
 TEST(ScanDependenciesTest, TheSearchListIsReadUnderATranslatedGcc) {

@@ -146,7 +146,9 @@ absl::Status FileTreeBuilder::AddFile(const std::string& relative_path,
   entry.executable = (mode & 0111) != 0;
   if (!IsElf(*bytes)) {
     mentions_time_macros_ = mentions_time_macros_ || MentionsTimeMacros(*bytes);
-    std::vector<IncludedName> names = IncludedNames(*bytes);
+    bool unread = false;
+    std::vector<IncludedName> names = IncludedNames(*bytes, &unread);
+    if (unread && first_unread_include_file_.empty()) first_unread_include_file_ = absolute;
     if (!names.empty()) {
       include_sites_.push_back(
           {spelled_directory.empty() ? "/" : spelled_directory, std::move(names)});

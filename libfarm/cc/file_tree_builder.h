@@ -37,6 +37,11 @@ class FileTreeBuilder {
   // Whether any added file (ELF files aside) names __DATE__, __TIME__ or __TIMESTAMP__.
   bool mentions_time_macros() const { return mentions_time_macros_; }
 
+  // The first added file (ELF files aside) that may look a header up by a name IncludedNames
+  // cannot read (source_text_checks.h), absolute; empty if none. Where there is one, only the
+  // compiler's own scan knows what the compile reads.
+  const std::string& first_unread_include_file() const { return first_unread_include_file_; }
+
   // The header names each added file (ELF files aside) includes or probes for, with the
   // directory it was added by (absolute, as spelled: quoted includes are looked up there);
   // AddIncludedHeaders (include_probes.h) adds the files they find.
@@ -68,6 +73,7 @@ class FileTreeBuilder {
   std::set<std::string> directories_;     // real directories seen, less the leading '/'
   std::set<std::string> left_by_parent_;  // directories '..' left, less the leading '/'
   bool mentions_time_macros_ = false;
+  std::string first_unread_include_file_;
   std::vector<IncludeSite> include_sites_;
   std::string read_buffer_;  // every file's bytes, one after another (ReadFileContentsInto)
 };

@@ -208,5 +208,33 @@ TEST_F(FileTreeBuilderTest, IncludedHeadersFoundThroughEveryKindOfName) {
                                           "src/a.cc " + std::to_string(source.size()), "up/u.h 0"));
 }
 
+// What a compile's includes reach, from its source alone: every header of each name in
+// every directory it may be looked up in, on down through what those include. A precompiled
+// header beside one of them and a file that includes by a macro's name are both reported.
+TEST_F(FileTreeBuilderTest, IncludedHeadersFromTheSourceAloneAndWhatStopsThat) {
+  Write("src/local.h", "#include <lib.h>\n");
+  Write("inc1/lib.h", "#include_next <lib.h>\n");
+  Write("inc2/lib.h", "#include \"leaf.h\"\n");
+  Write("inc2/leaf.h", "");
+  Write("src/a.cc", "#include \"local.h\"\n#if 0\n#include \"only_if.h\"\n#endif\n");
+  Write("inc2/only_if.h", "");
+  FileTreeBuilder builder;
+  ASSERT_TRUE(builder.Add("src/a.cc", root_).ok());
+  bool precompiled = false;
+  ASSERT_TRUE(AddIncludedHeaders(builder, {"inc1", "inc2"}, root_, &precompiled).ok());
+  EXPECT_THAT(Shown(builder), ElementsAre("inc1/lib.h 22", "inc2/leaf.h 0", "inc2/lib.h 18",
+                                          "inc2/only_if.h 0", "src/a.cc 53", "src/local.h 17"));
+  EXPECT_FALSE(precompiled);
+  EXPECT_EQ(builder.first_unread_include_file(), "");
+
+  Write("inc2/leaf.h.gch", "gpch");
+  Write("inc2/leaf.h", "#define NAME <x.h>\n#include NAME\n");
+  FileTreeBuilder again;
+  ASSERT_TRUE(again.Add("src/a.cc", root_).ok());
+  ASSERT_TRUE(AddIncludedHeaders(again, {"inc1", "inc2"}, root_, &precompiled).ok());
+  EXPECT_TRUE(precompiled);
+  EXPECT_EQ(again.first_unread_include_file(), root_ + "/inc2/leaf.h");
+}
+
 }  // namespace
 }  // namespace farm::cc

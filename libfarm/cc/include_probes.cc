@@ -59,7 +59,7 @@ class DirectoryListings {
 
 absl::Status AddIncludedHeaders(FileTreeBuilder& builder,
                                 const std::vector<std::string>& include_dirs,
-                                const std::string& cwd) {
+                                const std::string& cwd, bool* precompiled_found) {
   // Each directory once: callers pass the command line's and the compiler's own search list,
   // which repeats them.
   std::vector<std::string> search;
@@ -74,7 +74,12 @@ absl::Status AddIncludedHeaders(FileTreeBuilder& builder,
   // Adds DIR/NAME when it is a file not tried before.
   auto try_in = [&](const std::string& dir, const std::string& name) -> absl::Status {
     const std::string path = InDir(dir, name);
-    if (!tried.insert(path).second || !listings.MayExist(dir, name)) return absl::OkStatus();
+    if (!tried.insert(path).second) return absl::OkStatus();
+    if (precompiled_found != nullptr && listings.MayExist(dir, name + ".gch")) {
+      struct stat pch;
+      if (stat((path + ".gch").c_str(), &pch) == 0) *precompiled_found = true;
+    }
+    if (!listings.MayExist(dir, name)) return absl::OkStatus();
     struct stat info;
     if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return absl::OkStatus();
     return builder.Add(path, cwd);

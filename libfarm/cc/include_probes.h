@@ -19,8 +19,11 @@ namespace farm::cc {
 // compiler's built-in directories. Repeats for the files this adds until nothing is new. This
 // over-approximates the compiler's search, which is safe: a file present on the host at its
 // own path changes nothing when it is present in the sandbox too.
+//
+// `precompiled_found`, when given, is set when a precompiled header (DIR/NAME.gch) lies where
+// one of those names is looked up: GCC would read it instead of the header.
 absl::Status AddIncludedHeaders(FileTreeBuilder& builder,
                                 const std::vector<std::string>& include_dirs,
-                                const std::string& cwd);
+                                const std::string& cwd, bool* precompiled_found = nullptr);
 
 }  // namespace farm::cc

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include <algorithm>
+#include <set>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -26,6 +28,45 @@ size_t SkipBlanks(absl::string_view text, size_t i) {
   return i;
 }
 
+bool IsIdentifierChar(char c) { return absl::ascii_isalnum(c) || c == '_'; }
+
+bool NamesProbe(absl::string_view identifier, absl::string_view needle) {
+  return Find(identifier, needle) != absl::string_view::npos;
+}
+
+// Whether an identifier says it probes for a header (__has_include, FMT_HAS_INCLUDE).
+bool NamesAProbe(absl::string_view identifier) {
+  return NamesProbe(identifier, "has_include") || NamesProbe(identifier, "HAS_INCLUDE");
+}
+
+// Where the logical line holding text[pos] starts: its own line, or an earlier one that
+// backslashes splice it onto.
+size_t LogicalLineStart(absl::string_view text, size_t pos) {
+  size_t start = pos;
+  while (start > 0) {
+    const size_t newline = text.rfind('\n', start - 1);
+    if (newline == absl::string_view::npos) return 0;
+    size_t last = newline;
+    if (last > 0 && text[last - 1] == '\r') --last;
+    if (last == 0 || text[last - 1] != '\\') return newline + 1;
+    start = newline;
+  }
+  return 0;
+}
+
+// The macro the #define on the logical line from `line_start` defines; empty for another line.
+absl::string_view DefinedName(absl::string_view text, size_t line_start) {
+  size_t i = SkipBlanks(text, line_start);
+  if (i >= text.size() || text[i] != '#') return {};
+  i = SkipBlanks(text, i + 1);
+  constexpr absl::string_view kDefine = "define";
+  if (!absl::StartsWith(text.substr(i), kDefine)) return {};
+  i = SkipBlanks(text, i + kDefine.size());
+  size_t end = i;
+  while (end < text.size() && IsIdentifierChar(text[end])) ++end;
+  return text.substr(i, end - i);
+}
+
 // The name in "<x>" or "\"x\"" at text[i], if there is one on this line.
 bool ReadHeaderName(absl::string_view text, size_t i, std::string& name) {
   if (i >= text.size() || (text[i] != '<' && text[i] != '"')) return false;
@@ -39,11 +80,12 @@ bool ReadHeaderName(absl::string_view text, size_t i, std::string& name) {
 
 // `text` with its comments and its string and character literals (raw strings included) as
 // blanks: what the preprocessor may expand. Line splices continue a // comment as they do
-// for the compiler.
-std::string CodeOnly(absl::string_view text) {
+// for the compiler. With `blank_literals` false only the comments go.
+std::string CodeOnly(absl::string_view text, bool blank_literals = true) {
   std::string out(text);
   size_t i = 0;
-  auto blank = [&](size_t from, size_t to) {
+  auto blank = [&](size_t from, size_t to, bool literal = false) {
+    if (literal && !blank_literals) return;
     for (size_t k = from; k < to && k < out.size(); ++k) {
       if (out[k] != '\n') out[k] = ' ';
     }
@@ -67,7 +109,7 @@ std::string CodeOnly(absl::string_view text) {
       const std::string close = absl::StrCat(")", text.substr(i + 1, open - i - 1), "\"");
       const size_t at = text.find(close, open + 1);
       const size_t end = at == absl::string_view::npos ? text.size() : at + close.size();
-      blank(i, end);
+      blank(i, end, /*literal=*/true);
       i = end;
     } else if (c == '"' || (c == '\'' && !(i > 0 && absl::ascii_isxdigit(text[i - 1])))) {
       // A quoted literal to its closing quote on the line; a ' between digits (1'000) is a
@@ -77,13 +119,98 @@ std::string CodeOnly(absl::string_view text) {
         end += text[end] == '\\' ? 2 : 1;
       }
       end = std::min(end + 1, text.size());
-      blank(i, end);
+      blank(i, end, /*literal=*/true);
       i = end;
     } else {
       ++i;
     }
   }
   return out;
+}
+
+// The header names in `text`, appended to `names`, and whether it may look one up by a name
+// this cannot read (`cannot_read`).
+void ReadIncludes(absl::string_view text, std::vector<IncludedName>& names, bool& cannot_read) {
+  auto add = [&names](const std::string& name, bool probe) { names.push_back({name, probe}); };
+  std::string name;
+  // Directives: '#' first on a line (after blanks), then include / include_next / import.
+  // Found from each '#' (a header has far fewer of them than lines), looking back for the
+  // line's start.
+  for (size_t hash = 0; (hash = text.find('#', hash)) != absl::string_view::npos; ++hash) {
+    size_t before = hash;
+    while (before > 0 && absl::ascii_isblank(text[before - 1])) --before;
+    if (before > 0 && text[before - 1] != '\n') {
+      // "/* c */ #include x": still a directive.
+      if (before >= 2 && text[before - 1] == '/' && text[before - 2] == '*') cannot_read = true;
+      continue;
+    }
+    size_t end = text.find('\n', hash);
+    if (end == absl::string_view::npos) end = text.size();
+    const size_t i = SkipBlanks(text, hash + 1);
+    if (i < text.size() && (text[i] == '/' || text[i] == '\\')) {
+      cannot_read = true;  // "# /* c */ include", "#\<newline>include"
+      continue;
+    }
+    absl::string_view rest = text.substr(i, end - i);
+    bool include = false;
+    for (absl::string_view directive : {"include_next", "include", "import"}) {
+      if (absl::StartsWith(rest, directive)) {
+        include = true;
+        const size_t at = SkipBlanks(text, i + directive.size());
+        if (ReadHeaderName(text, at, name)) {
+          add(name, false);
+        } else {
+          cannot_read = true;  // #include HEADER
+        }
+        break;
+      }
+    }
+    if (!include && (absl::StartsWith(rest, "embed") ||
+                     (absl::StartsWith(rest, "pragma") && absl::StrContains(rest, "dependency")))) {
+      cannot_read = true;
+    }
+  }
+  // Probes: __has_include(<x>), __has_include_next, and wrappers named for them.
+  for (absl::string_view needle : {"has_include", "HAS_INCLUDE"}) {
+    for (size_t at = 0; (at = Find(text, needle, at)) != absl::string_view::npos;) {
+      size_t start = at;
+      while (start > 0 && IsIdentifierChar(text[start - 1])) --start;
+      size_t end = at + needle.size();
+      while (end < text.size() && IsIdentifierChar(text[end])) ++end;
+      at = end;
+      const absl::string_view identifier = text.substr(start, end - start);
+      if (needle == "HAS_INCLUDE" && NamesProbe(identifier, "has_include")) continue;  // seen
+      size_t i = SkipBlanks(text, end);
+      if (i >= text.size() || text[i] != '(') {
+        // `#ifdef __has_include`, `defined(X)`, `#undef X`, X's own #define: no lookup. Only
+        // another macro's body passes the name on: `#define P __has_include`.
+        const absl::string_view defined = DefinedName(text, LogicalLineStart(text, start));
+        if (!defined.empty() && defined != identifier && !NamesAProbe(defined)) {
+          cannot_read = true;
+        }
+        continue;
+      }
+      i = SkipBlanks(text, i + 1);
+      if (ReadHeaderName(text, i, name)) {
+        add(name, true);
+        continue;
+      }
+      // A parameter: fine in the definition of a wrapper whose uses this finds by its name.
+      if (!NamesAProbe(DefinedName(text, LogicalLineStart(text, start)))) cannot_read = true;
+    }
+  }
+  if (!cannot_read) {
+    // %:include (a digraph) and ??=include (a trigraph, in ISO modes) are directives too.
+    for (size_t at = 0; (at = Find(text, "%:", at)) != absl::string_view::npos; at += 2) {
+      size_t before = at;
+      while (before > 0 && absl::ascii_isblank(text[before - 1])) --before;
+      if (before == 0 || text[before - 1] == '\n') {
+        cannot_read = true;
+        break;
+      }
+    }
+    if (Find(text, "?\?=") != absl::string_view::npos) cannot_read = true;
+  }
 }
 
 }  // namespace
@@ -106,39 +233,24 @@ bool MentionsTimeMacros(absl::string_view text) {
   return names_one(text) && names_one(CodeOnly(text));
 }
 
-std::vector<IncludedName> IncludedNames(absl::string_view text) {
+std::vector<IncludedName> IncludedNames(absl::string_view text, bool* unread) {
   std::vector<IncludedName> names;
-  std::string name;
-  // Directives: '#' first on a line (after blanks), then include / include_next / import.
-  // Found from each '#' (a header has far fewer of them than lines), looking back for the
-  // line's start.
-  for (size_t hash = 0; (hash = text.find('#', hash)) != absl::string_view::npos; ++hash) {
-    size_t before = hash;
-    while (before > 0 && absl::ascii_isblank(text[before - 1])) --before;
-    if (before > 0 && text[before - 1] != '\n') continue;
-    size_t end = text.find('\n', hash);
-    if (end == absl::string_view::npos) end = text.size();
-    const size_t i = SkipBlanks(text, hash + 1);
-    absl::string_view rest = text.substr(i, end - i);
-    for (absl::string_view directive : {"include_next", "include", "import"}) {
-      if (absl::StartsWith(rest, directive)) {
-        if (ReadHeaderName(text, SkipBlanks(text, i + directive.size()), name)) {
-          names.push_back({name, false});
-        }
-        break;
-      }
+  bool cannot_read = false;
+  ReadIncludes(text, names, cannot_read);
+  if (cannot_read) {
+    // Comments can fake an unreadable directive (`// #include MACRO` at a line's start in a
+    // block comment) or hide a readable one (`# /* c */ include <a.h>`): read the text again
+    // with them blanked, and only that answer counts.
+    cannot_read = false;
+    std::vector<IncludedName> again;
+    ReadIncludes(CodeOnly(text, /*blank_literals=*/false), again, cannot_read);
+    std::set<std::pair<std::string, bool>> known;
+    for (const IncludedName& n : names) known.emplace(n.name, n.probe);
+    for (IncludedName& n : again) {
+      if (known.emplace(n.name, n.probe).second) names.push_back(std::move(n));
     }
   }
-  constexpr absl::string_view kProbe = "__has_include";
-  size_t at = 0;
-  while ((at = Find(text, kProbe, at)) != absl::string_view::npos) {
-    size_t i = at + kProbe.size();
-    at = i;
-    if (text.substr(i, 5) == "_next") i += 5;
-    i = SkipBlanks(text, i);
-    if (i >= text.size() || text[i] != '(') continue;
-    if (ReadHeaderName(text, SkipBlanks(text, i + 1), name)) names.push_back({name, true});
-  }
+  if (unread != nullptr && cannot_read) *unread = true;
   return names;
 }
 

@@ -23,6 +23,15 @@ struct IncludedName {
 // neither a header only probed for nor a `#pragma once` header included again by another
 // path (a symlinked directory), yet the compile looks both up: a sandbox holding only -M's
 // files would answer those lookups otherwise. Names made by macros are not seen.
-std::vector<IncludedName> IncludedNames(absl::string_view text);
+//
+// A probe through a wrapper macro whose name says so (`FMT_HAS_INCLUDE(<string_view>)`, any
+// identifier holding has_include or HAS_INCLUDE) counts as a probe. `unread`, when given, is
+// set when the text may look a header up by a name this cannot read, so that only the
+// compiler can tell which files it reads: an include or probe whose name a macro computes
+// (`#include HEADER`, `__has_include(NAME)` outside the definition of such a wrapper), a
+// wrapper of __has_include named otherwise, a directive spelled with a comment or line
+// splice before its name or after a comment on its line, `%:` or `??=` (digraph, trigraph),
+// `#embed` and `#pragma GCC dependency`.
+std::vector<IncludedName> IncludedNames(absl::string_view text, bool* unread = nullptr);
 
 }  // namespace farm::cc

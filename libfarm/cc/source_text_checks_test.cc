@@ -61,5 +61,64 @@ TEST(IncludedNamesTest, OnlyAHashFirstOnItsLineStartsADirective) {
   EXPECT_THAT(IncludedNames(""), ElementsAre());
 }
 
+// Whether IncludedNames says `text` may look a header up by a name it cannot read.
+bool Unread(absl::string_view text) {
+  bool unread = false;
+  IncludedNames(text, &unread);
+  return unread;
+}
+
+TEST(IncludedNamesTest, ANameAMacroMakesIsUnread) {
+  EXPECT_FALSE(Unread("#include <vector>\n#include_next \"x.h\"\n#if __has_include(<y>)\n"));
+  EXPECT_TRUE(Unread("#define H \"lib.h\"\n#include H\n"));
+  EXPECT_TRUE(Unread("#include_next NEXT\n"));
+  EXPECT_TRUE(Unread("#include \\\n  \"spliced.h\"\n"));
+  EXPECT_TRUE(Unread("#if __has_include(HEADER)\n#endif\n"));
+  EXPECT_TRUE(Unread("#embed \"data.bin\"\n"));
+  EXPECT_TRUE(Unread("#pragma GCC dependency \"parse.y\"\n"));
+}
+
+TEST(IncludedNamesTest, ADirectiveSpelledOddlyIsUnread) {
+  EXPECT_TRUE(Unread("#\\\ninclude <a.h>\n"));
+  EXPECT_TRUE(Unread("  %:include <a.h>\n"));
+  EXPECT_TRUE(Unread("?\?=include <a.h>\n"));
+  // Not a directive: a '#' or "%:" inside a line.
+  EXPECT_FALSE(Unread("x #include MACRO\nprintf(\"%d%:\", 1);\n"));
+}
+
+TEST(IncludedNamesTest, CommentsLookNothingUpAndHideNoDirective) {
+  EXPECT_FALSE(Unread("// the form `#include MACRO` and __has_include(NAME)\nint x;\n"));
+  EXPECT_FALSE(Unread("/*\n * ?\?= and __has_include(X)\n */\n#include \"a.h\"\n"));
+  EXPECT_TRUE(Unread("/*\n#include MACRO */ #include MACRO\n"));
+  // A comment that hides a directive's shape: the directive is read without it.
+  bool unread = false;
+  EXPECT_THAT(
+      IncludedNames("# /* c */ include <hidden.h>\n/* c */ #include \"after.h\"\n", &unread),
+      ElementsAre(Field(&IncludedName::name, "hidden.h"), Field(&IncludedName::name, "after.h")));
+  EXPECT_FALSE(unread);
+  // A literal is read as code: rare, and the compiler's scan then decides.
+  EXPECT_TRUE(Unread("const char* s = \"__has_include(X)\";\n"));
+}
+
+TEST(IncludedNamesTest, AWrapperNamedForItsProbeIsReadThroughItsUses) {
+  // fmt's and glibc's wrappers, then their uses.
+  const std::string fmt =
+      "#ifdef __has_include\n#  define FMT_HAS_INCLUDE(x) __has_include(x)\n#else\n"
+      "#  define FMT_HAS_INCLUDE(x) 0\n#endif\n#if FMT_HAS_INCLUDE(<string_view>)\n#endif\n";
+  bool unread = false;
+  EXPECT_THAT(IncludedNames(fmt, &unread), ElementsAre(Field(&IncludedName::name, "string_view")));
+  EXPECT_FALSE(unread);
+  EXPECT_TRUE(IncludedNames(fmt)[0].probe);
+  EXPECT_FALSE(
+      Unread("# define __glibc_has_include __has_include\n"
+             "#if __glibc_has_include (<sys/x.h>)\n#endif\n"));
+  // A definition spliced over two lines.
+  EXPECT_FALSE(Unread("#define MY_HAS_INCLUDE(h) \\\n  __has_include(h)\n"));
+  // A wrapper whose name does not say so: its uses cannot be found by name.
+  EXPECT_TRUE(Unread("#define HAVE_HEADER(x) __has_include(x)\n"));
+  EXPECT_TRUE(Unread("#define PROBE __has_include\n"));
+  EXPECT_TRUE(Unread("#if FMT_HAS_INCLUDE(HEADER)\n#endif\n"));
+}
+
 }  // namespace
 }  // namespace farm::cc

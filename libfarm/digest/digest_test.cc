@@ -26,6 +26,17 @@ TEST(DigestTest, KnownVectors) {
   EXPECT_EQ(split.FinishHex(), kAbc);
 }
 
+TEST(DigestTest, WordsHashAsTheirLengthsAndBytesAndNoTwoSplitsAlike) {
+  auto words = [](std::initializer_list<absl::string_view> list) {
+    Sha256 hash;
+    for (absl::string_view word : list) hash.UpdateWord(word);
+    return hash.FinishHex();
+  };
+  EXPECT_EQ(words({"ab", "c"}), DigestOfBytes("2:ab1:c").hash());
+  EXPECT_NE(words({"ab", "c"}), words({"a", "bc"}));
+  EXPECT_NE(words({"", "x"}), words({"x", ""}));
+}
+
 TEST(DigestTest, FileDigestMatchesBytesAcrossChunks) {
   const fs::path p = fs::temp_directory_path() / ("digest_test_" + std::to_string(::getpid()));
   std::string data(3 * 1024 * 1024 + 17, '\0');

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "absl/strings/str_cat.h"
+
 namespace farm {
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
@@ -15,6 +17,11 @@ Sha256::~Sha256() { EVP_MD_CTX_free(ctx_); }
 
 void Sha256::Update(absl::string_view data) {
   if (!data.empty()) EVP_DigestUpdate(ctx_, data.data(), data.size());
+}
+
+void Sha256::UpdateWord(absl::string_view word) {
+  Update(absl::StrCat(word.size(), ":"));
+  Update(word);
 }
 
 std::string Sha256::FinishHex() {

@@ -21,6 +21,9 @@ class Sha256 {
   Sha256& operator=(Sha256&&) = delete;
 
   void Update(absl::string_view data);
+  // Update("<size>:" word): a key made of words this way hashes no two lists of words alike
+  // ("ab", "c" and "a", "bc" differ).
+  void UpdateWord(absl::string_view word);
   // The digest of everything passed to Update, as 64 lowercase hex characters. Call once.
   std::string FinishHex();
 

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+extern char** environ;
+
 namespace farm {
 
 std::string GetEnv(const char* name) {
@@ -12,6 +14,16 @@ std::string GetEnv(const char* name) {
 std::string GetEnvOr(const char* name, const std::string& fallback) {
   std::string value = GetEnv(name);
   return value.empty() ? fallback : value;
+}
+
+std::map<std::string, std::string> ProcessEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
 }
 
 }  // namespace farm

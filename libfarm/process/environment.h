@@ -1,6 +1,7 @@
 // Reading this process's environment.
 #pragma once
 
+#include <map>
 #include <string>
 
 namespace farm {
@@ -11,5 +12,8 @@ std::string GetEnv(const char* name);
 
 // The value of `name` when it is set and not empty; `fallback` otherwise.
 std::string GetEnvOr(const char* name, const std::string& fallback);
+
+// Every variable of this process's environment, by name.
+std::map<std::string, std::string> ProcessEnvironment();
 
 }  // namespace farm

@@ -289,7 +289,7 @@ TEST_F(FarmCcTest, CallsStartedTogetherSendANewToolchainOnce) {
 // The dependency scan is kept (scan_cache.h): the same compile again, here or in another
 // checkout, runs no preprocessor; a header that changes, or a new one that shadows the one
 // found (an earlier -I directory), makes farm-cc scan again, and every object equals a
-// local compile's.
+// local compile's. (FARM_CC_SCAN=compiler: by default these includes are read without a scan.)
 TEST_F(FarmCcTest, AKeptScanStandsOnlyWhileNoHeaderChangesOrAppears) {
   const std::string cache_dir = (dir_->path() / "scan-cache-dir").string();
   const std::string first = Tree("scan-cache");
@@ -314,7 +314,7 @@ TEST_F(FarmCcTest, AKeptScanStandsOnlyWhileNoHeaderChangesOrAppears) {
     const CommandResult farm =
         Run(With({FarmBinary("farm-cc"), "g++"}, args(root, "farm.o")), root + "/build",
             {"FARM_CC_STRICT=1", "FARM_BUILD_ID=farm-cc-scan-cache", "FARM_CC_LOG=debug",
-             "FARM_CC_CACHE_DIR=" + cache_dir, "FARM_CC_BASEDIR=" + root});
+             "FARM_CC_CACHE_DIR=" + cache_dir, "FARM_CC_BASEDIR=" + root, "FARM_CC_SCAN=compiler"});
     EXPECT_EQ(farm.exit_code, 0) << Output(farm);
     const CommandResult local = Run(With({"g++"}, args(root, "local.o")), root + "/build");
     EXPECT_EQ(local.exit_code, 0) << Output(local);
@@ -351,6 +351,61 @@ TEST_F(FarmCcTest, AKeptScanStandsOnlyWhileNoHeaderChangesOrAppears) {
   EXPECT_FALSE(object == with_three);
   std::tie(said, object) = compile(second);
   EXPECT_THAT(said, HasSubstr(kept));
+}
+
+// By default farm-cc reads a compile's includes itself and runs no -M scan: the tree holds
+// every header each include may find, on every branch, so the object equals g++'s, and a
+// header that appears ahead of the one found (an earlier -I directory) is read next time. A
+// file that includes by a macro's name makes farm-cc scan instead, saying which file.
+TEST_F(FarmCcTest, ItsIncludesReadHereStandInForTheScanUnlessAMacroNamesOne) {
+  const std::string root = Tree("includes-read");
+  const std::string cache_dir = (dir_->path() / "includes-read-cache").string();
+  auto WriteFile = [](const std::string& path, const std::string& text) {
+    ASSERT_TRUE(WriteFileAtomically(path, text).ok()) << path;
+  };
+  fs::create_directories(root + "/src/inc1");
+  fs::create_directories(root + "/src/inc2");
+  WriteFile(root + "/src/inc2/lib.h", "#pragma once\ninline constexpr int kLib = 2;\n");
+  WriteFile(root + "/src/uses_lib.cc",
+            "#include \"lib.h\"\n#include <vector>\n#if 0\n#include \"absent.h\"\n#endif\n"
+            "int Lib() { return kLib; }\n");
+  WriteFile(root + "/src/by_macro.cc",
+            "#define LIB \"lib.h\"\n#include LIB\nint Lib() { return kLib; }\n");
+  auto compile = [&](const std::string& source) {
+    const std::vector<std::string> args = {
+        "-O2",   "-I" + root + "/src/inc1", "-I" + root + "/src/inc2",
+        "-c",    root + "/src/" + source,   "-o",
+        "farm.o"};
+    const CommandResult farm = Run(With({FarmBinary("farm-cc"), "g++"}, args), root + "/build",
+                                   {"FARM_CC_STRICT=1", "FARM_BUILD_ID=farm-cc-includes-read",
+                                    "FARM_CC_LOG=debug", "FARM_CC_CACHE_DIR=" + cache_dir});
+    EXPECT_EQ(farm.exit_code, 0) << Output(farm);
+    std::vector<std::string> local_args = args;
+    local_args.back() = "local.o";
+    const CommandResult local = Run(With({"g++"}, local_args), root + "/build");
+    EXPECT_EQ(local.exit_code, 0) << Output(local);
+    const std::string object = ReadFile(root + "/build/farm.o");
+    EXPECT_FALSE(object.empty());
+    EXPECT_TRUE(object == ReadFile(root + "/build/local.o")) << "differs from g++'s object";
+    return std::make_pair(farm.stderr_text, object);
+  };
+  const std::string read = "includes read and input tree";
+  auto [said, object] = compile("uses_lib.cc");
+  EXPECT_THAT(said, HasSubstr(read));
+  EXPECT_THAT(said, Not(HasSubstr(", scan ")));
+  const std::string with_two = object;
+
+  WriteFile(root + "/src/inc1/lib.h", "#pragma once\ninline constexpr int kLib = 4;\n");
+  std::tie(said, object) = compile("uses_lib.cc");
+  EXPECT_THAT(said, HasSubstr(read));
+  EXPECT_FALSE(object == with_two);
+
+  std::tie(said, object) = compile("by_macro.cc");
+  EXPECT_THAT(said, HasSubstr("the compiler scans: " + root +
+                              "/src/by_macro.cc may look a header up by a name farm-cc cannot "
+                              "read"));
+  EXPECT_THAT(said, HasSubstr(", scan "));
+  EXPECT_THAT(said, Not(HasSubstr(read)));
 }
 
 // Another checkout of the same sources (FARM_CC_BASEDIR set in each, as ccache's base_dir), at
@@ -441,15 +496,19 @@ TEST_F(FarmCcTest, AMalformedBaseDirIsRefused) {
   EXPECT_FALSE(fs::exists(root + "/build/w.o"));
 }
 
-TEST_F(FarmCcTest, AMalformedScanCacheSizeIsRefused) {
-  const std::string root = Tree("bad-scan-cache-size");
-  const CommandResult r =
-      Run({FarmBinary("farm-cc"), "gcc", "-c", root + "/src/warns.c", "-o", "w.o"}, root + "/build",
-          {"FARM_CC_SCAN_CACHE_SIZE=lots"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.stderr_text, HasSubstr("FARM_CC_SCAN_CACHE_SIZE: invalid size 'lots'"));
-  EXPECT_THAT(r.stderr_text, HasSubstr("Fix:"));
-  EXPECT_FALSE(fs::exists(root + "/build/w.o"));
+TEST_F(FarmCcTest, AMalformedScanCacheSizeOrScanModeIsRefused) {
+  const std::string root = Tree("bad-scan-settings");
+  for (const auto& [setting, said] : std::vector<std::pair<std::string, std::string>>{
+           {"FARM_CC_SCAN_CACHE_SIZE=lots", "FARM_CC_SCAN_CACHE_SIZE: invalid size 'lots'"},
+           {"FARM_CC_SCAN=fast", "FARM_CC_SCAN='fast' is neither 'includes' nor 'compiler'"}}) {
+    const CommandResult r =
+        Run({FarmBinary("farm-cc"), "gcc", "-c", root + "/src/warns.c", "-o", "w.o"},
+            root + "/build", {setting});
+    EXPECT_EQ(r.exit_code, 2) << setting;
+    EXPECT_THAT(r.stderr_text, HasSubstr(said));
+    EXPECT_THAT(r.stderr_text, HasSubstr("Fix:"));
+    EXPECT_FALSE(fs::exists(root + "/build/w.o"));
+  }
 }
 
 // A compiler the worker cannot run from its tree fails the worker's check: here a g++ that
