@@ -72,6 +72,19 @@ std::vector<std::string> ParseIncludeSearchList(const std::string& verbose_stder
   return dirs;
 }
 
+std::vector<std::string> ParseNonexistentIncludeDirectories(const std::string& verbose_stderr) {
+  constexpr absl::string_view kIgnoring = "ignoring nonexistent directory \"";
+  std::vector<std::string> dirs;
+  for (absl::string_view line : absl::StrSplit(verbose_stderr, '\n')) {
+    if (absl::StartsWith(line, kIgnoring) && absl::EndsWith(line, "\"")) {
+      line.remove_prefix(kIgnoring.size());
+      line.remove_suffix(1);
+      if (!line.empty()) dirs.emplace_back(line);
+    }
+  }
+  return dirs;
+}
+
 absl::StatusOr<DependencyScan> ScanDependencies(const std::string& compiler,
                                                 const CcCompilePlan& plan, const std::string& cwd) {
   std::string scan_output = TempDirectory() + "/farm-cc-scan-XXXXXX";
@@ -146,6 +159,11 @@ absl::StatusOr<std::vector<std::string>> QueryIncludeSearchList(const std::strin
   if (dirs.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(compiler, " -v printed no include search list farm-cc can read"));
+  }
+  // A header may appear in one later, ahead of the one found now: /usr/local/include's
+  // multiarch directory, an -I of a directory the build has yet to make.
+  for (std::string& dir : ParseNonexistentIncludeDirectories(result->stderr_text)) {
+    dirs.push_back(std::move(dir));
   }
   return dirs;
 }

@@ -26,13 +26,17 @@ absl::StatusOr<DependencyScan> ScanDependencies(const std::string& compiler,
                                                 const CcCompilePlan& plan, const std::string& cwd);
 
 // The compiler's include search list for the call's arguments, without a scan: `compiler
-// -E -v` on an empty source of the same suffix in `cwd`. FAILED_PRECONDITION when it fails or
-// prints no list farm-cc can read.
+// -E -v` on an empty source of the same suffix in `cwd`, followed by the directories it
+// ignored as nonexistent (a header may appear there later). FAILED_PRECONDITION when it
+// fails or prints no list farm-cc can read.
 absl::StatusOr<std::vector<std::string>> QueryIncludeSearchList(const std::string& compiler,
                                                                 const CcCompilePlan& plan,
                                                                 const std::string& cwd);
 
 // The directories of the include search list in a GCC or clang `-v` stderr, in order.
 std::vector<std::string> ParseIncludeSearchList(const std::string& verbose_stderr);
+
+// The directories a GCC or clang `-v` stderr says it ignored as nonexistent, in order.
+std::vector<std::string> ParseNonexistentIncludeDirectories(const std::string& verbose_stderr);
 
 }  // namespace farm::cc

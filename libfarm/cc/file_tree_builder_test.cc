@@ -15,6 +15,7 @@ namespace farm::cc {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -226,6 +227,18 @@ TEST_F(FileTreeBuilderTest, IncludedHeadersFromTheSourceAloneAndWhatStopsThat) {
                                           "inc2/only_if.h 0", "src/a.cc 53", "src/local.h 17"));
   EXPECT_FALSE(precompiled);
   EXPECT_EQ(builder.first_unread_include_file(), "");
+
+  // A directory that does not exist yet (the compiler's nonexistent search directories) is
+  // probed too: once it exists, a header there is found.
+  FileTreeBuilder later;
+  ASSERT_TRUE(later.Add("src/a.cc", root_).ok());
+  ASSERT_TRUE(AddIncludedHeaders(later, {"inc0", "inc1", "inc2"}, root_, &precompiled).ok());
+  EXPECT_EQ(Shown(later), Shown(builder));
+  Write("inc0/lib.h", "");
+  FileTreeBuilder appeared;
+  ASSERT_TRUE(appeared.Add("src/a.cc", root_).ok());
+  ASSERT_TRUE(AddIncludedHeaders(appeared, {"inc0", "inc1", "inc2"}, root_, &precompiled).ok());
+  EXPECT_THAT(Shown(appeared), Contains("inc0/lib.h 0"));
 
   Write("inc2/leaf.h.gch", "gpch");
   Write("inc2/leaf.h", "#define NAME <x.h>\n#include NAME\n");

@@ -1,6 +1,7 @@
 #include "libfarm/cc/include_probes.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <sys/stat.h>
 
 #include <map>
@@ -37,7 +38,8 @@ class DirectoryListings {
   }
 
  private:
-  // nullptr when `dir` cannot be listed.
+  // nullptr when `dir` cannot be listed; empty when it does not exist (the compiler's
+  // nonexistent search directories, where a header may appear later).
   const std::set<std::string, std::less<>>* Listing(const std::string& dir) {
     auto [it, inserted] = listings_.try_emplace(dir);
     if (inserted) {
@@ -47,6 +49,8 @@ class DirectoryListings {
         while (const dirent* e = ::readdir(d)) entries.insert(e->d_name);
         ::closedir(d);
         it->second = std::move(entries);
+      } else if (errno == ENOENT || errno == ENOTDIR) {
+        it->second.emplace();
       }
     }
     return it->second ? &*it->second : nullptr;
