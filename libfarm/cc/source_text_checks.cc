@@ -131,7 +131,6 @@ std::string CodeOnly(absl::string_view text, bool blank_literals = true) {
 // The header names in `text`, appended to `names`, and whether it may look one up by a name
 // this cannot read (`cannot_read`).
 void ReadIncludes(absl::string_view text, std::vector<IncludedName>& names, bool& cannot_read) {
-  auto add = [&names](const std::string& name, bool probe) { names.push_back({name, probe}); };
   std::string name;
   // Directives: '#' first on a line (after blanks), then include / include_next / import.
   // Found from each '#' (a header has far fewer of them than lines), looking back for the
@@ -158,7 +157,7 @@ void ReadIncludes(absl::string_view text, std::vector<IncludedName>& names, bool
         include = true;
         const size_t at = SkipBlanks(text, i + directive.size());
         if (ReadHeaderName(text, at, name)) {
-          add(name, false);
+          names.push_back({name, false});
         } else {
           cannot_read = true;  // #include HEADER
         }
@@ -192,7 +191,7 @@ void ReadIncludes(absl::string_view text, std::vector<IncludedName>& names, bool
       }
       i = SkipBlanks(text, i + 1);
       if (ReadHeaderName(text, i, name)) {
-        add(name, true);
+        names.push_back({name, true});
         continue;
       }
       // A parameter: fine in the definition of a wrapper whose uses this finds by its name.
