@@ -125,21 +125,30 @@ run_build() {
   local l0 t0 t1 rc=0
   l0="$(load1)"
   t0="$(date +%s.%N)"
+  # In a subshell that reads its own children's CPU when they are done (fields 16 and 17 of
+  # /proc/PID/stat, in clock ticks): ninja and every process it ran and waited for, the
+  # launchers' own work on the build host included.
   # shellcheck disable=SC2086  # targets is a word list
-  ${build_limit:+timeout "$build_limit"} "$@" ninja -C "$tree/build" -j "$jobs" $targets \
-    >"$log" 2>&1 || rc=$?
+  local ticks
+  ticks="$(
+    ${build_limit:+timeout "$build_limit"} "$@" ninja -C "$tree/build" -j "$jobs" $targets \
+      >"$log" 2>&1 || echo "rc=$?"
+    cut -d' ' -f16,17 "/proc/$BASHPID/stat"
+  )"
+  case "$ticks" in rc=*) rc="${ticks%%$'\n'*}" && rc="${rc#rc=}" && ticks="${ticks#*$'\n'}" ;; esac
   t1="$(date +%s.%N)"
-  local secs
+  local secs cpu
   secs="$(python3 -c "print(f'{$t1 - $t0:.1f}')")"
+  cpu="$(python3 -c "import os; print(f'{sum(map(int, \"$ticks\".split())) / os.sysconf(\"SC_CLK_TCK\"):.1f}')")"
   if [ "$rc" = 124 ] && [ -n "$build_limit" ]; then
     secs=">$build_limit"
   elif [ "$rc" != 0 ]; then
     tail -n 40 "$log" >&2
     die "$tool ($kind, $(basename "$tree")) failed; the log is above"
   fi
-  echo "$tool $kind $secs $l0 $(load1)" >>"$work/results"
-  printf '%-13s %-8s %-13s %8s s   load %s -> %s\n' "$tool" "$kind" "$(basename "$tree")" \
-    "$secs" "$l0" "$(load1)" >&2
+  echo "$tool $kind $secs $l0 $(load1) $cpu" >>"$work/results"
+  printf '%-13s %-8s %-13s %8s s   load %s -> %s   build-host CPU %s s\n' "$tool" "$kind" \
+    "$(basename "$tree")" "$secs" "$l0" "$(load1)" "$cpu" >&2
 }
 
 # compare_objects TOOL: TOOL's cold objects in A/build against plain ninja's, same path.
@@ -338,21 +347,22 @@ n_objects="$(cd "$work/plain-objects" 2>/dev/null && find . -name '*.o' | wc -l 
 echo
 echo "host-compile bench: targets '${targets:-<all>}' ($n_objects objects), ninja -j $jobs," \
   "$(nproc) cores; a farm/cluster of 2 workers on the same cores (overhead, not speedup)"
-python3 - "$work/results" <<'PY'
-import sys
+n_objects="$n_objects" python3 - "$work/results" <<'PY'
+import os, sys
+n_objects = int(os.environ["n_objects"])
 rows = [l.split() for l in open(sys.argv[1])]
 best = {}
 def num(s):  # ">600" (stopped at the limit) sorts as 600, and is shown with its ">"
     return float(s.lstrip(">"))
-for tool, kind, secs, l0, l1 in rows:
+for tool, kind, secs, l0, l1, cpu in rows:
     key = (tool, kind)
     if key not in best or num(secs) < best[key][0]:
-        best[key] = (num(secs), l0, l1, secs.startswith(">"))
+        best[key] = (num(secs), l0, l1, secs.startswith(">"), float(cpu))
 plain = min(v[0] for k, v in best.items() if k[0] == "plain") if any(
     k[0] == "plain" for k in best) else None
-print("every run (seconds, load average at start -> end):")
-for tool, kind, secs, l0, l1 in rows:
-    print(f"  {tool:<13}{kind:<9}{secs:>8}   load {l0} -> {l1}")
+print("every run (seconds, load average at start -> end, build-host CPU: ninja and what it ran):")
+for tool, kind, secs, l0, l1, cpu in rows:
+    print(f"  {tool:<13}{kind:<9}{secs:>8}   load {l0} -> {l1}   CPU {cpu}")
 print()
 tools = list(dict.fromkeys(r[0] for r in rows))
 head = f"{'tool':<13}{'cold s':>9}{'rebuild s':>11}{'cold/plain':>12}{'rebuild/plain':>15}"
@@ -363,10 +373,22 @@ for t in tools:
     fmt = lambda x: "-" if x is None else (">" if x[3] else "") + f"{x[0]:.1f}"
     ratio = lambda x: "-" if x is None or not plain else (">" if x[3] else "") + f"{x[0] / plain:.3f}"
     print(f"{t:<13}{fmt(c):>9}{fmt(r):>11}{ratio(c):>12}{ratio(r):>15}")
+# On a fleet the build host is what bounds a distributed build (bench/run_fleet_sim.sh): what
+# each launcher costs it per compile decides how many workers one build host can feed. This
+# counts ninja and every process it ran; the work of a daemon on the build host (sccache's
+# server, which preprocesses there, and the build host's own iceccd) is not in it.
+print()
+print("build-host CPU of the cold build (ninja and what it ran; daemons not counted), per object:")
+for t in tools:
+    c = best.get((t, "cold"))
+    if c and n_objects:
+        note = "   (its server's preprocessing not counted)" if t.startswith("sccache") else ""
+        print(f"  {t:<13}{c[4]:>7.1f} s   {c[4] / n_objects:.3f} s per object{note}")
 if ("farm-cc", "cold") in best:
     print()
     print("farm-cc / peer (below 1: farm-cc ahead)")
     fc, fr = best[("farm-cc", "cold")][0], best.get(("farm-cc", "rebuild"), (None,))[0]
+    fcpu = best[("farm-cc", "cold")][4]
     for t in tools:
         if t == "farm-cc":
             continue
@@ -375,7 +397,9 @@ if ("farm-cc", "cold") in best:
         # a peer stopped at the limit took longer: farm-cc's ratio to it is below the figure
         cs = "-" if not c else ("<" if c[3] else "") + f"{fc / c[0]:.3f}"
         rs = "-" if not r or fr is None else ("<" if r[3] else "") + f"{fr / r[0]:.3f}"
-        print(f"  vs {t:<13} cold {cs:>7}   rebuild in another tree {rs:>7}")
+        hs = "-" if not c or not c[4] or t == "plain" else f"{fcpu / c[4]:.3f}"
+        print(f"  vs {t:<13} cold {cs:>7}   rebuild in another tree {rs:>7}"
+              f"   build-host CPU (cold) {hs:>7}")
 PY
 echo
 echo "what answered the compiles:"

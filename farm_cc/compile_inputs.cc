@@ -52,12 +52,13 @@ absl::StatusOr<CompileInputs> Gather(const CcInvocation& call, const cc::CcCompi
                                      const std::vector<std::string>& dependencies,
                                      const std::vector<std::string>& search_dirs,
                                      const std::map<std::string, std::string>& env,
-                                     const std::string& cwd, bool from_includes) {
+                                     const std::string& cwd, cc::FileFactsCache* facts,
+                                     bool from_includes) {
   // The command line's directories and the compiler's built-in ones: a header that appears in
   // any of them later changes the tree, which is what lets a kept scan stand (scan_cache.h).
   std::vector<std::string> probe_dirs = plan.include_dirs;
   probe_dirs.insert(probe_dirs.end(), search_dirs.begin(), search_dirs.end());
-  cc::FileTreeBuilder inputs;
+  cc::FileTreeBuilder inputs(facts);
   for (const std::string& path : dependencies) {
     if (absl::Status s = inputs.Add(path, cwd); !s.ok()) {
       return Local(absl::StrCat("input '", path, "': ", s.message()));
@@ -124,21 +125,22 @@ absl::StatusOr<CompileInputs> GatherCompileInputs(const CcInvocation& call,
                                                   const std::vector<std::string>& dependencies,
                                                   const std::vector<std::string>& search_dirs,
                                                   const std::map<std::string, std::string>& env,
-                                                  const std::string& cwd) {
-  return Gather(call, plan, dependencies, search_dirs, env, cwd, /*from_includes=*/false);
+                                                  const std::string& cwd,
+                                                  cc::FileFactsCache* facts) {
+  return Gather(call, plan, dependencies, search_dirs, env, cwd, facts, /*from_includes=*/false);
 }
 
 absl::StatusOr<CompileInputs> GatherCompileInputsFromIncludes(
     const CcInvocation& call, const cc::CcCompilePlan& plan,
     const std::vector<std::string>& search_dirs, const std::map<std::string, std::string>& env,
-    const std::string& cwd) {
+    const std::string& cwd, cc::FileFactsCache* facts) {
   for (const std::string& arg : plan.scan_base_args) {
     // Files the command line makes the compile read, found by rules of their own.
     for (absl::string_view option : {"-include", "--include", "-imacros", "-finput-charset"}) {
       if (absl::StartsWith(arg, option)) return Local(absl::StrCat(arg, " on the command line"));
     }
   }
-  return Gather(call, plan, {plan.source}, search_dirs, env, cwd, /*from_includes=*/true);
+  return Gather(call, plan, {plan.source}, search_dirs, env, cwd, facts, /*from_includes=*/true);
 }
 
 }  // namespace farm

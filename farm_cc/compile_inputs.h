@@ -13,6 +13,7 @@
 #include "farm/v1/cas.pb.h"
 #include "farm_cc/compiler_locator.h"
 #include "libfarm/cc/cc_command_line.h"
+#include "libfarm/cc/file_facts_cache.h"
 
 namespace farm {
 
@@ -23,7 +24,8 @@ struct CompileInputs {
 };
 
 // `dependencies` and `search_dirs` as the scan gave them (dependency_scan.h), `env` the
-// call's environment. FAILED_PRECONDITION, with the reason, for a compile that must stay here:
+// call's environment, `facts` what earlier calls learned by reading files (file_facts_cache.h),
+// which this adds to. FAILED_PRECONDITION, with the reason, for a compile that must stay here:
 // an input it cannot read as a plain file, __DATE__/__TIME__ in its sources, a
 // -Wmissing-include-dirs warning the sandbox would add.
 absl::StatusOr<CompileInputs> GatherCompileInputs(const CcInvocation& call,
@@ -31,7 +33,8 @@ absl::StatusOr<CompileInputs> GatherCompileInputs(const CcInvocation& call,
                                                   const std::vector<std::string>& dependencies,
                                                   const std::vector<std::string>& search_dirs,
                                                   const std::map<std::string, std::string>& env,
-                                                  const std::string& cwd);
+                                                  const std::string& cwd,
+                                                  cc::FileFactsCache* facts = nullptr);
 
 // The same tree without the compiler's scan: the source, and every file its #include,
 // #include_next and __has_include names (and theirs, on down) find in its directory or in any
@@ -44,6 +47,6 @@ absl::StatusOr<CompileInputs> GatherCompileInputs(const CcInvocation& call,
 absl::StatusOr<CompileInputs> GatherCompileInputsFromIncludes(
     const CcInvocation& call, const cc::CcCompilePlan& plan,
     const std::vector<std::string>& search_dirs, const std::map<std::string, std::string>& env,
-    const std::string& cwd);
+    const std::string& cwd, cc::FileFactsCache* facts = nullptr);
 
 }  // namespace farm

@@ -9,12 +9,14 @@
 #include <iostream>
 #include <map>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "farm_cc/farm_host_compile.h"
 #include "farm_cc/scan_cache.h"
 #include "farm_cc/search_list_cache.h"
 #include "farm_nvcc/outcome_report.h"
 #include "libfarm/cc/dependency_scan.h"
+#include "libfarm/cc/file_facts_cache.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_slot.h"
 #include "libfarm/logging/logger.h"
@@ -91,14 +93,21 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
                             PhaseTimeline& timeline) {
   auto log = ComponentLogger("farm-cc");
   GatheredInputs gathered;
+  cc::FileFactsCache facts = cc::FileFactsCache::Load(
+      absl::StrCat(options.cache_dir, "/files/facts-v1"), options.scan_cache_bytes / 128);
+  absl::Cleanup keep_facts = [&] {
+    if (absl::Status saved = facts.Save(); !saved.ok()) {
+      log->warn("file facts not kept: {}", saved.message());
+    }
+  };
   const std::optional<ScanCache> cache =
       options.keep_scans ? ScanCache::ForCall(options.cache_dir, options.base_dir, toolchain_digest,
                                               call, action_env, cwd)
                          : std::nullopt;
   if (cache) {
     if (std::optional<ScanCache::KeptScan> kept = cache->Find()) {
-      auto inputs =
-          GatherCompileInputs(call, plan, kept->scan.files, kept->scan.search_dirs, env, cwd);
+      auto inputs = GatherCompileInputs(call, plan, kept->scan.files, kept->scan.search_dirs, env,
+                                        cwd, &facts);
       if (inputs.ok() && cache->Holds(*kept, *inputs)) {
         timeline.Mark("kept scan and input tree");
         gathered.inputs = *std::move(inputs);
@@ -114,7 +123,7 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
                                                      toolchain_digest, call, plan, action_env, cwd)
                            : cc::QueryIncludeSearchList(call.compiler, plan, cwd);
     auto inputs = search_dirs.ok()
-                      ? GatherCompileInputsFromIncludes(call, plan, *search_dirs, env, cwd)
+                      ? GatherCompileInputsFromIncludes(call, plan, *search_dirs, env, cwd, &facts)
                       : absl::StatusOr<CompileInputs>(search_dirs.status());
     if (inputs.ok()) {
       timeline.Mark("includes read and input tree");
@@ -130,7 +139,8 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
     gathered.inputs = scan.status();
     return gathered;
   }
-  gathered.inputs = GatherCompileInputs(call, plan, scan->files, scan->search_dirs, env, cwd);
+  gathered.inputs =
+      GatherCompileInputs(call, plan, scan->files, scan->search_dirs, env, cwd, &facts);
   timeline.Mark("input tree");
   if (cache && gathered.inputs.ok()) {
     // Without the entry the next call only scans again.

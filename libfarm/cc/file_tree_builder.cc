@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "libfarm/cc/source_text_checks.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/files/file_contents.h"
@@ -103,7 +105,7 @@ absl::Status FileTreeBuilder::Add(const std::string& path, const std::string& cw
           return absl::FailedPreconditionError(
               absl::StrCat(path, ": ", absolute, " is a file, not a directory"));
         }
-        return AddFile(candidate, absolute_path.substr(0, absolute_path.rfind('/')));
+        return AddFile(candidate, absolute_path.substr(0, absolute_path.rfind('/')), info);
       } else {
         return absl::FailedPreconditionError(
             absl::StrCat(path, ": ", absolute, " is not a regular file"));
@@ -135,23 +137,44 @@ absl::Status FileTreeBuilder::Add(const std::string& path, const std::string& cw
   return absl::FailedPreconditionError(absl::StrCat(path, ": resolves to '/', not a file"));
 }
 
-absl::Status FileTreeBuilder::AddFile(const std::string& relative_path,
-                                      const std::string& spelled_directory) {
-  std::string absolute = "/" + relative_path;
-  mode_t mode = 0;
-  absl::StatusOr<absl::string_view> bytes = ReadFileContentsInto(absolute, read_buffer_, &mode);
+absl::StatusOr<FileFacts> FileTreeBuilder::ReadFacts(const std::string& absolute,
+                                                     const struct stat& info) {
+  if (facts_ != nullptr) {
+    if (const FileFacts* known = facts_->Find(absolute, info)) return *known;
+  }
+  struct stat opened {};
+  absl::StatusOr<absl::string_view> bytes = ReadFileContentsInto(absolute, read_buffer_, &opened);
   if (!bytes.ok()) return bytes.status();
+  FileFacts facts;
+  facts.digest = DigestOfBytes(*bytes);
+  facts.elf = IsElf(*bytes);
+  if (!facts.elf) {
+    facts.mentions_time_macros = MentionsTimeMacros(*bytes);
+    facts.names = IncludedNames(*bytes, &facts.unread_include);
+  }
+  if (facts_ != nullptr) {
+    facts_->Remember(absolute, opened, facts, absl::ToUnixNanos(absl::Now()));
+  }
+  return facts;
+}
+
+absl::Status FileTreeBuilder::AddFile(const std::string& relative_path,
+                                      const std::string& spelled_directory,
+                                      const struct stat& info) {
+  const std::string absolute = "/" + relative_path;
+  absl::StatusOr<FileFacts> facts = ReadFacts(absolute, info);
+  if (!facts.ok()) return facts.status();
   Entry entry;
-  entry.digest = DigestOfBytes(*bytes);
-  entry.executable = (mode & 0111) != 0;
-  if (!IsElf(*bytes)) {
-    mentions_time_macros_ = mentions_time_macros_ || MentionsTimeMacros(*bytes);
-    bool unread = false;
-    std::vector<IncludedName> names = IncludedNames(*bytes, &unread);
-    if (unread && first_unread_include_file_.empty()) first_unread_include_file_ = absolute;
-    if (!names.empty()) {
+  entry.digest = std::move(facts->digest);
+  entry.executable = (info.st_mode & 0111) != 0;
+  if (!facts->elf) {
+    mentions_time_macros_ = mentions_time_macros_ || facts->mentions_time_macros;
+    if (facts->unread_include && first_unread_include_file_.empty()) {
+      first_unread_include_file_ = absolute;
+    }
+    if (!facts->names.empty()) {
       include_sites_.push_back(
-          {spelled_directory.empty() ? "/" : spelled_directory, std::move(names)});
+          {spelled_directory.empty() ? "/" : spelled_directory, std::move(facts->names)});
     }
   }
   entries_[relative_path] = std::move(entry);

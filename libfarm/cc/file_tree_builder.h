@@ -2,6 +2,8 @@
 // link, so a sandbox whose root is made of it resolves each path as the build host does.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <map>
 #include <set>
 #include <string>
@@ -9,14 +11,20 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "farm/v1/actions.pb.h"
 #include "farm/v1/cas.pb.h"
+#include "libfarm/cc/file_facts_cache.h"
 #include "libfarm/cc/source_text_checks.h"
 
 namespace farm::cc {
 
 class FileTreeBuilder {
  public:
+  // `facts`, when given, answers for files it kept (stat()ed, not read) and keeps what reading
+  // the others told; it must outlive the builder.
+  explicit FileTreeBuilder(FileFactsCache* facts = nullptr) : facts_(facts) {}
+
   // Adds `path` (absolute, or relative to `cwd`) the way the kernel resolves it: walks its
   // components from '/'; each component that is a symlink becomes a link entry (its path and
   // readlink text) and the walk goes on through its target ('..' after a link leaves the
@@ -67,7 +75,9 @@ class FileTreeBuilder {
     bool executable = false;
   };
 
-  absl::Status AddFile(const std::string& relative_path, const std::string& spelled_directory);
+  absl::Status AddFile(const std::string& relative_path, const std::string& spelled_directory,
+                       const struct stat& info);
+  absl::StatusOr<FileFacts> ReadFacts(const std::string& absolute, const struct stat& info);
 
   std::map<std::string, Entry> entries_;  // by path less the leading '/'
   std::set<std::string> directories_;     // real directories seen, less the leading '/'
@@ -75,6 +85,7 @@ class FileTreeBuilder {
   bool mentions_time_macros_ = false;
   std::string first_unread_include_file_;
   std::vector<IncludeSite> include_sites_;
+  FileFactsCache* facts_;
   std::string read_buffer_;  // every file's bytes, one after another (ReadFileContentsInto)
 };
 

@@ -1,8 +1,13 @@
 #include "libfarm/cc/file_tree_builder.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -247,6 +252,49 @@ TEST_F(FileTreeBuilderTest, IncludedHeadersFromTheSourceAloneAndWhatStopsThat) {
   ASSERT_TRUE(AddIncludedHeaders(again, {"inc1", "inc2"}, root_, &precompiled).ok());
   EXPECT_TRUE(precompiled);
   EXPECT_EQ(again.first_unread_include_file(), root_ + "/inc2/leaf.h");
+}
+
+TEST_F(FileTreeBuilderTest, KeptFileFactsStandInForReadingUntilTheFileChanges) {
+  Write("a.cc", "#include \"b.h\"\n#include <c.h>\n");
+  Write("b.h", "int b = 1234;");
+  Write("inc/c.h", "#if __has_include(<d.h>)\n#endif\n");
+  Write("inc/d.h", "__TIME__\n");
+  // Facts are kept only for a file unchanged for two seconds (file_facts_cache.h).
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  const std::string store = root_ + "/facts/store";
+  auto build = [&](FileFactsCache& facts) {
+    FileTreeBuilder builder(&facts);
+    EXPECT_TRUE(builder.Add("a.cc", root_).ok());
+    EXPECT_TRUE(AddIncludedHeaders(builder, {"inc"}, root_).ok());
+    EXPECT_TRUE(facts.Save().ok());
+    return builder;
+  };
+  FileFactsCache first = FileFactsCache::Load(store, 1 << 20);
+  const FileTreeBuilder read = build(first);
+  EXPECT_EQ(first.hits(), 0);
+  EXPECT_EQ(first.kept(), 0);  // saved
+  EXPECT_TRUE(read.mentions_time_macros());
+
+  FileFactsCache second = FileFactsCache::Load(store, 1 << 20);
+  const FileTreeBuilder kept = build(second);
+  EXPECT_EQ(second.hits(), 4);  // nothing read
+  EXPECT_EQ(FileTreeDigest(kept.Tree()).hash(), FileTreeDigest(read.Tree()).hash());
+  EXPECT_TRUE(kept.mentions_time_macros());
+  ASSERT_EQ(kept.include_sites().size(), read.include_sites().size());
+
+  // Rewritten in place (the same inode), the same size, its mtime set back an hour: its ctime
+  // still tells, and it is read again.
+  std::ofstream(root_ + "/b.h", std::ios::trunc) << "#include<e.h>";
+  Write("inc/e.h", "");
+  struct stat b {};
+  ASSERT_EQ(stat((root_ + "/b.h").c_str(), &b), 0);
+  const struct timespec old_times[2] = {b.st_atim, {b.st_mtim.tv_sec - 3600, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, (root_ + "/b.h").c_str(), old_times, 0), 0);
+  FileFactsCache third = FileFactsCache::Load(store, 1 << 20);
+  const FileTreeBuilder changed = build(third);
+  EXPECT_EQ(third.hits(), 3);
+  EXPECT_THAT(Shown(changed), Contains("b.h 13"));
+  EXPECT_THAT(Shown(changed), Contains("inc/e.h 0"));
 }
 
 }  // namespace

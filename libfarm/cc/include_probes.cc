@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_split.h"
 
 namespace farm::cc {
@@ -73,7 +74,8 @@ absl::Status AddIncludedHeaders(FileTreeBuilder& builder,
     std::string absolute = dir[0] == '/' ? dir : cwd + "/" + dir;
     if (searched.insert(absolute).second) search.push_back(std::move(absolute));
   }
-  std::set<std::string> tried;
+  absl::flat_hash_set<std::string> tried;
+  absl::flat_hash_set<std::string> searched_names;
   DirectoryListings listings;
   // Adds DIR/NAME when it is a file not tried before.
   auto try_in = [&](const std::string& dir, const std::string& name) -> absl::Status {
@@ -105,6 +107,8 @@ absl::Status AddIncludedHeaders(FileTreeBuilder& builder,
         if (absl::Status added = try_in(site.directory, included.name); !added.ok()) {
           return added;
         }
+        // The search list is the same for every includer: once per name.
+        if (!searched_names.insert(included.name).second) continue;
         for (const std::string& dir : search) {
           if (absl::Status added = try_in(dir, included.name); !added.ok()) return added;
         }

@@ -21,7 +21,7 @@ absl::StatusOr<std::string> ReadFileContents(const std::string& path) {
 }
 
 absl::StatusOr<absl::string_view> ReadFileContentsInto(const std::string& path, std::string& buffer,
-                                                       mode_t* mode) {
+                                                       struct stat* info) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
@@ -29,10 +29,10 @@ absl::StatusOr<absl::string_view> ReadFileContentsInto(const std::string& path, 
   absl::Cleanup close_fd = [fd] { ::close(fd); };
   // One read of the size fstat gives (and one more to see the end), not a stream's copies:
   // a build host reads hundreds of headers per compile.
-  struct stat info {};
-  const bool known = ::fstat(fd, &info) == 0;
-  if (mode != nullptr) *mode = known ? info.st_mode : 0;
-  const size_t expected = known && info.st_size > 0 ? static_cast<size_t>(info.st_size) : 0;
+  struct stat opened {};
+  const bool known = ::fstat(fd, &opened) == 0;
+  if (info != nullptr) *info = opened;  // zeroed where fstat failed
+  const size_t expected = known && opened.st_size > 0 ? static_cast<size_t>(opened.st_size) : 0;
   if (buffer.size() < expected + 1) buffer.resize(expected + 1);
   size_t got = 0;
   while (true) {
@@ -63,6 +63,22 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& byt
     const int err = errno;
     ::unlink(tmp.c_str());
     return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(err)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AppendToFile(const std::string& path, absl::string_view bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot open ", path, " to append: ", std::strerror(errno)));
+  }
+  const ssize_t written = ::write(fd, bytes.data(), bytes.size());
+  const int err = errno;
+  ::close(fd);
+  if (written != static_cast<ssize_t>(bytes.size())) {
+    return absl::InternalError(absl::StrCat("cannot append to ", path, ": ",
+                                            written < 0 ? std::strerror(err) : "a short write"));
   }
   return absl::OkStatus();
 }

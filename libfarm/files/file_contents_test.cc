@@ -50,12 +50,13 @@ TEST_F(FileContentsTest, OneBufferReadsFileAfterFileEachExactlyAndNeverShrinks) 
   ASSERT_TRUE(WriteFileAtomically(dir_ + "/empty", "").ok());
   ASSERT_EQ(chmod((dir_ + "/big").c_str(), 0755), 0);
   std::string buffer;
-  mode_t mode = 0;
-  absl::StatusOr<absl::string_view> read = ReadFileContentsInto(dir_ + "/big", buffer, &mode);
+  struct stat info {};
+  absl::StatusOr<absl::string_view> read = ReadFileContentsInto(dir_ + "/big", buffer, &info);
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(*read, big);
-  EXPECT_TRUE(S_ISREG(mode));
-  EXPECT_EQ(mode & 0777, 0755);
+  EXPECT_TRUE(S_ISREG(info.st_mode));
+  EXPECT_EQ(info.st_mode & 0777, 0755);
+  EXPECT_EQ(info.st_size, 1 << 20);
   const size_t grown = buffer.size();
   // The big file's bytes still lie in the buffer past the small one's: the view ends there.
   read = ReadFileContentsInto(dir_ + "/small", buffer);
@@ -70,6 +71,18 @@ TEST_F(FileContentsTest, OneBufferReadsFileAfterFileEachExactlyAndNeverShrinks) 
   EXPECT_NE(read->find("Pid:"), absl::string_view::npos);
   EXPECT_EQ(ReadFileContentsInto(dir_ + "/absent", buffer).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+TEST_F(FileContentsTest, AppendsAddToTheEndAndCreateTheFile) {
+  const std::string path = dir_ + "/log";
+  ASSERT_TRUE(AppendToFile(path, "one ").ok());
+  ASSERT_TRUE(AppendToFile(path, "two").ok());
+  absl::StatusOr<std::string> read = ReadFileContents(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, "one two");
+  const absl::Status refused = AppendToFile(dir_ + "/absent/log", "x");
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find(dir_ + "/absent/log"), std::string::npos) << refused;
 }
 
 TEST_F(FileContentsTest, AMissingFileIsNotFoundAndADirectoryIsDataLoss) {
