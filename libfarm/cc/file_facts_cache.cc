@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "libfarm/digest/sha256.h"
 #include "libfarm/files/file_contents.h"
 
@@ -64,18 +65,14 @@ class Reader {
   size_t at_ = 0;
 };
 
-int64_t Nanoseconds(const struct timespec& t) {
-  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
 }  // namespace
 
 FileFactsCache::Identity FileFactsCache::IdentityOf(const struct stat& info) {
   return Identity{.device = static_cast<uint64_t>(info.st_dev),
                   .inode = static_cast<uint64_t>(info.st_ino),
                   .size = static_cast<int64_t>(info.st_size),
-                  .mtime_ns = Nanoseconds(info.st_mtim),
-                  .ctime_ns = Nanoseconds(info.st_ctim)};
+                  .mtime_ns = absl::ToUnixNanos(absl::TimeFromTimespec(info.st_mtim)),
+                  .ctime_ns = absl::ToUnixNanos(absl::TimeFromTimespec(info.st_ctim))};
 }
 
 void FileFactsCache::AppendEntry(const std::string& path, const Entry& entry, std::string& out) {

@@ -153,7 +153,7 @@ absl::StatusOr<std::string> CpuArchOf(const std::string& path) {
 std::pair<int64_t, int64_t> Stamp(const std::string& path) {
   struct stat info;
   if (lstat(path.c_str(), &info) != 0) return {-1, -1};
-  return {int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec, info.st_size};
+  return {absl::ToUnixNanos(absl::TimeFromTimespec(info.st_mtim)), info.st_size};
 }
 
 std::vector<std::string> StampedPaths(const HostToolchainFiles& files) {
