@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/digest/sha256.h"
 #include "libfarm/files/file_contents.h"
 
@@ -144,6 +145,12 @@ FileFactsCache FileFactsCache::Load(std::string path, uint64_t max_bytes) {
       }
       entry.facts.digest.set_hash(std::move(digest_hash));
       entry.facts.digest.set_size_bytes(digest_size);
+      // The checksum finds damage, not a store written to deceive: what goes into a Digest
+      // (a protobuf string, sent to the coordinator) must be a digest.
+      if (!ValidateDigest(entry.facts.digest).ok()) {
+        cache.damaged_ = true;
+        return cache;
+      }
       entry.facts.elf = (flags & kElf) != 0;
       entry.facts.mentions_time_macros = (flags & kTimeMacros) != 0;
       entry.facts.unread_include = (flags & kUnreadInclude) != 0;

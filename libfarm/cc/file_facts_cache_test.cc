@@ -134,6 +134,27 @@ TEST_F(FileFactsCacheTest, ADamagedOrTornBatchIsDroppedAndTheStoreRewritten) {
   EXPECT_EQ(cache.Find(root_ + "/c.h", c), nullptr);
 }
 
+TEST_F(FileFactsCacheTest, AKeptDigestThatIsNoDigestIsNeverGivenOut) {
+  const struct stat a = Write("a.h", "a");
+  const struct stat b = Write("b.h", "b");
+  {
+    FileFactsCache cache = FileFactsCache::Load(store_, kLimit);
+    cache.Remember(root_ + "/a.h", a, FactsOf("a", {}), now_);
+    ASSERT_TRUE(cache.Save().ok());
+  }
+  {
+    // A batch whose checksum holds but whose digest is not hex (nor UTF-8).
+    FileFactsCache cache = FileFactsCache::Load(store_, kLimit);
+    FileFacts forged = FactsOf("b", {});
+    forged.digest.set_hash(std::string(64, '\xff'));
+    cache.Remember(root_ + "/b.h", b, forged, now_);
+    ASSERT_TRUE(cache.Save().ok());
+  }
+  FileFactsCache cache = FileFactsCache::Load(store_, kLimit);
+  EXPECT_NE(cache.Find(root_ + "/a.h", a), nullptr);
+  EXPECT_EQ(cache.Find(root_ + "/b.h", b), nullptr);
+}
+
 TEST_F(FileFactsCacheTest, AStorePastItsLimitIsRewrittenToHalfOfIt) {
   constexpr uint64_t kSmall = 4096;
   for (int i = 0; i < 40; ++i) {
