@@ -14,40 +14,17 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "libfarm/digest/digest.h"
-#include "libfarm/files/relative_path.h"
 
 namespace farm::worker {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kMaxLinkTargetBytes = 4096;
 // Downloads at once when a tree is first laid out: enough to hide the round trips to the
 // coordinator, few enough to leave its other callers room.
 constexpr int kParallelBlobFetches = 8;
 
 bool IsLink(const farm::v1::InputFile& entry) { return !entry.symlink_target().empty(); }
-
-// The directories above `path`: "a/b/c" -> "a", "a/b".
-std::vector<std::string> Parents(const std::string& path) {
-  std::vector<std::string> out;
-  for (size_t slash = path.find('/'); slash != std::string::npos;
-       slash = path.find('/', slash + 1)) {
-    out.push_back(path.substr(0, slash));
-  }
-  return out;
-}
-
-absl::Status BelowLink(const std::string& path, const std::set<std::string>& links) {
-  for (const std::string& parent : Parents(path)) {
-    if (links.count(parent) != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("file tree entry '", path, "' lies below the link '", parent, "'"));
-    }
-  }
-  return absl::OkStatus();
-}
 
 // The link entries of both trees, by path.
 std::set<std::string> LinksOf(const farm::v1::FileTree& toolchain,
@@ -78,59 +55,29 @@ absl::StatusOr<bool> MakeDirectoryOrLink(const farm::v1::InputFile& entry, const
   return true;
 }
 
+// Whether a path of the image lies in one of the directories the action may write.
+class WritablePaths {
+ public:
+  explicit WritablePaths(const std::vector<std::string>& dirs) {
+    for (const std::string& dir : dirs)
+      prefixes_.push_back(dir.empty() ? "" : absl::StrCat(dir, "/"));
+  }
+  bool Contains(const std::string& path) const {
+    return std::any_of(prefixes_.begin(), prefixes_.end(),
+                       [&](const std::string& prefix) { return absl::StartsWith(path, prefix); });
+  }
+
+ private:
+  std::vector<std::string> prefixes_;  // "dir/"; "" for the whole image
+};
+
+using LinkedCopy = std::tuple<std::string, int64_t, bool>;  // {hash, mtime, executable}
+
+LinkedCopy LinkedCopyOf(const farm::v1::InputFile& entry) {
+  return {entry.digest().hash(), entry.mtime_seconds(), entry.executable()};
+}
+
 }  // namespace
-
-absl::Status ValidateFileTree(const farm::v1::FileTree& tree) {
-  if (tree.files_size() > kMaxFileTreeEntries) {
-    return absl::InvalidArgumentError(absl::StrCat("file tree of ", tree.files_size(),
-                                                   " entries; the limit is ", kMaxFileTreeEntries));
-  }
-  std::set<std::string> paths;
-  std::set<std::string> links;
-  for (const farm::v1::InputFile& entry : tree.files()) {
-    if (absl::Status s = ValidateRelativePath(entry.path()); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("file tree entry: ", s.message()));
-    }
-    if (entry.path() == "proc" || entry.path() == "dev" ||
-        absl::StartsWith(entry.path(), "proc/") || absl::StartsWith(entry.path(), "dev/")) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("file tree entry '", entry.path(), "' is under /proc or /dev"));
-    }
-    if (!paths.insert(entry.path()).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("file tree entry '", entry.path(), "' appears twice"));
-    }
-    if (entry.directory()) {
-      if (IsLink(entry) || !entry.digest().hash().empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "file tree entry '", entry.path(), "' is a directory and a file or link at once"));
-      }
-    } else if (IsLink(entry)) {
-      if (entry.symlink_target().size() > kMaxLinkTargetBytes ||
-          entry.symlink_target().find('\0') != std::string::npos) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("file tree link '", entry.path(), "' has a malformed target"));
-      }
-      links.insert(entry.path());
-    } else if (absl::Status s = ValidateDigest(entry.digest()); !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("file tree entry '", entry.path(), "': ", s.message()));
-    }
-  }
-  for (const std::string& path : paths) {
-    if (absl::Status s = BelowLink(path, links); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes) {
-  farm::v1::FileTree tree;
-  if (!tree.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::InvalidArgumentError("file tree blob does not parse as a farm.v1.FileTree");
-  }
-  if (absl::Status s = ValidateFileTree(tree); !s.ok()) return s;
-  return tree;
-}
 
 absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain,
                              const farm::v1::FileTree& inputs) {
@@ -144,10 +91,10 @@ absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain,
       return absl::InvalidArgumentError(absl::StrCat(
           "'/", e.path(), "' is one thing in the toolchain and another in the input tree"));
     }
-    if (absl::Status s = BelowLink(e.path(), links); !s.ok()) return s;
+    if (absl::Status s = CheckNotBelowLink(e.path(), links); !s.ok()) return s;
   }
   for (const auto& e : toolchain.files()) {
-    if (absl::Status s = BelowLink(e.path(), links); !s.ok()) return s;
+    if (absl::Status s = CheckNotBelowLink(e.path(), links); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -160,7 +107,7 @@ absl::Status CheckNotThroughLinks(const std::vector<std::string>& paths,
     if (links.count(path) != 0) {
       return absl::InvalidArgumentError(absl::StrCat("'/", path, "' is a link of the file trees"));
     }
-    if (absl::Status s = BelowLink(path, links); !s.ok()) return s;
+    if (absl::Status s = CheckNotBelowLink(path, links); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -172,15 +119,8 @@ absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& r
     if (!entry.directory() && !IsLink(entry)) files.push_back(entry.digest());
   }
   cache->Prefetch(files, kParallelBlobFetches);
-  std::vector<std::string> writable_prefixes;  // "dir/"; "" for the whole image
-  for (const std::string& dir : writable_dirs) {
-    writable_prefixes.push_back(dir.empty() ? "" : absl::StrCat(dir, "/"));
-  }
-  auto writable = [&](const std::string& path) {
-    return std::any_of(writable_prefixes.begin(), writable_prefixes.end(),
-                       [&](const std::string& prefix) { return absl::StartsWith(path, prefix); });
-  };
-  std::set<std::tuple<std::string, int64_t, bool>> linked;  // {hash, mtime, executable}
+  const WritablePaths writable(writable_dirs);
+  std::set<LinkedCopy> linked;
   std::error_code ec;
   for (const farm::v1::InputFile& entry : tree.files()) {
     const fs::path dest = fs::path(root) / entry.path();
@@ -189,8 +129,7 @@ absl::Status LayOutFileTree(const farm::v1::FileTree& tree, const std::string& r
     if (*made) continue;
     if (fs::exists(fs::symlink_status(dest, ec))) continue;  // the same file, from the toolchain
     absl::Status s;
-    if (!writable(entry.path()) &&
-        linked.emplace(entry.digest().hash(), entry.mtime_seconds(), entry.executable()).second) {
+    if (!writable.Contains(entry.path()) && linked.insert(LinkedCopyOf(entry)).second) {
       s = cache->LinkAt(entry.digest(), dest.string(), entry.executable(), entry.mtime_seconds());
     } else {
       s = cache->MaterializeAt(entry.digest(), dest.string(), entry.executable(),

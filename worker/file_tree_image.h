@@ -1,6 +1,7 @@
 // Filesystem image actions (farm-cc's host compiles): their toolchain and input trees, checked
 // and laid out as the root a sandbox shows the command. A tree comes from a client: every path
-// is checked before anything is written, and nothing is ever written through a link.
+// is checked (libfarm/file_tree) before anything is written, and nothing is ever written
+// through a link.
 #pragma once
 
 #include <cstdint>
@@ -10,21 +11,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "farm/v1/actions.pb.h"
+#include "libfarm/file_tree/file_tree.h"
 #include "worker/blob_cache.h"
 
 namespace farm::worker {
-
-// A torch translation unit reads ~5,000 headers; its tree is ~0.5 MB.
-inline constexpr int64_t kMaxFileTreeBytes = int64_t{64} << 20;
-inline constexpr int kMaxFileTreeEntries = 200000;
-
-// INVALID_ARGUMENT naming the entry: a path that is not relative and normalized, one that
-// appears twice or lies below a link, a link without a target (or one over 4096 bytes or with
-// a NUL), a file without a digest, anything under proc/ or dev/ (the kernel's, inside).
-absl::Status ValidateFileTree(const farm::v1::FileTree& tree);
-
-// Parses and validates a tree blob.
-absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes);
 
 // The two trees of one action must agree: a path both name is the same file (same digest) or
 // the same link; no entry of one lies below a link of the other.
