@@ -107,7 +107,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
                        .memory_aware = options.memory_aware,
                        .finished_retention = options.action_retention,
                        .max_finished = options.max_finished_actions,
-                       .prune_interval = options.retention_check_interval},
+                       .prune_interval = options.retention_check_interval,
+                       .max_action_input_bytes = options.max_action_input_bytes},
       [] { return absl::Now(); });
   FARM_RETURN_IF_ERROR(c->scheduler_->Load());
   Scheduler* scheduler_ptr = c->scheduler_.get();

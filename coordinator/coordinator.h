@@ -56,6 +56,8 @@ struct CoordinatorOptions {
   QueueOrder queue_order = QueueOrder::kLongestFirst;
   bool memory_aware = true;
   uint64_t cas_quota_bytes = uint64_t{20} << 30;  // --cas-quota: LRU eviction beyond this
+  // --max-action-input: what a client's action may name as input (SchedulerOptions).
+  uint64_t max_action_input_bytes = uint64_t{4} << 30;
   // --recipes-dir; empty: <data_dir>/recipes if present, else the source tree's recipes/.
   std::string recipes_dir;
   // --index-max-upload: the largest file the built-in index accepts through its upload API.

@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   std::string action_retention = "168h";
   std::string retention_check_interval = "10m";
   std::string cas_quota = "20GiB";
+  std::string max_action_input = "4GiB";
   std::string index_max_upload = "2GiB";
   std::string ready_file;
   std::string log_level = "info";
@@ -133,6 +134,10 @@ int main(int argc, char** argv) {
   app.add_option("--cas-quota", cas_quota,
                  "most bytes the CAS keeps in <data-dir>/cas; least recently used unpinned "
                  "blobs are evicted beyond it (e.g. 512MiB, 20GiB)")
+      ->capture_default_str();
+  app.add_option("--max-action-input", max_action_input,
+                 "most a client's action may name as input, each file counted at every path "
+                 "it appears (an image action's trees included); larger ones are refused")
       ->capture_default_str();
   app.add_option("--recipes-dir", options.recipes_dir,
                  "folder of build recipes (*.toml); default: <data-dir>/recipes if it exists, "
@@ -217,6 +222,12 @@ int main(int argc, char** argv) {
     return farm::kExitConfig;
   }
   options.cas_quota_bytes = *quota;
+  auto max_input = farm::ParseByteSize(max_action_input);
+  if (!max_input.ok()) {
+    log->error("--max-action-input: {}", max_input.status().message());
+    return farm::kExitConfig;
+  }
+  options.max_action_input_bytes = *max_input;
   auto max_upload = farm::ParseByteSize(index_max_upload);
   if (!max_upload.ok()) {
     log->error("--index-max-upload: {}", max_upload.status().message());

@@ -10,15 +10,21 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "libfarm/disk/disk_space.h"
+#include "libfarm/disk/disk_usage.h"
+#include "libfarm/file_tree/footprint.h"
 #include "libfarm/files/relative_path.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/device_job.h"
 #include "libfarm/process/process_table.h"
+#include "libfarm/status/status_macros.h"
 #include "libfarm/text/utf8.h"
 #include "libfarm/time/phase_timeline.h"
+#include "libfarm/units/byte_size.h"
 #include "worker/command_runner.h"
 #include "worker/file_tree_image.h"
 
@@ -28,6 +34,10 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kTailBytes = 4096;
+// While the disk is below half its reserve, an action that has written more than this since
+// it started is stopped: the one filling it, not every compile that writes an object.
+constexpr uint64_t kGrowthAllowance = uint64_t{64} << 20;
+constexpr char kMaxActionDiskSetting[] = "farm-worker --max-action-disk";
 
 // The last kTailBytes of the file, starting on a character: 3 bytes more are read so that
 // a cut through a multi-byte character (gcc's quotes are three) can drop its rest.
@@ -137,16 +147,53 @@ absl::Status CheckPaths(const farm::v1::Action& action) {
 
 ActionRunner::ActionRunner(std::string scratch_root, BlobCache* cache, CasClient* cas,
                            std::map<std::string, std::string> cuda_roots, const Sandbox* sandbox,
-                           HostToolchains* toolchains)
+                           HostToolchains* toolchains, ActionDiskLimits limits)
     : scratch_root_(std::move(scratch_root)),
       cache_(cache),
       cas_(cas),
       cuda_roots_(std::move(cuda_roots)),
       sandbox_(sandbox),
-      toolchains_(toolchains) {}
+      toolchains_(toolchains),
+      limits_(std::move(limits)),
+      claims_(scratch_root_, limits_.reserve_bytes,
+              limits_.free_bytes ? limits_.free_bytes : DiskClaims::FreeBytesFn(FreeBytes)) {}
+
+absl::Status ActionRunner::ClaimLayout(uint64_t bytes, DiskClaims::Claim& claim) {
+  if (bytes > limits_.max_action_bytes) {
+    return CheckFootprint("the action's inputs", Footprint{.bytes = bytes},
+                          limits_.max_action_bytes, kMaxActionDiskSetting);
+  }
+  auto taken = claims_.Take(bytes);
+  if (!taken.ok()) return absl::UnavailableError(taken.status().message());
+  claim = *std::move(taken);
+  return absl::OkStatus();
+}
+
+std::function<std::optional<std::string>()> ActionRunner::DiskWatch(
+    std::vector<std::string> paths) {
+  const uint64_t start = DiskUsage(paths);
+  return [this, paths = std::move(paths), start]() -> std::optional<std::string> {
+    const uint64_t used = DiskUsage(paths);
+    if (used > limits_.max_action_bytes) {
+      return absl::StrCat("the action wrote ", FormatByteSize(used),
+                          " (its inputs' copies, outputs and logs); this worker's limit is ",
+                          FormatByteSize(limits_.max_action_bytes), " (", kMaxActionDiskSetting,
+                          ")");
+    }
+    const int64_t headroom = claims_.HeadroomBytes();
+    if (used > start + kGrowthAllowance &&
+        headroom < -static_cast<int64_t>(limits_.reserve_bytes / 2)) {
+      return absl::StrCat("the worker's disk fell below half the free space it keeps (",
+                          FormatByteSize(limits_.reserve_bytes),
+                          ", farm-worker --disk-reserve) while the action wrote ",
+                          FormatByteSize(used - start));
+    }
+    return std::nullopt;
+  };
+}
 
 absl::Status ActionRunner::LayOutImage(const farm::v1::Action& action, const std::string& scratch,
-                                       SandboxMounts& mounts) {
+                                       SandboxMounts& mounts, DiskClaims::Claim* claim) {
   if (sandbox_ == nullptr || toolchains_ == nullptr) {
     return absl::FailedPreconditionError(
         "this worker runs without a sandbox (--no-sandbox), so it cannot run a filesystem image "
@@ -165,6 +212,9 @@ absl::Status ActionRunner::LayOutImage(const farm::v1::Action& action, const std
   if (absl::Status s = CheckNotThroughLinks(made, (*toolchain)->tree, *inputs); !s.ok()) {
     return s;
   }
+  // Every file of the input tree becomes a new file here (a copy, or the first linked copy of
+  // its content), so its footprint is what the layout may write.
+  if (claim != nullptr) FARM_RETURN_IF_ERROR(ClaimLayout(FootprintOf(*inputs).bytes, *claim));
   auto files = MountPointsFor((*toolchain)->tree, (*toolchain)->root, scratch);
   if (!files.ok()) return files.status();
   // The action writes only its outputs: their directories are all of the image it may change.
@@ -213,7 +263,7 @@ farm::v1::Completion ActionRunner::Execute(const farm::v1::Lease& lease,
     fs::path dir;
     ~RemoveScratch() { RemoveTree(dir); }
   } cleanup{base};
-  return RunIn(lease, lease.action(), base.string(), cancel);
+  return Run(lease, lease.action(), base.string(), cancel, nullptr, {}, /*bounded=*/true);
 }
 
 farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
@@ -221,6 +271,13 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
                                          const std::string& base_dir,
                                          const std::atomic<bool>& cancel, OutputFollower* follower,
                                          SandboxMounts mounts) {
+  return Run(lease, action, base_dir, cancel, follower, std::move(mounts), /*bounded=*/false);
+}
+
+farm::v1::Completion ActionRunner::Run(const farm::v1::Lease& lease, const farm::v1::Action& action,
+                                       const std::string& base_dir, const std::atomic<bool>& cancel,
+                                       OutputFollower* follower, SandboxMounts mounts,
+                                       bool bounded) {
   auto log = ComponentLogger("worker");
   PhaseTimeline timeline;
   farm::v1::Completion completion;
@@ -245,12 +302,28 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
     return completion;
   }
   const bool image = !action.working_directory().empty();
+  DiskClaims::Claim claim;  // held until the action is done
   if (image) {
-    if (absl::Status s = LayOutImage(action, scratch.string(), mounts); !s.ok()) {
+    if (absl::Status s = LayOutImage(action, scratch.string(), mounts, bounded ? &claim : nullptr);
+        !s.ok()) {
+      if (absl::IsUnavailable(s)) {  // this worker's disk, now: another worker may run it
+        completion.set_infra_error(std::string(s.message()));
+        return completion;
+      }
       // The client's trees or this worker's toolchain: the action cannot run here as asked.
       result->set_exit_code(126);
       result->set_stderr_tail(
           absl::StrCat("wheelfarm: cannot run the image action: ", s.message(), "\n"));
+      return completion;
+    }
+  } else if (bounded) {
+    if (absl::Status s = ClaimLayout(FootprintOf(action).bytes, claim); !s.ok()) {
+      if (absl::IsUnavailable(s)) {
+        completion.set_infra_error(std::string(s.message()));
+        return completion;
+      }
+      result->set_exit_code(126);
+      result->set_stderr_tail(absl::StrCat("wheelfarm: refused to run: ", s.message(), "\n"));
       return completion;
     }
   }
@@ -298,6 +371,21 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
   spec.stderr_path = (base / "stderr").string();
   spec.timeout = absl::Seconds(action.timeout_seconds() > 0 ? action.timeout_seconds() : 3600);
   spec.sandbox = sandbox_;
+  if (bounded) {
+    // What the action can write: its logs and its writable directories (an image action's
+    // outputs' directories; the whole scratch directory otherwise).
+    std::vector<std::string> written = {spec.stdout_path, spec.stderr_path};
+    if (image) {
+      for (const std::string& dir : mounts.image_writable) {
+        written.push_back((scratch / dir).string());
+      }
+    } else {
+      written.push_back(scratch.string());
+    }
+    spec.watch = DiskWatch(std::move(written));
+    // A disk takes a few hundred MB in this time: the most an action can overshoot by.
+    spec.watch_period = absl::Milliseconds(250);
+  }
   mounts.writable.push_back(spec.cwd);
   spec.mounts = std::move(mounts);
   if (follower != nullptr) follower->Start(spec.stdout_path);
@@ -310,18 +398,38 @@ farm::v1::Completion ActionRunner::RunIn(const farm::v1::Lease& lease,
     result->set_stderr_tail(absl::StrCat("wheelfarm: ", outcome.status().message(), "\n"));
     return completion;
   }
+  // What it wrote after the watch last looked counts too: a fast writer finishes between two.
+  if (spec.watch && outcome->killed_for.empty() && !outcome->cancelled) {
+    if (std::optional<std::string> reason = spec.watch(); reason.has_value()) {
+      outcome->killed_for = *std::move(reason);
+    }
+  }
   if (outcome->timed_out) {
     std::ofstream(spec.stderr_path, std::ios::app)
         << "\nwheelfarm: killed after the action's timeout of " << action.timeout_seconds()
         << " s\n";
   }
-  result->set_exit_code(outcome->exit_code);
+  if (!outcome->killed_for.empty()) {
+    // Its files may be what filled the disk: the log says why, nothing else is uploaded. The
+    // file was truncated so that the note fits.
+    std::error_code trunc;
+    fs::resize_file(spec.stderr_path, 0, trunc);
+    std::ofstream(spec.stderr_path, std::ios::app)
+        << "wheelfarm: stopped: " << outcome->killed_for << "\n";
+  }
+  // A stopped action fails whatever its command's own status: what it made is thrown away.
+  result->set_exit_code(outcome->killed_for.empty() ? outcome->exit_code : 128 + SIGKILL);
   result->set_wall_seconds(outcome->wall_seconds);
   result->set_cpu_seconds(outcome->cpu_seconds);
   result->set_peak_rss_bytes(outcome->peak_rss_bytes);
   result->set_stdout_tail(Tail(spec.stdout_path));
   result->set_stderr_tail(Tail(spec.stderr_path));
   if (outcome->cancelled) return completion;
+  if (!outcome->killed_for.empty()) {
+    RemoveTree(scratch);
+    std::error_code trunc;
+    fs::resize_file(spec.stdout_path, 0, trunc);
+  }
 
   for (const auto& [path, digest_field] : std::map<std::string, farm::v1::Digest*>{
            {spec.stdout_path, result->mutable_stdout_digest()},

@@ -84,6 +84,7 @@ absl::StatusOr<CommandOutcome> RunCommandInDirectory(const CommandSpec& spec,
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   const absl::Time deadline = start + spec.timeout;
   bool killed = false;
+  absl::Time next_watch = start + spec.watch_period;
   int status = 0;
   rusage usage{};
   while (true) {
@@ -99,6 +100,14 @@ absl::StatusOr<CommandOutcome> RunCommandInDirectory(const CommandSpec& spec,
       outcome.cancelled = !outcome.timed_out;
       kill(-pid, SIGKILL);
       killed = true;
+    }
+    if (!killed && spec.watch && now >= next_watch) {
+      next_watch = now + spec.watch_period;
+      if (std::optional<std::string> reason = spec.watch(); reason.has_value()) {
+        outcome.killed_for = *std::move(reason);
+        kill(-pid, SIGKILL);
+        killed = true;
+      }
     }
     // Sleep until the child exits (pidfd readable) or it is time to look at the clock.
     pollfd p{pidfd, POLLIN, 0};

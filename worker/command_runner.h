@@ -3,7 +3,9 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,7 @@ struct CommandOutcome {
   double wall_seconds = 0;
   double cpu_seconds = 0;  // user + system, including waited-for children
   uint64_t peak_rss_bytes = 0;
+  std::string killed_for;  // the watch's reason, when it stopped the command
 };
 
 struct CommandSpec {
@@ -36,6 +39,10 @@ struct CommandSpec {
   // With `mounts.image_root`: where the command runs inside the image (`cwd` is then the host
   // directory bwrap starts in), and argv[0] is the image's, not looked up on this host.
   std::string image_cwd;
+  // Asked about every `watch_period` while the command runs: a reason to stop it (killed, as
+  // on a timeout; CommandOutcome.killed_for), or nullopt to let it go on.
+  std::function<std::optional<std::string>()> watch;
+  absl::Duration watch_period = absl::Seconds(1);
 };
 
 // The command runs in its own process group, so a timeout or cancellation also stops the

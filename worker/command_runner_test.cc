@@ -69,6 +69,24 @@ TEST_F(CommandRunnerTest, TimeoutKillsTheWholeProcessGroup) {
   EXPECT_EQ(Read("stdout"), "");
 }
 
+// The worker's disk watch: a reason from it stops the command and is kept.
+TEST_F(CommandRunnerTest, AWatchThatObjectsStopsIt) {
+  auto spec = Spec({"sh", "-c", "sleep 30 & sleep 30; echo never"});
+  std::atomic<int> asked{0};
+  spec.watch = [&]() -> std::optional<std::string> {
+    if (++asked < 3) return std::nullopt;
+    return "it wrote too much";
+  };
+  spec.watch_period = absl::Milliseconds(50);
+  auto r = RunCommandInDirectory(spec, cancel_);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->killed_for, "it wrote too much");
+  EXPECT_EQ(asked.load(), 3);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_EQ(r->exit_code, 128 + 9);
+  EXPECT_LT(r->wall_seconds, 5);
+}
+
 TEST_F(CommandRunnerTest, CancelStopsIt) {
   cancel_ = true;
   auto r = RunCommandInDirectory(Spec({"sleep", "30"}), cancel_);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 
@@ -46,6 +47,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> gpu_texts;
   std::string log_level = "info";
   std::string cache_size = "10GiB";
+  std::string max_action_disk = "4GiB";
+  std::string disk_reserve = "2GiB";
   bool no_sandbox = false;
 
   CLI::App app{"farm-worker: a Wheelfarm build host; dials out to the coordinator"};
@@ -76,6 +79,14 @@ int main(int argc, char** argv) {
   app.add_option("--cache-size", cache_size,
                  "bound of the local blob cache, linked copies included (e.g. 10GiB)")
       ->capture_default_str();
+  app.add_option("--max-action-disk", max_action_disk,
+                 "what one action may put on this worker's disk: its inputs laid out and what "
+                 "it writes (refused before layout, stopped while running when over)")
+      ->capture_default_str();
+  app.add_option("--disk-reserve", disk_reserve,
+                 "free space every action leaves on the work dir's disk, for the cache and "
+                 "other tenants")
+      ->capture_default_str();
   app.add_option("--builds-dir", options.wheel_builds.builds_root,
                  "where wheel builds run; the same path on every host keeps the action cache "
                  "warm across hosts")
@@ -105,6 +116,16 @@ int main(int argc, char** argv) {
     return farm::kExitConfig;
   }
   options.cache_bytes = *cache_bytes;
+  for (const auto& [flag, text, bytes] :
+       {std::tuple{"--max-action-disk", &max_action_disk, &options.disk.max_action_bytes},
+        std::tuple{"--disk-reserve", &disk_reserve, &options.disk.reserve_bytes}}) {
+    auto parsed = farm::ParseByteSize(*text);
+    if (!parsed.ok()) {
+      log->error("{}: {}", flag, parsed.status().message());
+      return farm::kExitConfig;
+    }
+    *bytes = *parsed;
+  }
   auto labels = farm::worker::ParseLabels(labels_text);
   if (!labels.ok()) {
     log->error("{}", labels.status().message());

@@ -31,6 +31,7 @@ struct WorkerOptions {
   std::string name;
   std::string work_dir;  // empty: ~/.cache/wheelfarm/worker-NAME
   uint64_t cache_bytes = uint64_t{10} << 30;
+  ActionDiskLimits disk;  // per leased action
   bool sandbox = true;
   CapabilityOptions capabilities;  // its work_dir is set by Start
   WheelBuildOptions wheel_builds;  // coordinator, token and host facts are set by Start

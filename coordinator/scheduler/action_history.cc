@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace farm::coordinator {
 namespace {
 
@@ -12,6 +14,11 @@ constexpr double kPeakDecay = 0.75;
 // Before anything is learnt: one second of compile per 64 KiB of input (a preprocessed TU of
 // a few MB then expects about a minute); only the order among unknown actions depends on it.
 constexpr double kDefaultSecondsPerByte = 1.0 / (64 * 1024);
+
+// A scope never holds a newline (a role, a token id, a package name), so the first one splits.
+std::string ScopedKey(const std::string& scope, const std::string& history_key) {
+  return absl::StrCat(scope, "\n", history_key);
+}
 
 }  // namespace
 
@@ -31,12 +38,23 @@ absl::Status ActionHistory::Load(const StateStore& store) {
                        });
 }
 
-ExpectedCost ActionHistory::Expect(const farm::v1::Action& action) const {
+const farm::v1::ActionHistory* ActionHistory::Find(const std::vector<std::string>& scopes,
+                                                   const std::string& history_key) const {
+  if (history_key.empty()) return nullptr;
+  for (const std::string& scope : scopes) {
+    if (auto it = by_key_.find(ScopedKey(scope, history_key)); it != by_key_.end()) {
+      return &it->second;
+    }
+  }
+  return nullptr;
+}
+
+ExpectedCost ActionHistory::Expect(const farm::v1::Action& action,
+                                   const std::vector<std::string>& scopes) const {
   ExpectedCost cost;
-  if (auto it = by_key_.find(action.history_key());
-      !action.history_key().empty() && it != by_key_.end()) {
-    cost.seconds = it->second.expected_seconds();
-    cost.peak_ram_bytes = it->second.peak_rss_bytes();
+  if (const farm::v1::ActionHistory* history = Find(scopes, action.history_key())) {
+    cost.seconds = history->expected_seconds();
+    cost.peak_ram_bytes = history->peak_rss_bytes();
     cost.learnt = true;
   } else {
     const double rate =
@@ -47,20 +65,21 @@ ExpectedCost ActionHistory::Expect(const farm::v1::Action& action) const {
   return cost;
 }
 
-double ActionHistory::LearntSeconds(const std::string& history_key) const {
-  auto it = by_key_.find(history_key);
-  return it == by_key_.end() ? 0 : it->second.expected_seconds();
+double ActionHistory::LearntSeconds(const std::vector<std::string>& scopes,
+                                    const std::string& history_key) const {
+  const farm::v1::ActionHistory* history = Find(scopes, history_key);
+  return history == nullptr ? 0 : history->expected_seconds();
 }
 
-void ActionHistory::Learn(const farm::v1::Action& action, const farm::v1::ActionResult& result,
-                          StateBatch& batch) {
+void ActionHistory::Learn(const farm::v1::Action& action, const std::string& scope,
+                          const farm::v1::ActionResult& result, StateBatch& batch) {
   if (result.exit_code() != 0 || result.cache_hit() || result.wall_seconds() <= 0) return;
   if (const uint64_t input = InputBytes(action); input > 0) {
     learnt_seconds_ += result.wall_seconds();
     learnt_input_bytes_ += static_cast<double>(input);
   }
-  const std::string& key = action.history_key();
-  if (key.empty()) return;
+  if (action.history_key().empty() || scope.empty()) return;
+  const std::string key = ScopedKey(scope, action.history_key());
   farm::v1::ActionHistory history;
   if (auto it = by_key_.find(key); it != by_key_.end()) {
     const farm::v1::ActionHistory& old = it->second;

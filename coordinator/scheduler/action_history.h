@@ -1,12 +1,14 @@
 // What the farm expects an action to cost, learnt from earlier runs of the same translation
-// unit and arch (Action.history_key): its wall time, to start the longest first, and its peak
-// RAM, to place it where that much is free. Kept in the action_history table; not
-// thread-safe (the scheduler calls it under its lock).
+// unit and arch (Action.history_key) in the same history scope (history_scope.h: what one
+// tenant's builds teach is theirs): its wall time, to start the longest first, and its peak
+// RAM, to place it where that much is free. Kept in the action_history table under
+// "SCOPE\nKEY"; not thread-safe (the scheduler calls it under its lock).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "coordinator/state_store.h"
@@ -29,25 +31,32 @@ class ActionHistory {
 
   absl::Status Load(const StateStore& store);
 
-  // The action's history when its key has one; otherwise seconds from its input size at the
-  // rate learnt over every run so far (unknown RAM). At least the RAM its requirements name.
-  ExpectedCost Expect(const farm::v1::Action& action) const;
+  // The action's history when its key has one in the first of `scopes` that has it; otherwise
+  // seconds from its input size at the rate learnt over every run so far (unknown RAM). At
+  // least the RAM its requirements name.
+  ExpectedCost Expect(const farm::v1::Action& action, const std::vector<std::string>& scopes) const;
 
-  // The learnt wall seconds of a run under `history_key`; 0 when none was learnt.
-  double LearntSeconds(const std::string& history_key) const;
+  // The learnt wall seconds of a run under `history_key` in the first of `scopes` that has
+  // one; 0 when none was learnt.
+  double LearntSeconds(const std::vector<std::string>& scopes,
+                       const std::string& history_key) const;
 
-  // Learns from a clean run and stages the key's new history into `batch`.
-  void Learn(const farm::v1::Action& action, const farm::v1::ActionResult& result,
-             StateBatch& batch);
+  // Learns from a clean run and stages the key's new history in `scope` into `batch` (nothing
+  // per key for an empty scope).
+  void Learn(const farm::v1::Action& action, const std::string& scope,
+             const farm::v1::ActionResult& result, StateBatch& batch);
 
   size_t size() const { return by_key_.size(); }
 
  private:
   void Keep(const std::string& key, const farm::v1::ActionHistory& history);
+  // The first of `scopes` holding `history_key`'s history; null when none does.
+  const farm::v1::ActionHistory* Find(const std::vector<std::string>& scopes,
+                                      const std::string& history_key) const;
 
   const size_t max_keys_;
-  std::map<std::string, farm::v1::ActionHistory> by_key_;
-  std::map<uint64_t, std::string> key_by_age_;  // learn order, for the bound
+  std::map<std::string, farm::v1::ActionHistory> by_key_;  // by "SCOPE\nKEY"
+  std::map<uint64_t, std::string> key_by_age_;             // learn order, for the bound
   std::map<std::string, uint64_t> age_by_key_;
   uint64_t next_age_ = 0;
   // Wall seconds per input byte over every run learnt in this process.

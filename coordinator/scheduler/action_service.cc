@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/compile_cache/compile_cache_scope.h"
 #include "coordinator/scheduler/action_key.h"
+#include "coordinator/scheduler/history_scope.h"
 #include "libfarm/status/status_macros.h"
 
 namespace farm::coordinator {
@@ -45,7 +46,8 @@ grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
       FARM_RETURN_IF_ERROR(CheckBuildScope(caller, request->actions(i).build_id()));
     }
     std::vector<farm::v1::Action> actions(request->actions().begin(), request->actions().end());
-    FARM_ASSIGN_OR_RETURN(auto statuses, scheduler_->Execute(actions));
+    FARM_ASSIGN_OR_RETURN(const HistoryScopes history, HistoryScopesOf(caller, *builds_));
+    FARM_ASSIGN_OR_RETURN(auto statuses, scheduler_->Execute(actions, history));
     for (auto& s : statuses) *response->add_statuses() = std::move(s);
     return absl::OkStatus();
   });
@@ -100,7 +102,7 @@ grpc::Status ActionServiceImpl::GetCompileResult(grpc::ServerContext* context,
 grpc::Status ActionServiceImpl::GetExpectedCosts(grpc::ServerContext* context,
                                                  const farm::v1::GetExpectedCostsRequest* request,
                                                  farm::v1::GetExpectedCostsResponse* response) {
-  return gate_->Serve(*context, "ActionService.GetExpectedCosts", [&](const Caller&) {
+  return gate_->Serve(*context, "ActionService.GetExpectedCosts", [&](const Caller& caller) {
     if (request->history_keys_size() > kMaxExpectedCostKeys) {
       return absl::InvalidArgumentError(absl::StrCat(
           request->history_keys_size(), " history keys in one request; the limit is ",
@@ -115,7 +117,12 @@ grpc::Status ActionServiceImpl::GetExpectedCosts(grpc::ServerContext* context,
       }
       keys.push_back(key);
     }
-    for (double s : scheduler_->LearntSeconds(keys)) response->add_expected_seconds(s);
+    // Only what the caller's own scopes (and the admins') have learnt: another tenant's
+    // history says which units it compiled and for how long.
+    FARM_ASSIGN_OR_RETURN(const HistoryScopes history, HistoryScopesOf(caller, *builds_));
+    for (double s : scheduler_->LearntSeconds(history.read, keys)) {
+      response->add_expected_seconds(s);
+    }
     return absl::OkStatus();
   });
 }

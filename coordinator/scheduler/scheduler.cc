@@ -13,6 +13,8 @@
 #include "coordinator/scheduler/requirements.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/digest/digest.h"
+#include "libfarm/file_tree/file_tree.h"
+#include "libfarm/file_tree/footprint.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/status/status_macros.h"
 #include "libfarm/time/proto_time.h"
@@ -98,13 +100,13 @@ absl::Status Scheduler::Load() {
         inflight_by_key_[InflightKey(status.action_key(), build)] = key;
         blobs_->Pin(key, InputDigests(e.record.action()));
         if (status.state() == farm::v1::ACTION_STATE_QUEUED) {
-          e.expected = history_.Expect(e.record.action());
+          e.expected = Expect(e);
           Enqueue(key, build, e.expected.seconds);
         } else if (status.state() == farm::v1::ACTION_STATE_RUNNING) {
           // Its worker may still be running it: give the lease a full TTL to be renewed.
           SetLeaseDeadline(e, now + std::max(options_.lease_ttl, options_.restart_lease_grace));
           action_by_lease_[e.record.lease_id()] = key;
-          e.expected = history_.Expect(e.record.action());
+          e.expected = Expect(e);
           WorkerLoad& load = load_by_worker_[e.record.lease_worker()];
           ++load.running;
           load.reserved_ram += e.expected.peak_ram_bytes;
@@ -287,28 +289,49 @@ farm::v1::ActionStatus Scheduler::NewAction(const farm::v1::Action& action,
   return status;
 }
 
+absl::Status Scheduler::CheckInputs(const farm::v1::Action& action) {
+  for (const auto& in : action.inputs()) {
+    if (!blobs_->Contains(in.digest())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("input '", in.path(), "' (", in.digest().hash(), "/",
+                       in.digest().size_bytes(), ") is not in the CAS. Fix: upload it first"));
+    }
+  }
+  if (action.has_wheel_build() || action.has_smoke_test()) return absl::OkStatus();
+  Footprint footprint = FootprintOf(action);
+  // An image action's trees must be here; the files they list are the worker's to fetch (a
+  // missing one fails that action, not the farm). What they weigh is checked now, so an action
+  // that would fill a worker's disk never reaches one.
+  if (!action.working_directory().empty()) {
+    for (const farm::v1::Digest* tree : {&action.toolchain().tree(), &action.input_tree()}) {
+      absl::StatusOr<std::string> bytes = blobs_->Read(*tree, kMaxFileTreeBytes);
+      if (absl::IsNotFound(bytes.status())) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("file tree ", tree->hash(), "/", tree->size_bytes(),
+                         " is not in the CAS. Fix: upload it first"));
+      }
+      if (!bytes.ok()) return bytes.status();
+      FARM_ASSIGN_OR_RETURN(const farm::v1::FileTree parsed, ParseFileTree(*bytes));
+      footprint = footprint + FootprintOf(parsed);
+    }
+  }
+  return CheckFootprint("the action's inputs", footprint, options_.max_action_input_bytes,
+                        "farm-coordinator --max-action-input");
+}
+
+ExpectedCost Scheduler::Expect(const Entry& entry) const {
+  const auto& scopes = entry.record.history_read_scopes();
+  return history_.Expect(entry.record.action(), {scopes.begin(), scopes.end()});
+}
+
 absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
-    const std::vector<farm::v1::Action>& actions) {
+    const std::vector<farm::v1::Action>& actions, const HistoryScopes& history) {
   for (size_t i = 0; i < actions.size(); ++i) {
     if (absl::Status s = ValidateAction(actions[i]); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("action ", i, ": ", s.message()));
     }
-    // An image action's trees must be here; the files they list are the worker's to fetch
-    // (a missing one fails that action, not the farm).
-    for (const farm::v1::Digest* tree :
-         {&actions[i].toolchain().tree(), &actions[i].input_tree()}) {
-      if (!actions[i].working_directory().empty() && !blobs_->Contains(*tree)) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("action ", i, ": file tree ", tree->hash(), "/", tree->size_bytes(),
-                         " is not in the CAS. Fix: upload it first"));
-      }
-    }
-    for (const auto& in : actions[i].inputs()) {
-      if (!blobs_->Contains(in.digest())) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("action ", i, ": input '", in.path(), "' (", in.digest().hash(), "/",
-                         in.digest().size_bytes(), ") is not in the CAS. Fix: upload it first"));
-      }
+    if (absl::Status s = CheckInputs(actions[i]); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("action ", i, ": ", s.message()));
     }
   }
   // Cache lookups and placement checks read other state; do them before taking the lock.
@@ -351,6 +374,8 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
     Entry entry;
     *entry.record.mutable_action() = action;
     *entry.record.mutable_status() = NewAction(action, keys[i]);
+    entry.record.set_history_scope(history.write);
+    for (const std::string& scope : history.read) entry.record.add_history_read_scopes(scope);
     auto& status = *entry.record.mutable_status();
     const std::string id = status.action_id();
     if (cached[i]) {
@@ -392,7 +417,7 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
       continue;
     }
     Entry& e = it->second;
-    e.expected = history_.Expect(e.record.action());
+    e.expected = Expect(e);
     double& longest = longest_by_build[e.record.status().build_id()];
     longest = std::max(longest, e.expected.seconds);
     to_queue.push_back(id);
@@ -423,10 +448,13 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
   return out;
 }
 
-std::vector<double> Scheduler::LearntSeconds(const std::vector<std::string>& history_keys) const {
+std::vector<double> Scheduler::LearntSeconds(const std::vector<std::string>& scopes,
+                                             const std::vector<std::string>& history_keys) const {
   absl::MutexLock lock(&mu_);
   std::vector<double> seconds;
-  for (const std::string& key : history_keys) seconds.push_back(history_.LearntSeconds(key));
+  for (const std::string& key : history_keys) {
+    seconds.push_back(history_.LearntSeconds(scopes, key));
+  }
   return seconds;
 }
 
@@ -539,7 +567,7 @@ void Scheduler::Requeue(Entry& e, const std::string& reason) {
   ComponentLogger("coordinator")->info("action {} requeued: {}", status.action_id(), reason);
   status.set_state(farm::v1::ACTION_STATE_QUEUED);
   status.set_error(reason);
-  e.expected = history_.Expect(e.record.action());
+  e.expected = Expect(e);
   Enqueue(status.action_id(), status.build_id(), e.expected.seconds);
 }
 
@@ -682,7 +710,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Complete(
       status.clear_error();
       Finish(e, farm::v1::ACTION_STATE_COMPLETED, "");
       durations->Observe(c.result().wall_seconds());
-      history_.Learn(e.record.action(), c.result(), batch);
+      history_.Learn(e.record.action(), e.record.history_scope(), c.result(), batch);
       // Only clean runs are cached: a failure might come from the worker, not the input.
       if (c.result().exit_code() == 0 && !e.record.action().skip_cache()) {
         batch.Put(Table::kActionCache, status.action_key(), status.result());

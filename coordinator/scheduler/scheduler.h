@@ -20,6 +20,7 @@
 #include "coordinator/scheduler/action_history.h"
 #include "coordinator/scheduler/action_observer.h"
 #include "coordinator/scheduler/blob_index.h"
+#include "coordinator/scheduler/history_scope.h"
 #include "coordinator/scheduler/requirements.h"
 #include "coordinator/state_store.h"
 #include "farm/v1/state.pb.h"
@@ -66,6 +67,11 @@ struct SchedulerOptions {
   absl::Duration finished_retention = absl::Hours(24 * 7);
   size_t max_finished = 100'000;
   absl::Duration prune_interval = absl::Minutes(10);
+  // What a client's action may name as input: its files, or an image action's two trees, each
+  // file counted at every path it appears (libfarm/file_tree/footprint.h). Workers bound what
+  // they write too (farm-worker --max-action-disk). The coordinator's own wheel builds and smoke
+  // tests are bounded by their uploads instead.
+  uint64_t max_action_input_bytes = uint64_t{4} << 30;
 };
 
 class Scheduler {
@@ -86,15 +92,18 @@ class Scheduler {
   void AddObservers(const std::vector<ActionObserver*>& observers);
   void AddObserver(ActionObserver* observer) { AddObservers({observer}); }
 
-  // Client side.
+  // Client side. `history`: where what the actions' runs teach is kept and their costs are
+  // looked up (history_scope.h); the coordinator's own actions pass none.
   absl::StatusOr<std::vector<farm::v1::ActionStatus>> Execute(
-      const std::vector<farm::v1::Action>& actions);
+      const std::vector<farm::v1::Action>& actions, const HistoryScopes& history = {});
   absl::StatusOr<std::vector<farm::v1::ActionStatus>> Wait(const std::vector<std::string>& ids,
                                                            absl::Duration timeout);
   absl::StatusOr<farm::v1::ActionStatus> Get(const std::string& id);
   absl::StatusOr<farm::v1::ActionStatus> Cancel(const std::string& id);
-  // The learnt wall seconds of a run under each history key (ActionHistory), 0 where none.
-  std::vector<double> LearntSeconds(const std::vector<std::string>& history_keys) const;
+  // The learnt wall seconds of a run under each history key in the first of `scopes` that has
+  // it (ActionHistory), 0 where none.
+  std::vector<double> LearntSeconds(const std::vector<std::string>& scopes,
+                                    const std::vector<std::string>& history_keys) const;
   // The farm's placement rule, which build plans apply to their shards too.
   const PlacementPolicy& placement() const { return options_.placement; }
 
@@ -145,6 +154,12 @@ class Scheduler {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Stage(StateBatch& batch, std::vector<std::string>& ids, Entry& entry)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What the entry's action is expected to cost, from the history its submitter may read.
+  ExpectedCost Expect(const Entry& entry) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // An action's inputs as submitted: its trees stored, parsed and valid, and their footprint
+  // within max_action_input_bytes (FAILED_PRECONDITION, INVALID_ARGUMENT, RESOURCE_EXHAUSTED).
+  absl::Status CheckInputs(const farm::v1::Action& action) ABSL_LOCKS_EXCLUDED(mu_);
 
   farm::v1::ActionStatus NewAction(const farm::v1::Action& action, const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

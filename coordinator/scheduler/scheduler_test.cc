@@ -14,6 +14,7 @@ namespace farm::coordinator {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -21,13 +22,21 @@ using ::testing::IsEmpty;
 class FakeBlobs : public BlobIndex {
  public:
   bool Contains(const farm::v1::Digest& d) override { return present.count(d.hash()) > 0; }
+  absl::StatusOr<std::string> Read(const farm::v1::Digest& d, int64_t) override {
+    auto it = bytes.find(d.hash());
+    if (it == bytes.end()) return absl::NotFoundError(d.hash());
+    return it->second;
+  }
   void Pin(const std::string& owner, const std::vector<farm::v1::Digest>&) override {
     pins.insert(owner);
   }
   void Unpin(const std::string& owner) override { pins.erase(owner); }
   std::set<std::string> present;
+  std::map<std::string, std::string> bytes;  // of the blobs Read may give
   std::set<std::string> pins;
 };
+
+const HistoryScopes kAdminHistory{.write = "admin", .read = {"admin"}};
 
 farm::v1::Worker MakeWorker(const std::string& name, const std::string& cuda) {
   farm::v1::Worker w;
@@ -85,7 +94,7 @@ class SchedulerTest : public ::testing::Test {
     return a;
   }
   farm::v1::ActionStatus Submit(const farm::v1::Action& a) {
-    auto s = scheduler_->Execute({a});
+    auto s = scheduler_->Execute({a}, kAdminHistory);
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? s->front() : farm::v1::ActionStatus();
   }
@@ -348,6 +357,88 @@ TEST_F(SchedulerTest, RefusesEscapingPathsAndMissingInputs) {
   EXPECT_THAT(std::string(m.status().message()), HasSubstr("upload it first"));
 }
 
+// The third probe's disk filler: a 256 KiB blob named 650 times by one input tree (162 MiB
+// written on a worker), and at the format's limits 200,000 paths of a 64 MiB blob. Refused at
+// submission, naming the limit and its setting; nothing is queued.
+TEST_F(SchedulerTest, AnImageActionWhoseTreesWeighMoreThanTheLimitIsRefused) {
+  options_.max_action_input_bytes = uint64_t{64} << 20;
+  Reopen();
+  auto tree_of = [&](int copies, int64_t size) {
+    farm::v1::FileTree tree;
+    const farm::v1::Digest blob = DigestOfBytes("one blob");
+    for (int i = 0; i < copies; ++i) {
+      auto* f = tree.add_files();
+      f->set_path(absl::StrCat("out/f", i));
+      f->mutable_digest()->set_hash(blob.hash());
+      f->mutable_digest()->set_size_bytes(size);
+    }
+    const std::string bytes = tree.SerializeAsString();
+    const farm::v1::Digest digest = DigestOfBytes(bytes);
+    blobs_.present.insert(digest.hash());
+    blobs_.bytes[digest.hash()] = bytes;
+    return digest;
+  };
+  auto image_action = [&](const farm::v1::Digest& inputs) {
+    farm::v1::Action a;
+    a.add_argv("/usr/bin/g++");
+    a.add_argv("-c");
+    a.set_working_directory("/src");
+    a.mutable_toolchain()->set_compiler("/usr/bin/g++");
+    a.mutable_toolchain()->set_cpu_arch("x86_64");
+    *a.mutable_toolchain()->mutable_tree() = tree_of(1, 1000);
+    *a.mutable_input_tree() = inputs;
+    a.mutable_requirements()->set_cpu_arch("x86_64");
+    a.mutable_requirements()->set_sandbox(true);
+    a.add_output_paths("src/a.o");
+    a.set_wait_for_worker(true);  // the test's workers have no sandbox
+    return a;
+  };
+  auto refused = scheduler_->Execute({image_action(tree_of(650, 256 << 10))}, kAdminHistory);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.status().message(),
+              AllOf(HasSubstr("162.5 MiB"), HasSubstr("651 entries"), HasSubstr("64.0 MiB"),
+                    HasSubstr("farm-coordinator --max-action-input")));
+  options_.max_action_input_bytes = SchedulerOptions{}.max_action_input_bytes;
+  Reopen();
+  EXPECT_EQ(scheduler_->Execute({image_action(tree_of(200000, int64_t{64} << 20))}, kAdminHistory)
+                .status()
+                .code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(scheduler_->CountsByState().queued, 0u);
+  // Within the limit it queues; a tree that is not a tree is refused as such.
+  EXPECT_EQ(scheduler_->Execute({image_action(tree_of(10, 1000))}, kAdminHistory)->front().state(),
+            farm::v1::ACTION_STATE_QUEUED);
+  const farm::v1::Digest junk = DigestOfBytes("\xff\xff\xff");
+  blobs_.present.insert(junk.hash());
+  blobs_.bytes[junk.hash()] = "\xff\xff\xff";
+  EXPECT_EQ(scheduler_->Execute({image_action(junk)}, kAdminHistory).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// What one tenant's builds teach is theirs (history_scope.h): another's run of the same key
+// neither reads nor rewrites it.
+TEST_F(SchedulerTest, LearntCostsStayInTheScopeThatLearntThem) {
+  const HistoryScopes victim{.write = "builds/token:v/torch",
+                             .read = {"builds/token:v/torch", "admin"}};
+  const HistoryScopes attacker{.write = "token:a", .read = {"token:a", "admin"}};
+  auto run = [&](const farm::v1::Action& action, const HistoryScopes& scopes, double seconds) {
+    ASSERT_TRUE(scheduler_->Execute({action}, scopes).ok());
+    auto leases = LeaseFor("w1", "learn", 1);
+    ASSERT_EQ(leases.size(), 1u);
+    farm::v1::Completion done = Done(leases[0]);
+    done.mutable_result()->set_wall_seconds(seconds);
+    ASSERT_TRUE(scheduler_->Complete("w1", {done})->empty());
+  };
+  run(Keyed("Sort.cu sm_90", 0), victim, 0.02);
+  EXPECT_THAT(scheduler_->LearntSeconds(attacker.read, {"Sort.cu sm_90"}), ElementsAre(0));
+  run(Keyed("Sort.cu sm_90", 1), attacker, 4.5);
+  EXPECT_THAT(scheduler_->LearntSeconds(victim.read, {"Sort.cu sm_90"}), ElementsAre(0.02));
+  EXPECT_THAT(scheduler_->LearntSeconds(attacker.read, {"Sort.cu sm_90"}), ElementsAre(4.5));
+  // Kept across a restart, in the same scopes.
+  Reopen();
+  EXPECT_THAT(scheduler_->LearntSeconds(victim.read, {"Sort.cu sm_90"}), ElementsAre(0.02));
+}
+
 TEST_F(SchedulerTest, ExpiredLeaseRequeuesWithoutChargingARetry) {
   auto status = Submit(Compile("sm_90"));
   auto first = LeaseFor("w1", "s1");
@@ -500,7 +591,8 @@ TEST_F(SchedulerTest, ActionsSubmittedTogetherAreRankedByTheLongestAndKeepTheirO
   RunAndLearn(Keyed("Sort.cu sm_90", 0), 20, 0);
   Submit(Keyed("Sort.cu sm_90", 1));
   // One translation unit's archs in one call, its short one first (farm-nvcc's early job).
-  auto both = scheduler_->Execute({Keyed("flash_bwd.cu sm_75", 1), Keyed("flash_bwd.cu sm_90", 1)});
+  auto both = scheduler_->Execute({Keyed("flash_bwd.cu sm_75", 1), Keyed("flash_bwd.cu sm_90", 1)},
+                                  kAdminHistory);
   ASSERT_TRUE(both.ok());
   EXPECT_THAT(LeasedKeys(LeaseFor("w1", "s1", 3)),
               ::testing::ElementsAre("flash_bwd.cu sm_75", "flash_bwd.cu sm_90", "Sort.cu sm_90"));
