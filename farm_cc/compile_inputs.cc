@@ -72,6 +72,17 @@ absl::StatusOr<CompileInputs> Gather(const CcInvocation& call, const cc::CcCompi
       !s.ok()) {
     return Local(absl::StrCat("include probes: ", s.message()));
   }
+  // GCC reads stdc-predef.h before the source, looked up like <stdc-predef.h>, with no
+  // #include naming it: a source without includes would otherwise reach a worker with no
+  // include directory at all ("no include path in which to search for stdc-predef.h").
+  for (const std::string& dir : probe_dirs) {
+    const std::string predef = (fs::path(cwd) / dir / "stdc-predef.h").lexically_normal().string();
+    std::error_code ec;
+    if (!fs::is_regular_file(predef, ec)) continue;
+    if (absl::Status s = inputs.Add(predef, cwd); !s.ok()) {
+      return Local(absl::StrCat("input '", predef, "': ", s.message()));
+    }
+  }
   if (from_includes && !inputs.first_unread_include_file().empty()) {
     return Local(absl::StrCat(inputs.first_unread_include_file(),
                               " may look a header up by a name farm-cc cannot read (#include "

@@ -140,6 +140,17 @@ TEST_F(FarmCcTest, ObjectsDependencyFilesAndDiagnosticsEqualALocalCompile) {
   }
 }
 
+// GCC reads stdc-predef.h with no #include naming it: a source without includes compiles on
+// the farm too (it failed there with "no include path in which to search for stdc-predef.h").
+TEST_F(FarmCcTest, ASourceWithoutIncludesCompilesOnTheFarm) {
+  const std::string root = Tree("no-includes");
+  std::ofstream(root + "/src/bare.c") << "int answer(void) { return 42; }\n";
+  ExpectSameAsLocal("gcc", {"-O2", "-c", root + "/src/bare.c", "-o", "bare.o"}, root + "/build",
+                    {"bare.o"});
+  ExpectSameAsLocal("g++", {"-O2", "-x", "c++", "-c", root + "/src/bare.c", "-o", "bare.o"},
+                    root + "/build", {"bare.o"});
+}
+
 // setuptools' line for a C extension: relative source, -Wall, a warning the user must see in
 // the same words.
 TEST_F(FarmCcTest, ASetuptoolsCompileWarnsAsLocally) {
