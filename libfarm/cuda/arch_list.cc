@@ -23,7 +23,7 @@ struct SmSupport {
   int renamed_to = 0;                     // the SM's later name, when it was renamed
 };
 
-// From NVIDIA's release notes and `nvcc --list-gpu-code` (see reference/prior-art.md):
+// From NVIDIA's release notes and `nvcc --list-gpu-code` (CUDA 12.8-13.0):
 // 12.8 brought sm_100/120 (and their `a` targets), 12.9 sm_103/121 and the `f` family
 // targets, 13.0 renamed sm_101 to sm_110, added sm_88 and dropped everything below sm_75.
 constexpr ToolkitVersion kCuda12_9{12, 9};

@@ -1,5 +1,8 @@
 // Fat-binary containers (magic 0xBA55ED50) and their entries, read from headers only.
-// Layout: reference/formats.md §1.2–1.4.
+// Layout as nvcc 12.x/13.0 write it (the container's magic is in fatbinary_section.h): a
+// 16-byte container header (magic, version, header size, payload size), then entries, each a
+// header of at least 64 bytes (kind, header size, payload size, flags, SM, version) and its
+// payload.
 #pragma once
 
 #include <cstdint>
