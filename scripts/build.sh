@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs dependencies (idempotent), configures and builds everything into build/.
+# Installs dependencies (idempotent), configures and builds into build/: everything, or the
+# ninja targets named as arguments (`bash scripts/build.sh binaries`: only what the product
+# ships, as the demo does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -9,4 +11,4 @@ bash scripts/install-deps.sh
 launcher="env;CCACHE_BASEDIR=$PWD;CCACHE_NOHASHDIR=1;ccache"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" >/dev/null
-ninja -C build
+ninja -C build "$@"
