@@ -1,16 +1,51 @@
 #!/usr/bin/env bash
 # README command (b): install, build and run the whole test suite: unit and integration
-# tests under ctest, then each libFuzzer target for a bounded time.
+# tests under ctest, then each libFuzzer target for a bounded time. Ends with where the time
+# went: each step, and the slowest tests (also when a step fails).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+log_dir="build/test-times"
+steps=()
+started=$(date +%s)
+
+# Runs a step and notes its wall time.
+step() {
+  local name="$1"
+  shift
+  local t0
+  t0=$(date +%s)
+  "$@"
+  steps+=("$(printf '%-24s %6ss' "$name" "$(($(date +%s) - t0))")")
+}
+
+split() {
+  local rc=$?
+  echo
+  echo "== time split ($(($(date +%s) - started)) s in all)"
+  printf '%s\n' "${steps[@]}"
+  if [ -f "$log_dir/ctest.log" ]; then
+    echo "-- slowest tests"
+    # ctest's lines: "  7/952 Test  #12: suite.Name ......   Passed   34.56 sec"
+    sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) \.+ *[^0-9]*([0-9.]+) sec$/\2 \1/p' \
+      "$log_dir/ctest.log" | sort -rn | head -15 | awk '{printf "%8.1fs  %s\n", $1, $2}'
+    echo "-- test time by suite (summed over cases; ctest runs two at once)"
+    sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ .]+)\.[^ ]* \.+ *[^0-9]*([0-9.]+) sec$/\2 \1/p' \
+      "$log_dir/ctest.log" | awk '{t[$2]+=$1} END {for (s in t) printf "%8.1fs  %s\n", t[s], s}' |
+      sort -rn | head -15
+  fi
+  return $rc
+}
+trap split EXIT
+
 # The test suite's own dependencies (Chromium, the tools venv, torch), then the build.
-bash scripts/install-test-deps.sh
-bash scripts/build.sh
+step install bash scripts/install-test-deps.sh
+step build bash scripts/build.sh
 # The lock annotations GCC ignores, checked by clang (-Wthread-safety -Werror).
-python3 scripts/thread-safety.py build
+step thread-safety python3 scripts/thread-safety.py build
 # One library per libfarm folder, linking exactly what its files include; no cycles.
-python3 scripts/check-libfarm-deps.py
+step libfarm-deps python3 scripts/check-libfarm-deps.py
 # aarch64 binaries for the emulated ARM64 hosts of arm64_test (and the arm64 root they run in).
-bash scripts/cross-build-aarch64.sh
-(cd build && ctest -j2 --output-on-failure --timeout 600)
-bash scripts/fuzz.sh "${FARM_FUZZ_SECONDS:-15}"
+step cross-build bash scripts/cross-build-aarch64.sh
+mkdir -p "$log_dir"
+step ctest bash -c "cd build && ctest -j2 --output-on-failure --timeout 600 | tee test-times/ctest.log; exit \${PIPESTATUS[0]}"
+step fuzz bash scripts/fuzz.sh "${FARM_FUZZ_SECONDS:-15}"
