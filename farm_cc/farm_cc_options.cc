@@ -1,19 +1,19 @@
 #include "farm_cc/farm_cc_options.h"
 
-#include <filesystem>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "farm_nvcc/farm_nvcc_options.h"
+#include "libfarm/launcher/launcher_target.h"
 #include "libfarm/process/environment.h"
 
 namespace farm {
 
 FarmCcOptions FarmCcOptionsFromEnvironment() {
   // The coordinator and build as farm-nvcc finds them: one build counts both launchers' calls.
-  const FarmNvccOptions nvcc = FarmNvccOptionsFromEnvironment();
+  LauncherTarget target = LauncherTargetFromEnvironment();
   FarmCcOptions options;
-  options.target = nvcc.target;
-  options.build_id = nvcc.build_id;
+  options.target = std::move(target.coordinator);
+  options.build_id = std::move(target.build_id);
   options.disabled = GetEnv("FARM_CC_DISABLE") == "1";
   options.strict = GetEnv("FARM_CC_STRICT") == "1";
   options.local_job_priority = JobPriorityFromEnvironment();

@@ -14,10 +14,9 @@
 namespace farm {
 
 struct FarmCcOptions {
-  // Which coordinator: as farm-nvcc (FARM_COORDINATOR, FARM_DIR, FARM_TOKEN_FILE, FARM_TLS_*).
+  // Which coordinator, and the build the compiles count in: as farm-nvcc reads them
+  // (libfarm/launcher/launcher_target.h), so one build counts both launchers' calls.
   CoordinatorChoice target;
-  // FARM_BUILD_ID: the build the compiles count in (a wheel build sets it); default: one per
-  // working directory, the same id farm-nvcc uses there.
   std::string build_id;
   bool disabled = false;  // FARM_CC_DISABLE=1: always the local compiler
   // FARM_CC_STRICT=1: a compile farm-cc would run locally fails instead, naming the reason.

@@ -14,11 +14,12 @@
 #include "farm_cc/farm_host_compile.h"
 #include "farm_cc/scan_cache.h"
 #include "farm_cc/search_list_cache.h"
-#include "farm_nvcc/outcome_report.h"
 #include "libfarm/cc/dependency_scan.h"
 #include "libfarm/cc/file_facts_cache.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_slot.h"
+#include "libfarm/launcher/call_report.h"
+#include "libfarm/launcher/strict_mode.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
@@ -65,13 +66,11 @@ int Local(const CcInvocation& call, const FarmCcOptions& options, const std::str
   Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
   const std::string source = Source(call);
   if (options.strict) {
-    // A reason that names its own fix keeps it; the generic one would bury it.
-    const bool has_fix = reason.find(". Fix: ") != std::string::npos;
-    std::cerr << "farm-cc: strict mode: " << source << " would compile on this host: " << reason
-              << (has_fix ? "; or unset FARM_CC_STRICT\n"
-                          : ". Fix: change the call so the farm can run it, or unset "
-                            "FARM_CC_STRICT\n");
-    return kStrictLocalExitCode;
+    std::cerr << StrictModeMessage({"farm-cc", source, "compile on this host", reason,
+                                    "change the call so the farm can run it",
+                                    "unset FARM_CC_STRICT"})
+              << "\n";
+    return kStrictExitCode;
   }
   ComponentLogger("farm-cc")->debug("compiling {} here: {}", source, reason);
   return RunLocally(call, options);
@@ -228,7 +227,7 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
     if (options.strict) {
       std::cerr << "farm-cc: strict mode: " << plan->source << ": " << reason << ":\n"
                 << result->stderr_text;
-      return kStrictLocalExitCode;
+      return kStrictExitCode;
     }
     return code;
   }

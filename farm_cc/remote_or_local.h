@@ -7,10 +7,8 @@
 
 namespace farm {
 
-// What farm-cc exits with when strict mode refuses a local compile.
-inline constexpr int kStrictLocalExitCode = 3;
-
-// Runs the call and returns its exit code; the compiler's output reaches our stdout/stderr.
+// Runs the call and returns its exit code (kStrictExitCode when strict mode refuses it); the
+// compiler's output reaches our stdout/stderr.
 int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options);
 
 }  // namespace farm

@@ -1,19 +1,13 @@
 #include "farm_nvcc/farm_nvcc_options.h"
 
-#include <filesystem>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "libfarm/digest/digest.h"
+#include "libfarm/launcher/launcher_target.h"
 #include "libfarm/process/environment.h"
 
 namespace farm {
-
-std::string DefaultBuildId(const std::string& working_dir) {
-  const std::string name = std::filesystem::path(working_dir).filename().string();
-  return absl::StrCat("nvcc-", name.empty() ? "root" : name, "-",
-                      DigestOfBytes(working_dir).hash().substr(0, 8));
-}
 
 absl::StatusOr<double> LongUnitSecondsFromEnvironment() {
   const std::string text = GetEnv("FARM_NVCC_LONG_UNIT_SECONDS");
@@ -31,15 +25,9 @@ absl::StatusOr<double> LongUnitSecondsFromEnvironment() {
 
 FarmNvccOptions FarmNvccOptionsFromEnvironment() {
   FarmNvccOptions options;
-  options.target.coordinator = GetEnv("FARM_COORDINATOR");
-  options.target.farm_dir = GetEnv("FARM_DIR");
-  options.target.token_file = GetEnv("FARM_TOKEN_FILE");
-  options.target.tls = ClientTlsFilesFromEnvironment();
-  options.build_id = GetEnv("FARM_BUILD_ID");
-  if (options.build_id.empty()) {
-    std::error_code ec;
-    options.build_id = DefaultBuildId(std::filesystem::current_path(ec).string());
-  }
+  LauncherTarget target = LauncherTargetFromEnvironment();
+  options.target = std::move(target.coordinator);
+  options.build_id = std::move(target.build_id);
   options.disabled = GetEnv("FARM_NVCC_DISABLE") == "1";
   options.strict = GetEnv("FARM_NVCC_STRICT") == "1";
   options.host_compile_ahead = GetEnv("FARM_NVCC_HOST_COMPILE_AHEAD") != "0";

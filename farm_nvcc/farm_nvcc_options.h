@@ -13,12 +13,9 @@
 namespace farm {
 
 struct FarmNvccOptions {
-  // Which coordinator: FARM_COORDINATOR (empty: the local farm, else 127.0.0.1:7420), FARM_DIR
-  // (that local farm's data dir; empty: the current one), FARM_TOKEN_FILE (empty: the local
-  // farm's token), FARM_TLS_CA, FARM_TLS_CERT, FARM_TLS_KEY (empty: the local farm's).
+  // Which coordinator, and the build the calls count in (a shard per arch): as farm-cc reads
+  // them (libfarm/launcher/launcher_target.h).
   CoordinatorChoice target;
-  // FARM_BUILD_ID: groups this build's device compiles into one build with a shard per arch.
-  // Default: one id per working directory, so one CMake build tree is one build.
   std::string build_id;
   bool disabled = false;  // FARM_NVCC_DISABLE=1: always plain nvcc
   // FARM_NVCC_STRICT=1: a call that would run plain nvcc fails instead (strict_mode.h).
@@ -41,8 +38,5 @@ FarmNvccOptions FarmNvccOptionsFromEnvironment();
 // FARM_NVCC_LONG_UNIT_SECONDS, or kLongUnitSeconds when unset; INVALID_ARGUMENT naming the
 // variable and the fix for anything but a number of seconds from 0 to a day.
 absl::StatusOr<double> LongUnitSecondsFromEnvironment();
-
-// "nvcc-<dir name>-<8 hex of the path's sha256>".
-std::string DefaultBuildId(const std::string& working_dir);
 
 }  // namespace farm

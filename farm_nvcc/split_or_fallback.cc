@@ -11,12 +11,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "farm_nvcc/farm_compile.h"
-#include "farm_nvcc/outcome_report.h"
 #include "farm_nvcc/strict_mode.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_slot.h"
+#include "libfarm/launcher/call_report.h"
+#include "libfarm/launcher/strict_mode.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/compile_and_link.h"
 #include "libfarm/nvcc/private_temp_dir.h"
@@ -24,6 +25,12 @@
 
 namespace farm {
 namespace {
+
+void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
+                       const std::string& reason = "") {
+  ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_NVCC, outcome,
+                    reason);
+}
 
 // Runs plain nvcc for a call that could not be split, after reporting why; in strict mode
 // (never for a compile error) refuses instead.
@@ -39,7 +46,7 @@ int Fallback(const NvccInvocation& call, const FarmNvccOptions& options, const a
   ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
   if (options.strict) {
     std::cerr << StrictModeMessage(call, reason) << "\n";
-    return kStrictFallbackExitCode;
+    return kStrictExitCode;
   }
   log->info("running plain nvcc: {}", reason);
   return ExecPlainNvcc(call, options.local_jobs);

@@ -1,7 +1,6 @@
-#include "farm_nvcc/outcome_report.h"
+#include "libfarm/launcher/call_report.h"
 
 #include "libfarm/client/build_client.h"
-#include "libfarm/client/coordinator_target.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/channel.h"
 
@@ -12,12 +11,6 @@ namespace {
 constexpr absl::Duration kReportTimeout = absl::Seconds(2);
 
 }  // namespace
-
-void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
-                       const std::string& reason) {
-  ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_NVCC, outcome,
-                    reason);
-}
 
 void ReportCallOutcome(const CoordinatorChoice& choice, const std::string& build_id,
                        farm::v1::CompileCallKind kind, farm::v1::NvccCallOutcome outcome,
