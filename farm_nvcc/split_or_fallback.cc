@@ -21,6 +21,7 @@
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/compile_and_link.h"
 #include "libfarm/nvcc/private_temp_dir.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
@@ -120,8 +121,8 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
     return fall_back(s);
   }
   for (const char* variable : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"}) {
-    const char* value = std::getenv(variable);
-    if (value == nullptr) continue;
+    const std::string value = GetEnv(variable);
+    if (value.empty()) continue;
     if (absl::Status s = CheckEnvironmentFlags(variable, value); !s.ok()) {
       return fall_back(s);
     }

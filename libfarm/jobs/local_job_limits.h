@@ -32,8 +32,8 @@ inline constexpr char kLocalJobsDirVariable[] = "FARM_LOCAL_JOBS_DIR";
 // Each a whole number from 1 to this.
 inline constexpr int kMaxLocalJobs = 4096;
 
-// Reads a variable: nullptr when unset.
-using EnvironmentLookup = std::function<const char*(const char*)>;
+// Reads a variable: "" when unset or empty (GetEnv).
+using EnvironmentLookup = std::function<std::string(const char*)>;
 
 // The limits for a host of `cores` and `ram_bytes`: light = 2 x cores, heavy = min(cores,
 // RAM / 2 GiB), each at least 1; dir = $XDG_RUNTIME_DIR/wheelfarm-jobs when XDG_RUNTIME_DIR

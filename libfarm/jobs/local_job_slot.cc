@@ -13,12 +13,12 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
-#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "libfarm/process/environment.h"
 
 namespace farm {
 namespace {
@@ -98,9 +98,9 @@ const char* JobPriorityName(JobPriority priority) {
 }
 
 JobPriority JobPriorityFromEnvironment() {
-  const char* value = std::getenv(kLocalJobPriorityVariable);
+  const std::string value = GetEnv(kLocalJobPriorityVariable);
   for (JobPriority priority : kPriorities) {
-    if (value != nullptr && std::string_view(value) == JobPriorityName(priority)) return priority;
+    if (value == JobPriorityName(priority)) return priority;
   }
   return JobPriority::kOpening;
 }
@@ -127,7 +127,7 @@ LocalJobSlot& LocalJobSlot::operator=(LocalJobSlot&& other) noexcept {
 absl::StatusOr<LocalJobSlot> LocalJobSlot::Acquire(const LocalJobLimits& limits, JobClass job_class,
                                                    const std::function<void()>& waiting,
                                                    JobPriority priority) {
-  if (const char* held = std::getenv(kLocalJobSlotHeldVariable); held != nullptr && *held) {
+  if (!GetEnv(kLocalJobSlotHeldVariable).empty()) {
     return LocalJobSlot(job_class, std::nullopt, -1);
   }
   const int count = job_class == JobClass::kHeavy ? limits.heavy : limits.light;
