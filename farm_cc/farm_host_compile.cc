@@ -15,6 +15,7 @@
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/files/file_lock.h"
+#include "libfarm/launcher/fallback_reason.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/time/proto_time.h"
 
@@ -27,7 +28,10 @@ namespace fs = std::filesystem;
 constexpr uint32_t kHostActionTimeoutSeconds = 3600;
 constexpr size_t kMaxHistoryKeyBytes = 256;
 
-absl::Status Local(const std::string& why) { return absl::FailedPreconditionError(why); }
+// What makes the compile run here, with the code it is counted by.
+absl::Status Local(farm::v1::FallbackReason code, const std::string& why) {
+  return WithFallbackReason(absl::FailedPreconditionError(why), code);
+}
 
 // An absolute path the way the call means it, and whether the host reaches it without a link
 // (the worker makes the directories of the working directory and the outputs as real ones).
@@ -35,9 +39,13 @@ absl::StatusOr<std::string> RealOutputPath(const std::string& path, const std::s
   const fs::path absolute = (fs::path(cwd) / path).lexically_normal();
   std::error_code ec;
   const fs::path parent = fs::canonical(absolute.parent_path(), ec);
-  if (ec) return Local(absl::StrCat("the directory of '", path, "' does not exist"));
+  if (ec) {
+    return Local(farm::v1::FALLBACK_REASON_INPUTS,
+                 absl::StrCat("the directory of '", path, "' does not exist"));
+  }
   if (parent != absolute.parent_path()) {
-    return Local(absl::StrCat("'", path, "' lies in a directory reached through a link"));
+    return Local(farm::v1::FALLBACK_REASON_INPUTS,
+                 absl::StrCat("'", path, "' lies in a directory reached through a link"));
   }
   return absolute.string();
 }
@@ -130,7 +138,9 @@ absl::StatusOr<std::map<std::string, std::string>> CompileEnvironment(
     const std::map<std::string, std::string>& env, const std::string& cwd) {
   for (const char* name :
        {"DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "LD_PRELOAD", "GCC_COMPARE_DEBUG"}) {
-    if (env.count(name) != 0) return Local(absl::StrCat(name, " is set"));
+    if (env.count(name) != 0) {
+      return Local(farm::v1::FALLBACK_REASON_ENVIRONMENT, absl::StrCat(name, " is set"));
+    }
   }
   std::map<std::string, std::string> out;
   for (const char* name :
@@ -145,7 +155,8 @@ absl::StatusOr<std::map<std::string, std::string>> CompileEnvironment(
     if (it->second == cwd) {
       out["PWD"] = cwd;
     } else if (fs::equivalent(it->second, cwd, ec)) {
-      return Local("PWD names the working directory through a link");
+      return Local(farm::v1::FALLBACK_REASON_ENVIRONMENT,
+                   "PWD names the working directory through a link");
     }
   }
   return out;
@@ -158,7 +169,8 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     const FarmCcOptions& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline) {
   std::error_code ec;
   if (fs::canonical(cwd, ec) != fs::path(cwd) || ec) {
-    return Local("the working directory is reached through a link");
+    return Local(farm::v1::FALLBACK_REASON_INPUTS,
+                 "the working directory is reached through a link");
   }
 
   std::vector<std::string> outputs;
@@ -260,7 +272,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   if (const farm::v1::ActionStatus& st = done->front();
       st.state() != farm::v1::ACTION_STATE_COMPLETED) {
     if (std::optional<std::string> none = NoWorkerForToolchain(st, toolchain.cpu_arch)) {
-      return Local(*none);
+      return Local(farm::v1::FALLBACK_REASON_NO_WORKER, *none);
     }
     std::string why = st.error();
     if (why.empty()) {

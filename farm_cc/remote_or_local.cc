@@ -19,6 +19,7 @@
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_slot.h"
 #include "libfarm/launcher/call_report.h"
+#include "libfarm/launcher/fallback_reason.h"
 #include "libfarm/launcher/strict_mode.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/environment.h"
@@ -28,9 +29,10 @@ namespace farm {
 namespace {
 
 void Report(const FarmCcOptions& options, farm::v1::NvccCallOutcome outcome,
+            farm::v1::FallbackReason code = farm::v1::FALLBACK_REASON_UNSPECIFIED,
             const std::string& reason = "") {
   ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_HOST, outcome,
-                    reason);
+                    code, reason);
 }
 
 // The local compiler as a child printing to our stdout and stderr, under a heavy job slot;
@@ -61,9 +63,10 @@ bool IsCompile(const CcInvocation& call) {
   return std::find(call.args.begin(), call.args.end(), "-c") != call.args.end();
 }
 
-// A compile that stays on this host: counted with its reason; refused in strict mode.
-int Local(const CcInvocation& call, const FarmCcOptions& options, const std::string& reason) {
-  Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
+// A compile that stays on this host: counted by its code with its reason; refused in strict mode.
+int Local(const CcInvocation& call, const FarmCcOptions& options, farm::v1::FallbackReason code,
+          const std::string& reason) {
+  Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, code, reason);
   const std::string source = Source(call);
   if (options.strict) {
     std::cerr << StrictModeMessage({"farm-cc", source, "compile on this host", reason,
@@ -156,26 +159,36 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
   // Not a compile (a link, -E, the driver's queries such as CMake's and nvcc's): the build
   // host's by nature, and not one of the build's compiles to count.
   if (!IsCompile(call)) return RunLocally(call, options);
-  if (options.disabled) return Local(call, options, "FARM_CC_DISABLE=1");
+  if (options.disabled) {
+    return Local(call, options, farm::v1::FALLBACK_REASON_DISABLED, "FARM_CC_DISABLE=1");
+  }
   const auto family = cc::CompilerFamilyOf(call.compiler);
   if (!family) {
-    return Local(call, options,
+    return Local(call, options, farm::v1::FALLBACK_REASON_COMPILER,
                  absl::StrCat("'", std::filesystem::path(call.compiler).filename().string(),
                               "' is not gcc, g++, clang or clang++"));
   }
   PhaseTimeline timeline;
   auto plan = cc::PlanRemoteCompile(call.args, *family);
-  if (!plan.ok()) return Local(call, options, std::string(plan.status().message()));
+  if (!plan.ok()) {
+    return Local(call, options, farm::v1::FALLBACK_REASON_COMMAND_LINE,
+                 std::string(plan.status().message()));
+  }
   auto toolchain = cc::CachedHostToolchain(call.compiler, options.cache_dir);
   if (!toolchain.ok()) {
-    return Local(call, options, absl::StrCat("toolchain: ", toolchain.status().message()));
+    return Local(call, options, farm::v1::FALLBACK_REASON_TOOLCHAIN,
+                 absl::StrCat("toolchain: ", toolchain.status().message()));
   }
   timeline.Mark("toolchain");
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
   const std::map<std::string, std::string> env = ProcessEnvironment();
   auto action_env = CompileEnvironment(env, cwd);
-  if (!action_env.ok()) return Local(call, options, std::string(action_env.status().message()));
+  if (!action_env.ok()) {
+    return Local(call, options,
+                 FallbackReasonOf(action_env.status(), farm::v1::FALLBACK_REASON_ENVIRONMENT),
+                 std::string(action_env.status().message()));
+  }
   // The scan is the build host's share of a remote compile: a light slot, released before
   // the wait for the worker.
   std::optional<LocalJobSlot> scan_slot =
@@ -191,15 +204,20 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
       Report(options, farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
       return code;
     }
-    Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK,
+    Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, farm::v1::FALLBACK_REASON_SCAN_FAILED,
            "the dependency scan failed where the compile passed");
     return code;
   }
   if (!gathered.inputs.ok()) {
-    return Local(call, options, std::string(gathered.inputs.status().message()));
+    return Local(call, options,
+                 FallbackReasonOf(gathered.inputs.status(), farm::v1::FALLBACK_REASON_INPUTS),
+                 std::string(gathered.inputs.status().message()));
   }
   auto target = ResolveCoordinatorTarget(options.target);
-  if (!target.ok()) return Local(call, options, std::string(target.status().message()));
+  if (!target.ok()) {
+    return Local(call, options, farm::v1::FALLBACK_REASON_NO_COORDINATOR,
+                 std::string(target.status().message()));
+  }
   // A farm that is down must cost a build little: few, short retries.
   CasClientOptions cas_options;
   cas_options.max_attempts = 2;
@@ -210,7 +228,11 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
   auto result = CompileOnFarm(call, *plan, *toolchain, *gathered.inputs, *action_env, cwd, options,
                               actions.get(), cas.get(), timeline);
   ComponentLogger("farm-cc")->debug("{}: {}", plan->source, timeline.Summary());
-  if (!result.ok()) return Local(call, options, std::string(result.status().message()));
+  if (!result.ok()) {
+    return Local(call, options,
+                 FallbackReasonOf(result.status(), farm::v1::FALLBACK_REASON_FARM_ERROR),
+                 std::string(result.status().message()));
+  }
   if (result->exit_code != 0) {
     // The worker ran the same compile on the same files and it failed. Compiling here shows
     // the user the diagnostics from their own host and tells a real error (fails here too)
@@ -223,7 +245,8 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
     const std::string reason = absl::StrCat(
         "the farm's compile failed (exit ", result->exit_code, ", worker ",
         result->worker.empty() ? "unknown" : result->worker, ") where the local one passed");
-    Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
+    Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK,
+           farm::v1::FALLBACK_REASON_FARM_COMPILE_FAILED, reason);
     if (options.strict) {
       std::cerr << "farm-cc: strict mode: " << plan->source << ": " << reason << ":\n"
                 << result->stderr_text;

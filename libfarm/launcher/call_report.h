@@ -12,9 +12,11 @@
 namespace farm {
 
 // Sends the report for a call of `kind` (farm-nvcc's nvcc calls, farm-cc's C/C++ compiles)
-// under `build_id`; failures are logged at debug level only.
+// under `build_id`, a fallback with the code it is counted by and the text that says why;
+// failures are logged at debug level only.
 void ReportCallOutcome(const CoordinatorChoice& target, const std::string& build_id,
                        farm::v1::CompileCallKind kind, farm::v1::NvccCallOutcome outcome,
+                       farm::v1::FallbackReason reason_code = farm::v1::FALLBACK_REASON_UNSPECIFIED,
                        const std::string& reason = "");
 
 }  // namespace farm
