@@ -384,7 +384,9 @@ TEST_F(FarmNvccTest, FallbacksAreCountedPerBuildAndStrictModeRefusesThem) {
   CommandResult text = RunFarmctl({"build", build}, farm_env);
   ASSERT_EQ(text.exit_code, 0) << text.stderr_text;
   EXPECT_THAT(text.stdout_text,
-              HasSubstr("nvcc       1 of 2 calls split; 1 ran plain nvcc: command_line × 1\n"));
+              HasSubstr("nvcc       1 of 2 calls split; 1 ran plain nvcc: command_line × 1\n"
+                        "           command_line: not decomposable: -G device debug info "
+                        "records the compiling directory\n"));
 
   auto hp = ParseHostPort(coordinator_->http_address());
   ASSERT_TRUE(hp.ok()) << hp.status();
