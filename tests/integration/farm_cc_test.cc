@@ -542,6 +542,48 @@ TEST_F(FarmCcTest, AToolchainThatFailsTheWorkersCheckFallsBackNamingTheWorkerAnd
   EXPECT_THAT(build.stdout_text, HasSubstr("host cc")) << Output(build);
 }
 
+// A compile whose dependency scan fails where the compile itself passes stays on this host like
+// any other: counted as scan_failed, and refused by strict mode (exit 3) rather than passed.
+// Here a g++ whose -M scan fails and which hands everything else to /usr/bin/g++.
+TEST_F(FarmCcTest, AScanThatFailsWhereTheCompilePassesIsRefusedInStrictMode) {
+  const std::string root = Tree("scan-fails");
+  fs::create_directories(root + "/bin");
+  WriteText(root + "/bin/no_scan.c",
+            "#include <string.h>\n#include <unistd.h>\nint main(int c, char** v) {\n"
+            "  for (int i = 1; i < c; ++i) if (strcmp(v[i], \"-M\") == 0) return 1;\n"
+            "  v[0] = (char*)\"/usr/bin/g++\"; execv(v[0], v); return 127;\n}\n");
+  const CommandResult built = Run({"gcc", "-O2", "no_scan.c", "-o", "g++"}, root + "/bin");
+  ASSERT_EQ(built.exit_code, 0) << Output(built);
+  const std::string id = "farm-cc-scan-fails";
+  const std::vector<std::string> env = {"FARM_BUILD_ID=" + id, "FARM_CC_SCAN=compiler",
+                                        "FARM_CC_CACHE_DIR=" + root + "/cache"};
+  // The build exists once a compile of it ran on the farm: reports never create one.
+  const CommandResult first = Run({FarmBinary("farm-cc"), "g++", "-DSHAPES_SCALE=51", "-c",
+                                   root + "/src/shapes.cc", "-o", "first.o"},
+                                  root + "/build", With(env, {"FARM_CC_STRICT=1"}));
+  ASSERT_EQ(first.exit_code, 0) << Output(first);
+  const std::vector<std::string> argv = {FarmBinary("farm-cc"),
+                                         root + "/bin/g++",
+                                         "-DSHAPES_SCALE=52",
+                                         "-c",
+                                         root + "/src/shapes.cc",
+                                         "-o",
+                                         "s.o"};
+  const CommandResult strict = Run(argv, root + "/build", With(env, {"FARM_CC_STRICT=1"}));
+  EXPECT_EQ(strict.exit_code, 3) << Output(strict);
+  EXPECT_THAT(strict.stderr_text, HasSubstr("strict mode: " + root +
+                                            "/src/shapes.cc would "
+                                            "compile on this host: the dependency scan failed"));
+  const CommandResult relaxed = Run(argv, root + "/build", env);
+  EXPECT_EQ(relaxed.exit_code, 0) << Output(relaxed);
+  EXPECT_TRUE(fs::exists(root + "/build/s.o"));
+  const CommandResult build = RunFarmctl({"build", id, "--json"}, farm_->ClientEnvironment());
+  ASSERT_EQ(build.exit_code, 0) << Output(build);
+  const auto json = nlohmann::json::parse(build.stdout_text);
+  EXPECT_EQ(json["host_compiles"]["fallback_reasons"].value("scan_failed", "0"), "2")
+      << json.dump();
+}
+
 // Debian's g++-11 and g++-12 are two toolchains (two trees, two digests): the same call with
 // each compiles on a worker with its own compiler and writes that compiler's object; neither
 // is answered by the other's cache entry.
