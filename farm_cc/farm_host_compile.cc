@@ -166,7 +166,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     const CcInvocation& call, const cc::CcCompilePlan& plan,
     const cc::HostToolchainFiles& toolchain, const CompileInputs& inputs,
     const std::map<std::string, std::string>& action_env, const std::string& cwd,
-    const FarmCcOptions& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline) {
+    const FarmCcConfig& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline) {
   std::error_code ec;
   if (fs::canonical(cwd, ec) != fs::path(cwd) || ec) {
     return Local(farm::v1::FALLBACK_REASON_INPUTS,

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "farm_cc/compile_inputs.h"
 #include "farm_cc/compiler_locator.h"
-#include "farm_cc/farm_cc_options.h"
+#include "farm_cc/farm_cc_config.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/cc/cc_command_line.h"
@@ -46,6 +46,6 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     const CcInvocation& call, const cc::CcCompilePlan& plan,
     const cc::HostToolchainFiles& toolchain, const CompileInputs& inputs,
     const std::map<std::string, std::string>& action_env, const std::string& cwd,
-    const FarmCcOptions& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline);
+    const FarmCcConfig& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline);
 
 }  // namespace farm

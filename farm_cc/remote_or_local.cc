@@ -28,7 +28,7 @@
 namespace farm {
 namespace {
 
-void Report(const FarmCcOptions& options, farm::v1::NvccCallOutcome outcome,
+void Report(const FarmCcConfig& options, farm::v1::NvccCallOutcome outcome,
             farm::v1::FallbackReason code = farm::v1::FALLBACK_REASON_UNSPECIFIED,
             const std::string& reason = "") {
   ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_HOST, outcome,
@@ -37,7 +37,7 @@ void Report(const FarmCcOptions& options, farm::v1::NvccCallOutcome outcome,
 
 // The local compiler as a child printing to our stdout and stderr, under a heavy job slot;
 // its exit code.
-int RunLocally(const CcInvocation& call, const FarmCcOptions& options) {
+int RunLocally(const CcInvocation& call, const FarmCcConfig& options) {
   std::vector<std::string> argv = {call.compiler};
   argv.insert(argv.end(), call.args.begin(), call.args.end());
   std::optional<LocalJobSlot> slot = LocalJobSlotIfUsable(
@@ -87,7 +87,7 @@ CallEnd Here(farm::v1::FallbackReason code, std::string reason) {
 
 // The local compile after the farm or the scan said it fails: a compile error when it fails
 // here too, else a fallback under `code` (the local object stands).
-CallEnd CompiledHere(const CcInvocation& call, const FarmCcOptions& options,
+CallEnd CompiledHere(const CcInvocation& call, const FarmCcConfig& options,
                      farm::v1::FallbackReason code, std::string reason) {
   CallEnd end = Here(code, std::move(reason));
   end.compiled_here = true;
@@ -108,7 +108,7 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
                             const farm::v1::Digest& toolchain_digest,
                             const std::map<std::string, std::string>& env,
                             const std::map<std::string, std::string>& action_env,
-                            const std::string& cwd, const FarmCcOptions& options,
+                            const std::string& cwd, const FarmCcConfig& options,
                             PhaseTimeline& timeline) {
   auto log = ComponentLogger("farm-cc");
   GatheredInputs gathered;
@@ -171,7 +171,7 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
 }
 
 // The compile on the farm when it can be the same compile there; else why not.
-CallEnd Attempt(const CcInvocation& call, const FarmCcOptions& options) {
+CallEnd Attempt(const CcInvocation& call, const FarmCcConfig& options) {
   if (options.disabled) return Here(farm::v1::FALLBACK_REASON_DISABLED, "FARM_CC_DISABLE=1");
   const auto family = cc::CompilerFamilyOf(call.compiler);
   if (!family) {
@@ -255,7 +255,7 @@ CallEnd Attempt(const CcInvocation& call, const FarmCcOptions& options) {
 
 }  // namespace
 
-int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
+int RemoteOrLocal(const CcInvocation& call, const FarmCcConfig& options) {
   // Not a compile (a link, -E, the driver's queries such as CMake's and nvcc's): the build
   // host's by nature, and not one of the build's compiles to count.
   if (!IsCompile(call)) return RunLocally(call, options);

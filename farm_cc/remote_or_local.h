@@ -3,12 +3,12 @@
 #pragma once
 
 #include "farm_cc/compiler_locator.h"
-#include "farm_cc/farm_cc_options.h"
+#include "farm_cc/farm_cc_config.h"
 
 namespace farm {
 
 // Runs the call and returns its exit code (kStrictExitCode when strict mode refuses it); the
 // compiler's output reaches our stdout/stderr.
-int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options);
+int RemoteOrLocal(const CcInvocation& call, const FarmCcConfig& options);
 
 }  // namespace farm

@@ -28,7 +28,7 @@
 namespace farm {
 namespace {
 
-void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
+void ReportCallOutcome(const FarmNvccConfig& options, farm::v1::NvccCallOutcome outcome,
                        farm::v1::FallbackReason code = farm::v1::FALLBACK_REASON_UNSPECIFIED,
                        const std::string& reason = "") {
   ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_NVCC, outcome,
@@ -37,7 +37,7 @@ void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome
 
 // Runs plain nvcc for a call that could not be split, after reporting why (counted under the
 // code `why` carries, else `code`); in strict mode (never for a compile error) refuses instead.
-int Fallback(const NvccInvocation& call, const FarmNvccOptions& options,
+int Fallback(const NvccInvocation& call, const FarmNvccConfig& options,
              farm::v1::FallbackReason code, const absl::Status& why) {
   auto log = ComponentLogger("farm-nvcc");
   if (why.code() == absl::StatusCode::kAborted) {
@@ -102,7 +102,7 @@ int ExecPlainNvcc(const NvccInvocation& call, const std::optional<LocalJobLimits
   return 127;
 }
 
-int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) {
+int SplitOrFallback(const NvccInvocation& call, const FarmNvccConfig& options) {
   if (options.disabled) {
     return Fallback(call, options, farm::v1::FALLBACK_REASON_DISABLED,
                     absl::CancelledError("FARM_NVCC_DISABLE=1"));

@@ -67,9 +67,13 @@ absl::StatusOr<LocalJobLimits> LocalJobLimitsFor(uint32_t cores, uint64_t ram_by
   return limits;
 }
 
-absl::StatusOr<LocalJobLimits> LocalJobLimitsFromEnvironment() {
+absl::StatusOr<LocalJobLimits> LocalJobLimitsForThisHost(const EnvironmentLookup& env) {
   const HostInfo host = ProbeHost();
-  return LocalJobLimitsFor(host.cores, host.ram_bytes, static_cast<uint32_t>(getuid()), GetEnv);
+  return LocalJobLimitsFor(host.cores, host.ram_bytes, static_cast<uint32_t>(getuid()), env);
+}
+
+absl::StatusOr<LocalJobLimits> LocalJobLimitsFromEnvironment() {
+  return LocalJobLimitsForThisHost(GetEnv);
 }
 
 }  // namespace farm

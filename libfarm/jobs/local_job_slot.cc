@@ -97,12 +97,11 @@ const char* JobPriorityName(JobPriority priority) {
   }
 }
 
-JobPriority JobPriorityFromEnvironment() {
-  const std::string value = GetEnv(kLocalJobPriorityVariable);
+std::optional<JobPriority> JobPriorityNamed(absl::string_view name) {
   for (JobPriority priority : kPriorities) {
-    if (value == JobPriorityName(priority)) return priority;
+    if (name == JobPriorityName(priority)) return priority;
   }
-  return JobPriority::kOpening;
+  return std::nullopt;
 }
 
 LocalJobSlot::LocalJobSlot(JobClass job_class, std::optional<FileLock> lock, int index)

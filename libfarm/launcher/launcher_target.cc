@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "libfarm/digest/digest.h"
-#include "libfarm/process/environment.h"
 #include "libfarm/tls/client_tls.h"
 
 namespace farm {
@@ -15,13 +14,13 @@ std::string DefaultBuildId(const std::string& working_dir) {
                       DigestOfBytes(working_dir).hash().substr(0, 8));
 }
 
-LauncherTarget LauncherTargetFromEnvironment() {
+LauncherTarget LauncherTargetFrom(const EnvironmentLookup& env) {
   LauncherTarget target;
-  target.coordinator.coordinator = GetEnv("FARM_COORDINATOR");
-  target.coordinator.farm_dir = GetEnv("FARM_DIR");
-  target.coordinator.token_file = GetEnv("FARM_TOKEN_FILE");
-  target.coordinator.tls = ClientTlsFilesFromEnvironment();
-  target.build_id = GetEnv("FARM_BUILD_ID");
+  target.coordinator.coordinator = env("FARM_COORDINATOR");
+  target.coordinator.farm_dir = env("FARM_DIR");
+  target.coordinator.token_file = env("FARM_TOKEN_FILE");
+  target.coordinator.tls = ClientTlsFilesFrom(env);
+  target.build_id = env("FARM_BUILD_ID");
   if (target.build_id.empty()) {
     std::error_code ec;
     target.build_id = DefaultBuildId(std::filesystem::current_path(ec).string());

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "libfarm/client/coordinator_target.h"
+#include "libfarm/process/environment.h"
 
 namespace farm {
 
@@ -18,7 +19,9 @@ struct LauncherTarget {
   std::string build_id;
 };
 
-LauncherTarget LauncherTargetFromEnvironment();
+// As `env` has them (GetEnv in a launcher); nothing in them can be refused before the
+// coordinator is dialled.
+LauncherTarget LauncherTargetFrom(const EnvironmentLookup& env);
 
 // "nvcc-<dir name>-<8 hex of the path's sha256>" (both launchers: the name predates farm-cc).
 std::string DefaultBuildId(const std::string& working_dir);

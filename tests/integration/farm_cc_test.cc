@@ -496,11 +496,14 @@ TEST_F(FarmCcTest, AMalformedBaseDirIsRefused) {
   EXPECT_FALSE(fs::exists(root + "/build/w.o"));
 }
 
-TEST_F(FarmCcTest, AMalformedScanCacheSizeOrScanModeIsRefused) {
+// A setting farm-cc cannot take fails the call, naming it and the fix, before anything runs: a
+// FARM_CC_DISABLE=true is not quietly taken for "off".
+TEST_F(FarmCcTest, AMalformedSettingIsRefused) {
   const std::string root = Tree("bad-scan-settings");
   for (const auto& [setting, said] : std::vector<std::pair<std::string, std::string>>{
-           {"FARM_CC_SCAN_CACHE_SIZE=lots", "FARM_CC_SCAN_CACHE_SIZE: invalid size 'lots'"},
-           {"FARM_CC_SCAN=fast", "FARM_CC_SCAN='fast' is neither 'includes' nor 'compiler'"}}) {
+           {"FARM_CC_SCAN_CACHE_SIZE=lots", "FARM_CC_SCAN_CACHE_SIZE='lots' is not a size"},
+           {"FARM_CC_SCAN=fast", "FARM_CC_SCAN='fast' is neither 'includes' nor 'compiler'"},
+           {"FARM_CC_DISABLE=maybe", "FARM_CC_DISABLE='maybe' is not a boolean"}}) {
     const CommandResult r =
         Run({FarmBinary("farm-cc"), "gcc", "-c", root + "/src/warns.c", "-o", "w.o"},
             root + "/build", {setting});

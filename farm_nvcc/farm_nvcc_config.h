@@ -1,5 +1,6 @@
 // farm-nvcc's settings; it takes no flags of its own (every argument is nvcc's), so they
-// come from the environment.
+// come from the environment, read by one loader from one table of variables
+// (libfarm/launcher/launcher_config.h).
 #pragma once
 
 #include <optional>
@@ -9,10 +10,11 @@
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_limits.h"
 #include "libfarm/nvcc/device_compiler.h"
+#include "libfarm/process/environment.h"
 
 namespace farm {
 
-struct FarmNvccOptions {
+struct FarmNvccConfig {
   // Which coordinator, and the build the calls count in (a shard per arch): as farm-cc reads
   // them (libfarm/launcher/launcher_target.h).
   CoordinatorChoice target;
@@ -28,15 +30,16 @@ struct FarmNvccOptions {
   // FARM_NVCC_LONG_UNIT_SECONDS: a unit whose device code took at least this long on the farm
   // before takes its local slots ahead of other units' (kLongUnitSeconds by default).
   double long_unit_seconds = kLongUnitSeconds;
-  // farm-cc beside farm-nvcc: each split call's host compile runs on the farm through it
-  // (FARM_NVCC_HOST_COMPILE_ON_FARM=0: here). Empty: here.
+  // FARM_NVCC_HOST_COMPILE_ON_FARM=0: each split call's host compile runs here, not through
+  // the farm-cc beside farm-nvcc.
+  bool host_compile_on_farm = true;
+  // That farm-cc, when host_compile_on_farm and it is installed (main() looks). Empty: here.
   std::string farm_cc;
+  std::string log_level = "info";  // FARM_NVCC_LOG
 };
 
-FarmNvccOptions FarmNvccOptionsFromEnvironment();
-
-// FARM_NVCC_LONG_UNIT_SECONDS, or kLongUnitSeconds when unset; INVALID_ARGUMENT naming the
-// variable and the fix for anything but a number of seconds from 0 to a day.
-absl::StatusOr<double> LongUnitSecondsFromEnvironment();
+// farm-nvcc's settings as `env` has them (GetEnv in farm-nvcc). INVALID_ARGUMENT for the
+// first value it cannot take, naming the variable, the value and the fix.
+absl::StatusOr<FarmNvccConfig> LoadFarmNvccConfig(const EnvironmentLookup& env);
 
 }  // namespace farm
