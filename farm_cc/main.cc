@@ -3,10 +3,14 @@
 // the files the compile reads, at their paths; anything else runs the local compiler, with the
 // reason counted in the build. Used as CMake's C/CXX compiler launcher, as CC="farm-cc gcc", or
 // masqueraded as gcc/g++/cc/c++/clang/clang++ (a link to it first on PATH).
+#include <stdlib.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "farm_cc/compiler_locator.h"
 #include "farm_cc/farm_cc_config.h"
 #include "farm_cc/remote_or_local.h"
@@ -24,11 +28,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   farm::SetLogLevel(config->log_level);
-  auto call = farm::LocateCompiler(std::vector<std::string>(argv, argv + argc),
-                                   farm::SelfExecutable(), farm::GetEnv("PATH"));
+  // Set: a farm-cc runs this process's compiler (compiler_locator.h).
+  const std::string running = farm::GetEnv(farm::kRunningCompilersVariable);
+  auto call =
+      farm::LocateCompiler(std::vector<std::string>(argv, argv + argc), farm::SelfExecutable(),
+                           farm::GetEnv("PATH"), absl::StrSplit(running, ':', absl::SkipEmpty()));
   if (!call.ok()) {
     std::cerr << call.status().message() << "\n";
     return 2;
   }
+  // Every child, the compiler and what it runs, skips this compiler if it finds farm-cc again.
+  const std::string now_running =
+      running.empty() ? call->compiler : absl::StrCat(running, ":", call->compiler);
+  ::setenv(farm::kRunningCompilersVariable, now_running.c_str(), 1);
+  if (!running.empty()) return farm::ExecCompiler(*call);
   return farm::RemoteOrLocal(*call, *config);
 }

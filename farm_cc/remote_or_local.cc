@@ -255,6 +255,15 @@ CallEnd Attempt(const CcInvocation& call, const FarmCcConfig& options) {
 
 }  // namespace
 
+int ExecCompiler(const CcInvocation& call) {
+  std::vector<std::string> argv = {call.compiler};
+  argv.insert(argv.end(), call.args.begin(), call.args.end());
+  std::vector<char*> pointers = NullTerminatedPointers(argv);
+  execv(call.compiler.c_str(), pointers.data());
+  std::cerr << "farm-cc: cannot run " << call.compiler << ": " << std::strerror(errno) << "\n";
+  return 127;
+}
+
 int RemoteOrLocal(const CcInvocation& call, const FarmCcConfig& options) {
   // Not a compile (a link, -E, the driver's queries such as CMake's and nvcc's): the build
   // host's by nature, and not one of the build's compiles to count.

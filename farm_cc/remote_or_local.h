@@ -11,4 +11,9 @@ namespace farm {
 // compiler's output reaches our stdout/stderr.
 int RemoteOrLocal(const CcInvocation& call, const FarmCcConfig& options);
 
+// Replaces this process with the compiler, as asked, outside the farm and its accounting (a
+// call of farm-cc's own child, part of its ancestor's call). Returns only if exec fails
+// (exit code 127).
+int ExecCompiler(const CcInvocation& call);
+
 }  // namespace farm

@@ -631,6 +631,31 @@ TEST_F(FarmCcTest, TheMasqueradeDirectoryStandsInForTheCompilers) {
   EXPECT_TRUE(fs::exists(root + "/build/m.o"));
 }
 
+// A wrapper script named g++ after the masquerade directory, calling `g++` as such wrappers do,
+// finds farm-cc again: that farm-cc skips the wrapper its ancestor runs and runs the real g++,
+// so the call ends and compiles. (The wrapper gives up after a few rounds, so that the test
+// fails instead of recursing without end.)
+TEST_F(FarmCcTest, AWrapperNamedLikeTheCompilerThatCallsItByNameEnds) {
+  const std::string root = Tree("wrapper-recursion");
+  const std::string masquerade =
+      fs::path(FarmBinary("farm-cc")).parent_path() / "farm-cc-masquerade";
+  fs::create_directories(root + "/wrap");
+  WriteText(
+      root + "/wrap/g++",
+      "#!/bin/sh\n"
+      "depth=${WRAPPER_DEPTH:-0}\n"
+      "if [ \"$depth\" -ge 5 ]; then echo 'wrapper: g++ keeps finding itself' >&2; exit 9; fi\n"
+      "export WRAPPER_DEPTH=$((depth + 1))\n"
+      "exec g++ \"$@\"\n");
+  fs::permissions(root + "/wrap/g++", fs::perms::owner_all);
+  const CommandResult r =
+      Run({"g++", "-DSHAPES_SCALE=1", "-c", root + "/src/shapes.cc", "-o", "w.o"}, root + "/build",
+          {"PATH=" + masquerade + ":" + root + "/wrap:/usr/local/bin:/usr/bin:/bin"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  EXPECT_THAT(r.stderr_text, Not(HasSubstr("keeps finding itself")));
+  EXPECT_TRUE(fs::exists(root + "/build/w.o"));
+}
+
 // A heavy real unit: <ATen/ATen.h> from torch 2.9.1 (~4,800 headers), compiled as
 // torch.utils.cpp_extension compiles C++ sources.
 TEST_F(FarmCcTest, ATorchUnitEqualsALocalCompile) {
