@@ -50,14 +50,13 @@ absl::StatusOr<std::string> RealOutputPath(const std::string& path, const std::s
   return absolute.string();
 }
 
-// The scheduler's answer when no online worker qualifies (ActionStatus.unplaceable), said as
-// what the user can change: a worker of the toolchain's CPU that sandboxes its actions. The
-// scheduler's per-worker refusals follow, cut short: the reason is reported with the call (the
-// coordinator takes at most 1 KiB) and its class, the text before the first ": ", names no
-// worker.
-std::optional<std::string> NoWorkerForToolchain(const farm::v1::ActionStatus& status,
-                                                const std::string& cpu_arch) {
-  if (!status.unplaceable()) return std::nullopt;
+}  // namespace
+
+absl::Status NoWorkerForToolchain(const farm::v1::ActionStatus& status,
+                                  const std::string& cpu_arch) {
+  if (!status.unplaceable()) return absl::OkStatus();
+  // The scheduler's per-worker refusals, cut short: the reason is reported with the call (the
+  // coordinator takes at most 1 KiB), counted by its code.
   std::string detail = status.placement_refusals().empty()
                            ? "no worker is online"
                            : absl::StrJoin(status.placement_refusals(), "; ");
@@ -65,11 +64,14 @@ std::optional<std::string> NoWorkerForToolchain(const farm::v1::ActionStatus& st
   if (detail.size() > kMaxDetailBytes) {
     detail = absl::StrCat(detail.substr(0, kMaxDetailBytes), "...");
   }
-  return absl::StrCat("no online ", cpu_arch, " worker with a sandbox to run this ", cpu_arch,
-                      " toolchain: ", detail, ". Fix: start farm-worker on an ", cpu_arch,
-                      " machine with bubblewrap installed and without --no-sandbox, or set "
-                      "FARM_CC_DISABLE=1 to compile here without asking the farm");
+  return Local(farm::v1::FALLBACK_REASON_NO_WORKER,
+               absl::StrCat("no online ", cpu_arch, " worker with a sandbox to run this ", cpu_arch,
+                            " toolchain: ", detail, ". Fix: start farm-worker on an ", cpu_arch,
+                            " machine with bubblewrap installed and without --no-sandbox, or "
+                            "set FARM_CC_DISABLE=1 to compile here without asking the farm"));
 }
+
+namespace {
 
 // What a compile needs in the CAS: both trees and every file they name, each file by the
 // local path it is read from.
@@ -271,8 +273,8 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   }
   if (const farm::v1::ActionStatus& st = done->front();
       st.state() != farm::v1::ACTION_STATE_COMPLETED) {
-    if (std::optional<std::string> none = NoWorkerForToolchain(st, toolchain.cpu_arch)) {
-      return Local(farm::v1::FALLBACK_REASON_NO_WORKER, *none);
+    if (absl::Status none = NoWorkerForToolchain(st, toolchain.cpu_arch); !none.ok()) {
+      return none;
     }
     std::string why = st.error();
     if (why.empty()) {

@@ -37,6 +37,13 @@ struct FarmHostCompileResult {
 absl::StatusOr<std::map<std::string, std::string>> CompileEnvironment(
     const std::map<std::string, std::string>& env, const std::string& cwd);
 
+// The scheduler's answer when no online worker qualifies (ActionStatus.unplaceable, never its
+// wording), said as what the user can change: a worker of the toolchain's CPU that sandboxes
+// its actions, with each worker's refusal. FAILED_PRECONDITION carrying
+// FALLBACK_REASON_NO_WORKER (libfarm/launcher/fallback_reason.h); OK for any other status.
+absl::Status NoWorkerForToolchain(const farm::v1::ActionStatus& status,
+                                  const std::string& cpu_arch);
+
 // Runs the call on a worker with `inputs` (compile_inputs.h) and `action_env` (from
 // CompileEnvironment): takes another tree's answer (cross_tree_cache.h) or uploads what the
 // CAS lacks, runs and collects. FAILED_PRECONDITION with the reason for what would not be
