@@ -130,16 +130,37 @@ std::string ProgressBar(const farm::v1::Shard& shard, int width) {
 
 namespace {
 
-// "unknown nvcc option × 2, -G device debug info ... × 1": most frequent first.
-std::string FallbackReasons(const farm::v1::NvccCalls& c) {
+// The fallback reasons (a code's name, "command_line", or an older launcher's class of text)
+// with their counts, most frequent first.
+std::vector<std::pair<std::string, uint64_t>> FallbackCounts(const farm::v1::NvccCalls& c) {
   std::vector<std::pair<std::string, uint64_t>> reasons(c.fallback_reasons().begin(),
                                                         c.fallback_reasons().end());
   std::sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
+  return reasons;
+}
+
+// "command_line × 2, no_worker × 1": most frequent first.
+std::string FallbackReasons(const farm::v1::NvccCalls& c) {
   std::vector<std::string> parts;
-  for (const auto& [reason, n] : reasons) parts.push_back(absl::StrCat(reason, " × ", n));
+  for (const auto& [reason, n] : FallbackCounts(c)) parts.push_back(absl::StrCat(reason, " × ", n));
   return absl::StrJoin(parts, ", ");
+}
+
+// "           command_line: not decomposable: unknown nvcc option '-Wextra'\n" for each
+// example the coordinator kept, most frequent reason first: what the counts are made of.
+std::string FallbackExampleLines(const farm::v1::NvccCalls& c) {
+  std::string out;
+  for (const auto& [reason, n] : FallbackCounts(c)) {
+    auto it = c.fallback_examples().find(reason);
+    if (it == c.fallback_examples().end()) continue;
+    for (const std::string& detail : it->second.details()) {
+      // The launcher's words: shown escaped, never obeyed.
+      absl::StrAppend(&out, "           ", reason, ": ", EscapeTerminalText(detail), "\n");
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -223,10 +244,10 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
   }
   if (!b.build_host().empty()) absl::StrAppend(&out, "build host ", b.build_host(), "\n");
   if (const std::string nvcc = NvccCallsSummary(b.nvcc()); !nvcc.empty()) {
-    absl::StrAppend(&out, "nvcc       ", nvcc, "\n");
+    absl::StrAppend(&out, "nvcc       ", nvcc, "\n", FallbackExampleLines(b.nvcc()));
   }
   if (const std::string host = HostCompilesSummary(b.host_compiles()); !host.empty()) {
-    absl::StrAppend(&out, "host cc    ", host, "\n");
+    absl::StrAppend(&out, "host cc    ", host, "\n", FallbackExampleLines(b.host_compiles()));
   }
   for (const auto& p : b.published_to()) absl::StrAppend(&out, "published  ", p, "\n");
 

@@ -23,11 +23,12 @@ std::string ProgressBar(const farm::v1::Shard& shard, int width);
 std::string BuildsTable(const farm::v1::ListBuildsResponse& builds, absl::Time now);
 // `farmctl build ID`: summary, shards, wheel, verification, failures.
 std::string BuildReport(const farm::v1::Build& build, absl::Time now);
-// "12 of 14 calls split (2 from the compile cache); 2 ran plain nvcc: unknown nvcc option × 2"
+// "12 of 14 calls split (2 from the compile cache); 2 ran plain nvcc: command_line × 2"
 // from farm-nvcc's reports; "" when none came.
 std::string NvccCallsSummary(const farm::v1::NvccCalls& calls);
-// "14 compiles: 10 on workers, 2 from the compile cache; 2 ran locally: no worker has the
-// toolchain × 2" from farm-cc's reports (Build.host_compiles); "" when none came.
+// "14 compiles: 10 on workers, 2 from the compile cache; 2 ran locally: no_worker × 2" from
+// farm-cc's reports (Build.host_compiles); "" when none came. BuildReport lists the reasons'
+// examples under either line.
 std::string HostCompilesSummary(const farm::v1::NvccCalls& compiles);
 // `farmctl watch ID` on a terminal: one line per shard with a bar, then the state.
 std::string WatchFrame(const farm::v1::Build& build, absl::Time now);

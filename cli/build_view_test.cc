@@ -155,6 +155,32 @@ TEST(BuildViewTest, HostCompilesSayWhereTheyRanAndWhySomeRanLocally) {
   EXPECT_EQ(HostCompilesSummary(one), "1 compile: 1 on workers; none ran locally");
 }
 
+// A reason is counted by its code; the launchers' own words for it follow the count, escaped.
+TEST(BuildViewTest, TheReportListsEachReasonsExamplesUnderItsCount) {
+  farm::v1::NvccCalls c;
+  c.set_total(4);
+  c.set_fallbacks(3);
+  c.set_split(1);
+  (*c.mutable_fallback_reasons())["command_line"] = 2;
+  (*c.mutable_fallback_reasons())["scan_failed"] = 1;
+  auto& command_line = (*c.mutable_fallback_examples())["command_line"];
+  command_line.add_details("-flto: LTO sections differ per run");
+  command_line.add_details("-fplugin=\x1b[2Jx.so");
+  (*c.mutable_fallback_examples())["scan_failed"].add_details(
+      "the dependency scan failed where the compile passed");
+  EXPECT_EQ(HostCompilesSummary(c),
+            "4 compiles: 1 on workers; 3 ran locally: command_line × 2, scan_failed × 1");
+  farm::v1::Build b = FailedBuild();
+  *b.mutable_host_compiles() = c;
+  EXPECT_THAT(BuildReport(b, absl::FromUnixSeconds(100)),
+              HasSubstr("\nhost cc    4 compiles: 1 on workers; 3 ran locally: command_line × 2, "
+                        "scan_failed × 1\n"
+                        "           command_line: -flto: LTO sections differ per run\n"
+                        "           command_line: -fplugin=\\x1b[2Jx.so\n"
+                        "           scan_failed: the dependency scan failed where the compile "
+                        "passed\n"));
+}
+
 TEST(BuildViewTest, ProgressBarMarksFailuresAndRunning) {
   farm::v1::Shard s;
   s.set_total(10);

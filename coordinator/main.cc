@@ -3,13 +3,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/admin/backup_restore.h"
 #include "coordinator/coordinator.h"
@@ -18,6 +18,7 @@
 #include "coordinator/state_store.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/termination_signal.h"
 #include "libfarm/status/exit_code.h"
 #include "libfarm/units/byte_size.h"
@@ -25,10 +26,10 @@
 namespace {
 
 std::string DefaultDataDir() {
-  if (const char* state = std::getenv("XDG_STATE_HOME"); state != nullptr && *state != '\0') {
+  if (const std::string state = farm::GetEnv("XDG_STATE_HOME"); !state.empty()) {
     return absl::StrCat(state, "/wheelfarm/coordinator");
   }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+  if (const std::string home = farm::GetEnv("HOME"); !home.empty()) {
     return absl::StrCat(home, "/.local/state/wheelfarm/coordinator");
   }
   return "/var/lib/wheelfarm";
@@ -39,9 +40,9 @@ std::string DefaultDataDir() {
 // more than what was in use. Two arenas (each thread's cache still serves its small blocks)
 // keep RSS near use (docs/benchmarks.md: Retention). An operator's own setting wins.
 void LimitMallocArenas() {
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  // MALLOC_ARENA_MAX set at all, even to nothing, is the operator's say, as it always was.
   if (std::getenv("MALLOC_ARENA_MAX") != nullptr ||
-      (tunables != nullptr && std::strstr(tunables, "glibc.malloc.arena_max") != nullptr)) {
+      absl::StrContains(farm::GetEnv("GLIBC_TUNABLES"), "glibc.malloc.arena_max")) {
     return;
   }
   mallopt(M_ARENA_MAX, 2);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -11,8 +12,12 @@ namespace farm {
 namespace fs = std::filesystem;
 
 absl::StatusOr<CcInvocation> LocateCompiler(const std::vector<std::string>& argv,
-                                            const std::string& self, const std::string& path_env) {
-  auto not_self = [&](const std::string& c) { return !IsSameFile(c, self); };
+                                            const std::string& self, const std::string& path_env,
+                                            const std::vector<std::string>& running) {
+  auto not_self = [&](const std::string& c) {
+    return !IsSameFile(c, self) &&
+           std::none_of(running.begin(), running.end(), [&](auto& r) { return IsSameFile(c, r); });
+  };
   if (argv.empty()) return absl::InvalidArgumentError("farm-cc: empty command line");
   const std::string called_as = fs::path(argv[0]).filename().string();
   CcInvocation call;

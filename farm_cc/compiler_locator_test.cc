@@ -73,6 +73,26 @@ TEST_F(CompilerLocatorTest, ALauncherOfAMasqueradeLinkIsTheRealCompiler) {
   EXPECT_THAT(call->args, ElementsAre("-c", "a.cc"));
 }
 
+// A wrapper named g++ after the masquerade directory, which calls `g++`, is run by farm-cc;
+// the farm-cc it reaches again skips it, and every other compiler its ancestors run.
+TEST_F(CompilerLocatorTest, AChildOfFarmCcSkipsTheCompilersItsAncestorsRun) {
+  fs::create_directories(dir_ / "wrapper");
+  const std::string wrapper = (dir_ / "wrapper" / "g++").string();
+  Executable(wrapper);
+  const std::string path = (dir_ / "masquerade").string() + ":" + (dir_ / "wrapper").string() +
+                           ":" + (dir_ / "bin").string();
+  const std::string masquerade = (dir_ / "masquerade" / "g++").string();
+  auto first = LocateCompiler({masquerade, "-c", "a.cc"}, self_, path);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->compiler, wrapper);
+  auto again = LocateCompiler({masquerade, "-c", "a.cc"}, self_, path, {wrapper});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->compiler, (dir_ / "bin" / "g++").string());
+  auto launcher = LocateCompiler({"farm-cc", "g++", "-c", "a.cc"}, self_, path, {wrapper});
+  ASSERT_TRUE(launcher.ok()) << launcher.status();
+  EXPECT_EQ(launcher->compiler, (dir_ / "bin" / "g++").string());
+}
+
 TEST_F(CompilerLocatorTest, MistakesSayWhatToDo) {
   EXPECT_THAT(LocateCompiler({"farm-cc"}, self_, path_).status().message(), HasSubstr("Usage"));
   EXPECT_THAT(LocateCompiler({"farm-cc", "clang++", "-c"}, self_, path_).status().message(),

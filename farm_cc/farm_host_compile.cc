@@ -15,6 +15,7 @@
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/files/file_lock.h"
+#include "libfarm/launcher/fallback_reason.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/time/proto_time.h"
 
@@ -27,7 +28,10 @@ namespace fs = std::filesystem;
 constexpr uint32_t kHostActionTimeoutSeconds = 3600;
 constexpr size_t kMaxHistoryKeyBytes = 256;
 
-absl::Status Local(const std::string& why) { return absl::FailedPreconditionError(why); }
+// What makes the compile run here, with the code it is counted by.
+absl::Status Local(farm::v1::FallbackReason code, const std::string& why) {
+  return WithFallbackReason(absl::FailedPreconditionError(why), code);
+}
 
 // An absolute path the way the call means it, and whether the host reaches it without a link
 // (the worker makes the directories of the working directory and the outputs as real ones).
@@ -35,21 +39,24 @@ absl::StatusOr<std::string> RealOutputPath(const std::string& path, const std::s
   const fs::path absolute = (fs::path(cwd) / path).lexically_normal();
   std::error_code ec;
   const fs::path parent = fs::canonical(absolute.parent_path(), ec);
-  if (ec) return Local(absl::StrCat("the directory of '", path, "' does not exist"));
+  if (ec) {
+    return Local(farm::v1::FALLBACK_REASON_INPUTS,
+                 absl::StrCat("the directory of '", path, "' does not exist"));
+  }
   if (parent != absolute.parent_path()) {
-    return Local(absl::StrCat("'", path, "' lies in a directory reached through a link"));
+    return Local(farm::v1::FALLBACK_REASON_INPUTS,
+                 absl::StrCat("'", path, "' lies in a directory reached through a link"));
   }
   return absolute.string();
 }
 
-// The scheduler's answer when no online worker qualifies (ActionStatus.unplaceable), said as
-// what the user can change: a worker of the toolchain's CPU that sandboxes its actions. The
-// scheduler's per-worker refusals follow, cut short: the reason is reported with the call (the
-// coordinator takes at most 1 KiB) and its class, the text before the first ": ", names no
-// worker.
-std::optional<std::string> NoWorkerForToolchain(const farm::v1::ActionStatus& status,
-                                                const std::string& cpu_arch) {
-  if (!status.unplaceable()) return std::nullopt;
+}  // namespace
+
+absl::Status NoWorkerForToolchain(const farm::v1::ActionStatus& status,
+                                  const std::string& cpu_arch) {
+  if (!status.unplaceable()) return absl::OkStatus();
+  // The scheduler's per-worker refusals, cut short: the reason is reported with the call (the
+  // coordinator takes at most 1 KiB), counted by its code.
   std::string detail = status.placement_refusals().empty()
                            ? "no worker is online"
                            : absl::StrJoin(status.placement_refusals(), "; ");
@@ -57,11 +64,14 @@ std::optional<std::string> NoWorkerForToolchain(const farm::v1::ActionStatus& st
   if (detail.size() > kMaxDetailBytes) {
     detail = absl::StrCat(detail.substr(0, kMaxDetailBytes), "...");
   }
-  return absl::StrCat("no online ", cpu_arch, " worker with a sandbox to run this ", cpu_arch,
-                      " toolchain: ", detail, ". Fix: start farm-worker on an ", cpu_arch,
-                      " machine with bubblewrap installed and without --no-sandbox, or set "
-                      "FARM_CC_DISABLE=1 to compile here without asking the farm");
+  return Local(farm::v1::FALLBACK_REASON_NO_WORKER,
+               absl::StrCat("no online ", cpu_arch, " worker with a sandbox to run this ", cpu_arch,
+                            " toolchain: ", detail, ". Fix: start farm-worker on an ", cpu_arch,
+                            " machine with bubblewrap installed and without --no-sandbox, or "
+                            "set FARM_CC_DISABLE=1 to compile here without asking the farm"));
 }
+
+namespace {
 
 // What a compile needs in the CAS: both trees and every file they name, each file by the
 // local path it is read from.
@@ -130,7 +140,9 @@ absl::StatusOr<std::map<std::string, std::string>> CompileEnvironment(
     const std::map<std::string, std::string>& env, const std::string& cwd) {
   for (const char* name :
        {"DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "LD_PRELOAD", "GCC_COMPARE_DEBUG"}) {
-    if (env.count(name) != 0) return Local(absl::StrCat(name, " is set"));
+    if (env.count(name) != 0) {
+      return Local(farm::v1::FALLBACK_REASON_ENVIRONMENT, absl::StrCat(name, " is set"));
+    }
   }
   std::map<std::string, std::string> out;
   for (const char* name :
@@ -145,7 +157,8 @@ absl::StatusOr<std::map<std::string, std::string>> CompileEnvironment(
     if (it->second == cwd) {
       out["PWD"] = cwd;
     } else if (fs::equivalent(it->second, cwd, ec)) {
-      return Local("PWD names the working directory through a link");
+      return Local(farm::v1::FALLBACK_REASON_ENVIRONMENT,
+                   "PWD names the working directory through a link");
     }
   }
   return out;
@@ -155,10 +168,11 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     const CcInvocation& call, const cc::CcCompilePlan& plan,
     const cc::HostToolchainFiles& toolchain, const CompileInputs& inputs,
     const std::map<std::string, std::string>& action_env, const std::string& cwd,
-    const FarmCcOptions& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline) {
+    const FarmCcConfig& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline) {
   std::error_code ec;
   if (fs::canonical(cwd, ec) != fs::path(cwd) || ec) {
-    return Local("the working directory is reached through a link");
+    return Local(farm::v1::FALLBACK_REASON_INPUTS,
+                 "the working directory is reached through a link");
   }
 
   std::vector<std::string> outputs;
@@ -259,8 +273,8 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   }
   if (const farm::v1::ActionStatus& st = done->front();
       st.state() != farm::v1::ACTION_STATE_COMPLETED) {
-    if (std::optional<std::string> none = NoWorkerForToolchain(st, toolchain.cpu_arch)) {
-      return Local(*none);
+    if (absl::Status none = NoWorkerForToolchain(st, toolchain.cpu_arch); !none.ok()) {
+      return none;
     }
     std::string why = st.error();
     if (why.empty()) {

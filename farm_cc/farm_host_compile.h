@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "farm_cc/compile_inputs.h"
 #include "farm_cc/compiler_locator.h"
-#include "farm_cc/farm_cc_options.h"
+#include "farm_cc/farm_cc_config.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/cc/cc_command_line.h"
@@ -37,6 +37,13 @@ struct FarmHostCompileResult {
 absl::StatusOr<std::map<std::string, std::string>> CompileEnvironment(
     const std::map<std::string, std::string>& env, const std::string& cwd);
 
+// The scheduler's answer when no online worker qualifies (ActionStatus.unplaceable, never its
+// wording), said as what the user can change: a worker of the toolchain's CPU that sandboxes
+// its actions, with each worker's refusal. FAILED_PRECONDITION carrying
+// FALLBACK_REASON_NO_WORKER (libfarm/launcher/fallback_reason.h); OK for any other status.
+absl::Status NoWorkerForToolchain(const farm::v1::ActionStatus& status,
+                                  const std::string& cpu_arch);
+
 // Runs the call on a worker with `inputs` (compile_inputs.h) and `action_env` (from
 // CompileEnvironment): takes another tree's answer (cross_tree_cache.h) or uploads what the
 // CAS lacks, runs and collects. FAILED_PRECONDITION with the reason for what would not be
@@ -46,6 +53,6 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     const CcInvocation& call, const cc::CcCompilePlan& plan,
     const cc::HostToolchainFiles& toolchain, const CompileInputs& inputs,
     const std::map<std::string, std::string>& action_env, const std::string& cwd,
-    const FarmCcOptions& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline);
+    const FarmCcConfig& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline);
 
 }  // namespace farm

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "farm_cc/locale_files.h"
+#include "libfarm/launcher/fallback_reason.h"
 
 namespace farm {
 namespace {
@@ -38,6 +39,35 @@ TEST(CompileEnvironmentTest, PassesWhatTheCompilerReadsAndRefusesSideChannels) {
   auto other = CompileEnvironment({{"PWD", "/elsewhere"}}, "/build");
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->count("PWD"), 0u);
+}
+
+// farm-cc knows "no worker for this toolchain" from ActionStatus.unplaceable, whatever the
+// scheduler's words, and counts it as no_worker; a failed action that merely reads like it
+// is the farm's trouble, not a missing worker.
+TEST(NoWorkerForToolchainTest, IsToldByTheStatusNotByItsWording) {
+  farm::v1::ActionStatus unplaceable;
+  unplaceable.set_state(farm::v1::ACTION_STATE_FAILED);
+  unplaceable.set_unplaceable(true);
+  unplaceable.set_error("refused at submit");  // no wording farm-cc could match
+  unplaceable.add_placement_refusals("x1 needs cpu_arch aarch64, has x86_64");
+  unplaceable.add_placement_refusals("arm1 runs with --no-sandbox");
+  const absl::Status none = NoWorkerForToolchain(unplaceable, "aarch64");
+  EXPECT_EQ(none.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(FallbackReasonOf(none, farm::v1::FALLBACK_REASON_FARM_ERROR),
+            farm::v1::FALLBACK_REASON_NO_WORKER);
+  EXPECT_THAT(none.message(),
+              HasSubstr("no online aarch64 worker with a sandbox to run this aarch64 toolchain: "
+                        "x1 needs cpu_arch aarch64, has x86_64; arm1 runs with --no-sandbox. "
+                        "Fix: "));
+
+  farm::v1::ActionStatus alone = unplaceable;
+  alone.clear_placement_refusals();
+  EXPECT_THAT(NoWorkerForToolchain(alone, "x86_64").message(), HasSubstr(": no worker is online"));
+
+  farm::v1::ActionStatus lost;
+  lost.set_state(farm::v1::ACTION_STATE_FAILED);
+  lost.set_error("no online worker can run this action: lost worker w1");
+  EXPECT_TRUE(NoWorkerForToolchain(lost, "x86_64").ok());
 }
 
 TEST(LocaleFilesTest, NoneForTheCLocale) {

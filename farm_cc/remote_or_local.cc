@@ -14,11 +14,13 @@
 #include "farm_cc/farm_host_compile.h"
 #include "farm_cc/scan_cache.h"
 #include "farm_cc/search_list_cache.h"
-#include "farm_nvcc/outcome_report.h"
 #include "libfarm/cc/dependency_scan.h"
 #include "libfarm/cc/file_facts_cache.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_slot.h"
+#include "libfarm/launcher/call_report.h"
+#include "libfarm/launcher/fallback_reason.h"
+#include "libfarm/launcher/strict_mode.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
@@ -26,15 +28,16 @@
 namespace farm {
 namespace {
 
-void Report(const FarmCcOptions& options, farm::v1::NvccCallOutcome outcome,
+void Report(const FarmCcConfig& options, farm::v1::NvccCallOutcome outcome,
+            farm::v1::FallbackReason code = farm::v1::FALLBACK_REASON_UNSPECIFIED,
             const std::string& reason = "") {
   ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_HOST, outcome,
-                    reason);
+                    code, reason);
 }
 
 // The local compiler as a child printing to our stdout and stderr, under a heavy job slot;
 // its exit code.
-int RunLocally(const CcInvocation& call, const FarmCcOptions& options) {
+int RunLocally(const CcInvocation& call, const FarmCcConfig& options) {
   std::vector<std::string> argv = {call.compiler};
   argv.insert(argv.end(), call.args.begin(), call.args.end());
   std::optional<LocalJobSlot> slot = LocalJobSlotIfUsable(
@@ -60,21 +63,37 @@ bool IsCompile(const CcInvocation& call) {
   return std::find(call.args.begin(), call.args.end(), "-c") != call.args.end();
 }
 
-// A compile that stays on this host: counted with its reason; refused in strict mode.
-int Local(const CcInvocation& call, const FarmCcOptions& options, const std::string& reason) {
-  Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
-  const std::string source = Source(call);
-  if (options.strict) {
-    // A reason that names its own fix keeps it; the generic one would bury it.
-    const bool has_fix = reason.find(". Fix: ") != std::string::npos;
-    std::cerr << "farm-cc: strict mode: " << source << " would compile on this host: " << reason
-              << (has_fix ? "; or unset FARM_CC_STRICT\n"
-                          : ". Fix: change the call so the farm can run it, or unset "
-                            "FARM_CC_STRICT\n");
-    return kStrictLocalExitCode;
-  }
-  ComponentLogger("farm-cc")->debug("compiling {} here: {}", source, reason);
-  return RunLocally(call, options);
+// How a compile call ended, before it is reported: on the farm, a compile error, or here (a
+// fallback, with its code and text). RemoteOrLocal reports it and decides strict mode once.
+struct CallEnd {
+  farm::v1::NvccCallOutcome outcome = farm::v1::NVCC_CALL_OUTCOME_FALLBACK;
+  farm::v1::FallbackReason code = farm::v1::FALLBACK_REASON_UNSPECIFIED;  // a fallback's
+  std::string reason;                                                     // a fallback's
+  // The local compile has run (to tell a compile error from what the farm missed, or after a
+  // failed scan): its exit code is the call's. Else the call's exit code is `exit_code` for
+  // the farm's answer, and a fallback still compiles here.
+  bool compiled_here = false;
+  int exit_code = 0;
+  std::string farm_stderr;  // the farm's failed compile's diagnostics, for a strict refusal
+};
+
+// A compile that stays on this host, not yet compiled.
+CallEnd Here(farm::v1::FallbackReason code, std::string reason) {
+  CallEnd end;
+  end.code = code;
+  end.reason = std::move(reason);
+  return end;
+}
+
+// The local compile after the farm or the scan said it fails: a compile error when it fails
+// here too, else a fallback under `code` (the local object stands).
+CallEnd CompiledHere(const CcInvocation& call, const FarmCcConfig& options,
+                     farm::v1::FallbackReason code, std::string reason) {
+  CallEnd end = Here(code, std::move(reason));
+  end.compiled_here = true;
+  end.exit_code = RunLocally(call, options);
+  if (end.exit_code != 0) end.outcome = farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR;
+  return end;
 }
 
 // The files a compile reads: from the scan kept for it when that still holds (scan_cache.h),
@@ -89,7 +108,7 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
                             const farm::v1::Digest& toolchain_digest,
                             const std::map<std::string, std::string>& env,
                             const std::map<std::string, std::string>& action_env,
-                            const std::string& cwd, const FarmCcOptions& options,
+                            const std::string& cwd, const FarmCcConfig& options,
                             PhaseTimeline& timeline) {
   auto log = ComponentLogger("farm-cc");
   GatheredInputs gathered;
@@ -151,32 +170,34 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
   return gathered;
 }
 
-}  // namespace
-
-int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
-  // Not a compile (a link, -E, the driver's queries such as CMake's and nvcc's): the build
-  // host's by nature, and not one of the build's compiles to count.
-  if (!IsCompile(call)) return RunLocally(call, options);
-  if (options.disabled) return Local(call, options, "FARM_CC_DISABLE=1");
+// The compile on the farm when it can be the same compile there; else why not.
+CallEnd Attempt(const CcInvocation& call, const FarmCcConfig& options) {
+  if (options.disabled) return Here(farm::v1::FALLBACK_REASON_DISABLED, "FARM_CC_DISABLE=1");
   const auto family = cc::CompilerFamilyOf(call.compiler);
   if (!family) {
-    return Local(call, options,
-                 absl::StrCat("'", std::filesystem::path(call.compiler).filename().string(),
-                              "' is not gcc, g++, clang or clang++"));
+    return Here(farm::v1::FALLBACK_REASON_COMPILER,
+                absl::StrCat("'", std::filesystem::path(call.compiler).filename().string(),
+                             "' is not gcc, g++, clang or clang++"));
   }
   PhaseTimeline timeline;
   auto plan = cc::PlanRemoteCompile(call.args, *family);
-  if (!plan.ok()) return Local(call, options, std::string(plan.status().message()));
+  if (!plan.ok()) {
+    return Here(farm::v1::FALLBACK_REASON_COMMAND_LINE, std::string(plan.status().message()));
+  }
   auto toolchain = cc::CachedHostToolchain(call.compiler, options.cache_dir);
   if (!toolchain.ok()) {
-    return Local(call, options, absl::StrCat("toolchain: ", toolchain.status().message()));
+    return Here(farm::v1::FALLBACK_REASON_TOOLCHAIN,
+                absl::StrCat("toolchain: ", toolchain.status().message()));
   }
   timeline.Mark("toolchain");
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
   const std::map<std::string, std::string> env = ProcessEnvironment();
   auto action_env = CompileEnvironment(env, cwd);
-  if (!action_env.ok()) return Local(call, options, std::string(action_env.status().message()));
+  if (!action_env.ok()) {
+    return Here(FallbackReasonOf(action_env.status(), farm::v1::FALLBACK_REASON_ENVIRONMENT),
+                std::string(action_env.status().message()));
+  }
   // The scan is the build host's share of a remote compile: a light slot, released before
   // the wait for the worker.
   std::optional<LocalJobSlot> scan_slot =
@@ -187,20 +208,17 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
   scan_slot.reset();
   if (gathered.scan_failed) {
     // The preprocessor failed: the compile will too, and says why in its own words.
-    const int code = RunLocally(call, options);
-    if (code != 0) {
-      Report(options, farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
-      return code;
-    }
-    Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK,
-           "the dependency scan failed where the compile passed");
-    return code;
+    return CompiledHere(call, options, farm::v1::FALLBACK_REASON_SCAN_FAILED,
+                        "the dependency scan failed where the compile passed");
   }
   if (!gathered.inputs.ok()) {
-    return Local(call, options, std::string(gathered.inputs.status().message()));
+    return Here(FallbackReasonOf(gathered.inputs.status(), farm::v1::FALLBACK_REASON_INPUTS),
+                std::string(gathered.inputs.status().message()));
   }
   auto target = ResolveCoordinatorTarget(options.target);
-  if (!target.ok()) return Local(call, options, std::string(target.status().message()));
+  if (!target.ok()) {
+    return Here(farm::v1::FALLBACK_REASON_NO_COORDINATOR, std::string(target.status().message()));
+  }
   // A farm that is down must cost a build little: few, short retries.
   CasClientOptions cas_options;
   cas_options.max_attempts = 2;
@@ -211,32 +229,64 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options) {
   auto result = CompileOnFarm(call, *plan, *toolchain, *gathered.inputs, *action_env, cwd, options,
                               actions.get(), cas.get(), timeline);
   ComponentLogger("farm-cc")->debug("{}: {}", plan->source, timeline.Summary());
-  if (!result.ok()) return Local(call, options, std::string(result.status().message()));
+  if (!result.ok()) {
+    return Here(FallbackReasonOf(result.status(), farm::v1::FALLBACK_REASON_FARM_ERROR),
+                std::string(result.status().message()));
+  }
   if (result->exit_code != 0) {
     // The worker ran the same compile on the same files and it failed. Compiling here shows
     // the user the diagnostics from their own host and tells a real error (fails here too)
     // from a difference the farm missed (passes here: counted, and refused when strict).
-    const int code = RunLocally(call, options);
-    if (code != 0) {
-      Report(options, farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
-      return code;
-    }
-    const std::string reason = absl::StrCat(
-        "the farm's compile failed (exit ", result->exit_code, ", worker ",
-        result->worker.empty() ? "unknown" : result->worker, ") where the local one passed");
-    Report(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
-    if (options.strict) {
-      std::cerr << "farm-cc: strict mode: " << plan->source << ": " << reason << ":\n"
-                << result->stderr_text;
-      return kStrictLocalExitCode;
-    }
-    return code;
+    CallEnd end =
+        CompiledHere(call, options, farm::v1::FALLBACK_REASON_FARM_COMPILE_FAILED,
+                     absl::StrCat("the farm's compile failed (exit ", result->exit_code,
+                                  ", worker ", result->worker.empty() ? "unknown" : result->worker,
+                                  ") where the local one passed"));
+    end.farm_stderr = std::move(result->stderr_text);
+    return end;
   }
   std::cout << result->stdout_text << std::flush;
   std::cerr << result->stderr_text << std::flush;
-  Report(options, result->cache_hit ? farm::v1::NVCC_CALL_OUTCOME_CACHED
-                                    : farm::v1::NVCC_CALL_OUTCOME_SPLIT);
-  return 0;
+  CallEnd end;
+  end.outcome =
+      result->cache_hit ? farm::v1::NVCC_CALL_OUTCOME_CACHED : farm::v1::NVCC_CALL_OUTCOME_SPLIT;
+  return end;
+}
+
+}  // namespace
+
+int ExecCompiler(const CcInvocation& call) {
+  std::vector<std::string> argv = {call.compiler};
+  argv.insert(argv.end(), call.args.begin(), call.args.end());
+  std::vector<char*> pointers = NullTerminatedPointers(argv);
+  execv(call.compiler.c_str(), pointers.data());
+  std::cerr << "farm-cc: cannot run " << call.compiler << ": " << std::strerror(errno) << "\n";
+  return 127;
+}
+
+int RemoteOrLocal(const CcInvocation& call, const FarmCcConfig& options) {
+  // Not a compile (a link, -E, the driver's queries such as CMake's and nvcc's): the build
+  // host's by nature, and not one of the build's compiles to count.
+  if (!IsCompile(call)) return RunLocally(call, options);
+  const CallEnd end = Attempt(call, options);
+  // One report and one strict-mode decision per compile, whichever way it stayed here.
+  if (end.outcome != farm::v1::NVCC_CALL_OUTCOME_FALLBACK) {
+    Report(options, end.outcome);
+    return end.exit_code;
+  }
+  Report(options, end.outcome, end.code, end.reason);
+  const std::string source = Source(call);
+  if (options.strict) {
+    std::cerr << StrictModeMessage({"farm-cc", source, "compile on this host", end.reason,
+                                    "change the call so the farm can run it",
+                                    "unset FARM_CC_STRICT"})
+              << "\n"
+              << end.farm_stderr;
+    return kStrictExitCode;
+  }
+  if (end.compiled_here) return end.exit_code;
+  ComponentLogger("farm-cc")->debug("compiling {} here: {}", source, end.reason);
+  return RunLocally(call, options);
 }
 
 }  // namespace farm

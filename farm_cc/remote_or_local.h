@@ -3,14 +3,17 @@
 #pragma once
 
 #include "farm_cc/compiler_locator.h"
-#include "farm_cc/farm_cc_options.h"
+#include "farm_cc/farm_cc_config.h"
 
 namespace farm {
 
-// What farm-cc exits with when strict mode refuses a local compile.
-inline constexpr int kStrictLocalExitCode = 3;
+// Runs the call and returns its exit code (kStrictExitCode when strict mode refuses it); the
+// compiler's output reaches our stdout/stderr.
+int RemoteOrLocal(const CcInvocation& call, const FarmCcConfig& options);
 
-// Runs the call and returns its exit code; the compiler's output reaches our stdout/stderr.
-int RemoteOrLocal(const CcInvocation& call, const FarmCcOptions& options);
+// Replaces this process with the compiler, as asked, outside the farm and its accounting (a
+// call of farm-cc's own child, part of its ancestor's call). Returns only if exec fails
+// (exit code 127).
+int ExecCompiler(const CcInvocation& call);
 
 }  // namespace farm

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "farm/v1/builds.pb.h"
-#include "farm_nvcc/farm_nvcc_options.h"
+#include "farm_nvcc/farm_nvcc_config.h"
 #include "libfarm/nvcc/compile_cache.h"
 #include "libfarm/nvcc/farm_device_compiler.h"
 #include "libfarm/nvcc/nvcc_command_line.h"
@@ -16,7 +16,7 @@ namespace farm {
 
 class FarmCompile {
  public:
-  FarmCompile(ActionClient* actions, CasClient* cas, const FarmNvccOptions& options)
+  FarmCompile(ActionClient* actions, CasClient* cas, const FarmNvccConfig& options)
       : options_(options), device_compiler_(actions, cas), compile_cache_(actions, cas) {}
 
   // Compiles `command` (it passed CheckDecomposable) with the real `nvcc`. Returns
@@ -26,7 +26,7 @@ class FarmCompile {
                                                     const NvccCommandLine& command);
 
  private:
-  const FarmNvccOptions& options_;
+  const FarmNvccConfig& options_;
   FarmDeviceCompiler device_compiler_;
   CompileCache compile_cache_;
 };

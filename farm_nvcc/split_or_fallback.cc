@@ -11,23 +11,34 @@
 
 #include "absl/strings/str_cat.h"
 #include "farm_nvcc/farm_compile.h"
-#include "farm_nvcc/outcome_report.h"
 #include "farm_nvcc/strict_mode.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_slot.h"
+#include "libfarm/launcher/call_report.h"
+#include "libfarm/launcher/fallback_reason.h"
+#include "libfarm/launcher/strict_mode.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/compile_and_link.h"
 #include "libfarm/nvcc/private_temp_dir.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
 namespace {
 
-// Runs plain nvcc for a call that could not be split, after reporting why; in strict mode
-// (never for a compile error) refuses instead.
-int Fallback(const NvccInvocation& call, const FarmNvccOptions& options, const absl::Status& why) {
+void ReportCallOutcome(const FarmNvccConfig& options, farm::v1::NvccCallOutcome outcome,
+                       farm::v1::FallbackReason code = farm::v1::FALLBACK_REASON_UNSPECIFIED,
+                       const std::string& reason = "") {
+  ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_NVCC, outcome,
+                    code, reason);
+}
+
+// Runs plain nvcc for a call that could not be split, after reporting why (counted under the
+// code `why` carries, else `code`); in strict mode (never for a compile error) refuses instead.
+int Fallback(const NvccInvocation& call, const FarmNvccConfig& options,
+             farm::v1::FallbackReason code, const absl::Status& why) {
   auto log = ComponentLogger("farm-nvcc");
   if (why.code() == absl::StatusCode::kAborted) {
     // A compile error: plain nvcc reports it in its own words, with its own exit code.
@@ -36,10 +47,11 @@ int Fallback(const NvccInvocation& call, const FarmNvccOptions& options, const a
     return ExecPlainNvcc(call, options.local_jobs);
   }
   const std::string reason(why.message());
-  ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
+  ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, FallbackReasonOf(why, code),
+                    reason);
   if (options.strict) {
     std::cerr << StrictModeMessage(call, reason) << "\n";
-    return kStrictFallbackExitCode;
+    return kStrictExitCode;
   }
   log->info("running plain nvcc: {}", reason);
   return ExecPlainNvcc(call, options.local_jobs);
@@ -90,38 +102,42 @@ int ExecPlainNvcc(const NvccInvocation& call, const std::optional<LocalJobLimits
   return 127;
 }
 
-int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) {
-  if (options.disabled) return Fallback(call, options, absl::CancelledError("FARM_NVCC_DISABLE=1"));
+int SplitOrFallback(const NvccInvocation& call, const FarmNvccConfig& options) {
+  if (options.disabled) {
+    return Fallback(call, options, farm::v1::FALLBACK_REASON_DISABLED,
+                    absl::CancelledError("FARM_NVCC_DISABLE=1"));
+  }
   auto command = ParseNvccCommandLine(call.args);
-  if (!command.ok()) return Fallback(call, options, command.status());
+  if (!command.ok())
+    return Fallback(call, options, farm::v1::FALLBACK_REASON_COMMAND_LINE, command.status());
   // A call that also links compiles each .cu on the farm into an object of ours, then links.
   std::optional<PrivateTempDir> objects;
   std::optional<CompileAndLink> plan;
   // Plain nvcc replaces this process: the objects' directory goes first.
-  auto fall_back = [&](const absl::Status& why) {
+  auto fall_back = [&](farm::v1::FallbackReason code, const absl::Status& why) {
     objects.reset();
-    return Fallback(call, options, why);
+    return Fallback(call, options, code, why);
   };
   if (CompilesAndLinks(*command)) {
     auto dir = PrivateTempDir::Create();
-    if (!dir.ok()) return fall_back(dir.status());
+    if (!dir.ok()) return fall_back(farm::v1::FALLBACK_REASON_LOCAL_ERROR, dir.status());
     objects.emplace(*std::move(dir));
     auto planned = PlanCompileAndLink(*command, objects->path());
-    if (!planned.ok()) return fall_back(planned.status());
+    if (!planned.ok()) return fall_back(farm::v1::FALLBACK_REASON_COMMAND_LINE, planned.status());
     plan = *std::move(planned);
   } else if (absl::Status s = CheckDecomposable(*command); !s.ok()) {
-    return fall_back(s);
+    return fall_back(farm::v1::FALLBACK_REASON_COMMAND_LINE, s);
   }
   for (const char* variable : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"}) {
-    const char* value = std::getenv(variable);
-    if (value == nullptr) continue;
+    const std::string value = GetEnv(variable);
+    if (value.empty()) continue;
     if (absl::Status s = CheckEnvironmentFlags(variable, value); !s.ok()) {
-      return fall_back(s);
+      return fall_back(farm::v1::FALLBACK_REASON_ENVIRONMENT, s);
     }
   }
 
   auto target = ResolveCoordinatorTarget(options.target);
-  if (!target.ok()) return fall_back(target.status());
+  if (!target.ok()) return fall_back(farm::v1::FALLBACK_REASON_NO_COORDINATOR, target.status());
 
   // A farm that is down must cost a build little: few, short retries.
   CasClientOptions cas_options;
@@ -133,7 +149,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
 
   if (!plan) {
     auto outcome = farm.Compile(call.nvcc, *command);
-    if (!outcome.ok()) return fall_back(outcome.status());
+    if (!outcome.ok()) return fall_back(farm::v1::FALLBACK_REASON_FARM_ERROR, outcome.status());
     ReportCallOutcome(options, *outcome);
     return 0;
   }
@@ -142,7 +158,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccOptions& options) 
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(compile.output).parent_path(), ec);
     auto compiled = farm.Compile(call.nvcc, compile);
-    if (!compiled.ok()) return fall_back(compiled.status());
+    if (!compiled.ok()) return fall_back(farm::v1::FALLBACK_REASON_FARM_ERROR, compiled.status());
     if (*compiled == farm::v1::NVCC_CALL_OUTCOME_SPLIT) outcome = *compiled;
   }
   ComponentLogger("farm-nvcc")

@@ -1,7 +1,7 @@
 #include "farm_nvcc/strict_mode.h"
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "libfarm/launcher/strict_mode.h"
 #include "libfarm/nvcc/nvcc_command_line.h"
 
 namespace farm {
@@ -13,11 +13,11 @@ std::string CallSourceFile(const NvccInvocation& call) {
 }
 
 std::string StrictModeMessage(const NvccInvocation& call, const std::string& reason) {
-  return absl::StrCat(
-      "farm-nvcc: strict mode: ", CallSourceFile(call), " would run plain nvcc: ", reason,
-      ". Fix: change what the reason names so the call splits (docs/farm-nvcc.md lists what "
-      "splits), or let it run plain nvcc on the build host: unset FARM_NVCC_STRICT (in a "
-      "recipe, [build] strict_nvcc = false)");
+  return StrictModeMessage(
+      {"farm-nvcc", CallSourceFile(call), "run plain nvcc", reason,
+       "change what the reason names so the call splits (docs/farm-nvcc.md lists what splits)",
+       "let it run plain nvcc on the build host: unset FARM_NVCC_STRICT (in a recipe, [build] "
+       "strict_nvcc = false)"});
 }
 
 }  // namespace farm

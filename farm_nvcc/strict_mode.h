@@ -1,6 +1,5 @@
 // FARM_NVCC_STRICT=1: a call farm-nvcc would run with plain nvcc fails instead, naming the
-// source file and the reason, so a build that must run on the farm cannot quietly become a
-// slow single-host build (issue 13).
+// source file and the reason (libfarm/launcher/strict_mode.h).
 #pragma once
 
 #include <string>
@@ -8,9 +7,6 @@
 #include "farm_nvcc/nvcc_locator.h"
 
 namespace farm {
-
-// What farm-nvcc exits with when strict mode refuses a fallback.
-inline constexpr int kStrictFallbackExitCode = 3;
 
 // The source file(s) the call compiles, as nvcc's command line names them (the inputs
 // ParseNvccCommandLine finds), or "the nvcc call" when it names none or does not parse.

@@ -20,6 +20,7 @@
 #include "libfarm/files/relative_path.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/device_job.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/process_table.h"
 #include "libfarm/status/status_macros.h"
 #include "libfarm/text/utf8.h"
@@ -360,7 +361,7 @@ farm::v1::Completion ActionRunner::Run(const farm::v1::Lease& lease, const farm:
     // A toolkit for another CPU runs through qemu-user, which finds its loader here. The
     // worker's start check counted on it (toolkit_check), so its actions get it too; it
     // changes where qemu looks, never what cicc writes.
-    if (const char* prefix = std::getenv("QEMU_LD_PREFIX"); prefix != nullptr && *prefix != '\0') {
+    if (const std::string prefix = GetEnv("QEMU_LD_PREFIX"); !prefix.empty()) {
       spec.env["QEMU_LD_PREFIX"] = prefix;
       mounts.read_only.push_back(prefix);
     }

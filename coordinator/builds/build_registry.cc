@@ -493,17 +493,17 @@ absl::StatusOr<uint64_t> BuildRegistry::AppendLog(const std::string& id, absl::s
 absl::Status BuildRegistry::CountNvccCall(const std::string& id,
                                           const farm::v1::ReportNvccCallRequest& report) {
   FARM_RETURN_IF_ERROR(CheckNvccCallReport(report));
-  const std::string reason_class = report.outcome() == farm::v1::NVCC_CALL_OUTCOME_FALLBACK
-                                       ? NvccReasonClass(report.reason())
-                                       : std::string();
+  const std::string reason = report.outcome() == farm::v1::NVCC_CALL_OUTCOME_FALLBACK
+                                 ? FallbackKey(report)
+                                 : std::string();
   absl::Status s = Mutate(id, [&](Build& b, StateBatch&) {
-    farm::coordinator::CountNvccCall(CallCountsOf(b, report.kind()), report.outcome(),
-                                     reason_class);
+    farm::coordinator::CountNvccCall(CallCountsOf(b, report.kind()), report.outcome(), reason,
+                                     report.reason());
     return absl::OkStatus();
   });
   if (s.ok()) {
     (report.kind() == farm::v1::COMPILE_CALL_KIND_HOST ? host_compile_metrics_ : nvcc_metrics_)
-        .Count(report.outcome(), reason_class);
+        .Count(report.outcome(), reason);
   }
   return s;
 }

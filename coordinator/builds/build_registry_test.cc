@@ -395,5 +395,36 @@ TEST_F(BuildRegistryTest, HostCompilesAreCountedApartFromNvccCalls) {
   check(*again);
 }
 
+// A report with a code counts under the code's name, whatever its text says (the apostrophe
+// of "the farm's" once made "the farm" this one's class); its text stays as an example, and
+// both survive a restart.
+TEST_F(BuildRegistryTest, AFallbackCountsByItsCodeAndKeepsItsText) {
+  farm::v1::ReportNvccCallRequest r;
+  r.set_build_id("b1");
+  r.set_kind(farm::v1::COMPILE_CALL_KIND_HOST);
+  r.set_outcome(farm::v1::NVCC_CALL_OUTCOME_FALLBACK);
+  r.set_reason_code(farm::v1::FALLBACK_REASON_FARM_COMPILE_FAILED);
+  r.set_reason("the farm's compile failed (exit 1, worker w1) where the local one passed");
+  ASSERT_TRUE(scheduler_->Execute({Shell("a", "sm_90")}).ok());
+  ASSERT_TRUE(builds_->CountNvccCall("b1", r).ok());
+  EXPECT_THAT(metrics_->Render(), HasSubstr("farm_cc_calls_total{outcome=\"fallback\",reason="
+                                            "\"farm_compile_failed\"} 1\n"));
+  auto check = [](const farm::v1::Build& b) {
+    ASSERT_EQ(b.host_compiles().fallback_reasons().size(), 1u);
+    EXPECT_EQ(b.host_compiles().fallback_reasons().at("farm_compile_failed"), 1u);
+    ASSERT_EQ(b.host_compiles().fallback_examples().count("farm_compile_failed"), 1u);
+    EXPECT_THAT(b.host_compiles().fallback_examples().at("farm_compile_failed").details(),
+                ::testing::ElementsAre("the farm's compile failed (exit 1, worker w1) where the "
+                                       "local one passed"));
+  };
+  auto counted = builds_->Get("b1");
+  ASSERT_TRUE(counted.ok());
+  check(*counted);
+  Reopen();
+  auto again = builds_->Get("b1");
+  ASSERT_TRUE(again.ok());
+  check(*again);
+}
+
 }  // namespace
 }  // namespace farm::coordinator

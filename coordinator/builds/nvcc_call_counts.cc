@@ -1,5 +1,6 @@
 #include "coordinator/builds/nvcc_call_counts.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -41,6 +42,42 @@ bool IsIdLike(absl::string_view word) {
   return digits >= 4;
 }
 
+// A code's name is one of a fixed few: never capped. A class of text is.
+bool IsFallbackReasonName(const std::string& key) {
+  for (int code = farm::v1::FallbackReason_MIN; code <= farm::v1::FallbackReason_MAX; ++code) {
+    if (farm::v1::FallbackReason_IsValid(code) &&
+        key == FallbackReasonName(static_cast<farm::v1::FallbackReason>(code)) && !key.empty()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// `text` as one line of printable UTF-8, cut at `max_bytes` on a character's start.
+std::string Example(absl::string_view text, size_t max_bytes) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    out.push_back(u < 0x20 || u == 0x7f ? ' ' : c);
+  }
+  if (out.size() > max_bytes) {
+    size_t end = max_bytes;
+    while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;
+    out.resize(end);
+  }
+  return out;
+}
+
+void AddExample(farm::v1::NvccCalls& calls, const std::string& key, absl::string_view detail) {
+  if (detail.empty()) return;
+  auto& examples = *(*calls.mutable_fallback_examples())[key].mutable_details();
+  if (static_cast<size_t>(examples.size()) >= kMaxFallbackExamples) return;
+  std::string example = Example(detail, kMaxFallbackExampleBytes);
+  if (std::find(examples.begin(), examples.end(), example) == examples.end()) {
+    examples.Add(std::move(example));
+  }
+}
+
 }  // namespace
 
 absl::Status CheckNvccCallReport(const farm::v1::ReportNvccCallRequest& report) {
@@ -68,10 +105,17 @@ absl::Status CheckNvccCallReport(const farm::v1::ReportNvccCallRequest& report) 
         absl::StrCat("the reason of ", noun, " of ", report.reason().size(),
                      " bytes is too long. Fix: send at most ", kMaxNvccReasonBytes, " bytes"));
   }
-  if (report.outcome() != farm::v1::NVCC_CALL_OUTCOME_FALLBACK && !report.reason().empty()) {
+  if (!farm::v1::FallbackReason_IsValid(report.reason_code())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the reason code ", static_cast<int>(report.reason_code()), " of ", noun,
+                     " is not one this coordinator knows. Fix: use a farm-nvcc or farm-cc as "
+                     "new as the coordinator"));
+  }
+  if (report.outcome() != farm::v1::NVCC_CALL_OUTCOME_FALLBACK &&
+      (!report.reason().empty() || report.reason_code() != farm::v1::FALLBACK_REASON_UNSPECIFIED)) {
     return absl::InvalidArgumentError(absl::StrCat("a reason is for fallbacks only, not for ",
                                                    NvccOutcomeName(report.outcome()),
-                                                   ". Fix: leave it empty"));
+                                                   ". Fix: leave it and its code empty"));
   }
   return absl::OkStatus();
 }
@@ -102,6 +146,22 @@ std::string NvccReasonClass(absl::string_view reason) {
   return out.empty() ? "unknown" : out;
 }
 
+std::string FallbackReasonName(farm::v1::FallbackReason reason) {
+  if (reason == farm::v1::FALLBACK_REASON_UNSPECIFIED ||
+      !farm::v1::FallbackReason_IsValid(reason)) {
+    return "";
+  }
+  // FALLBACK_REASON_NO_WORKER -> "no_worker": the enum's own words, so a code added to the
+  // proto is named without a table here.
+  return absl::AsciiStrToLower(
+      absl::StripPrefix(farm::v1::FallbackReason_Name(reason), "FALLBACK_REASON_"));
+}
+
+std::string FallbackKey(const farm::v1::ReportNvccCallRequest& report) {
+  const std::string name = FallbackReasonName(report.reason_code());
+  return name.empty() ? NvccReasonClass(report.reason()) : name;
+}
+
 std::string NvccOutcomeName(NvccCallOutcome outcome) {
   switch (outcome) {
     case farm::v1::NVCC_CALL_OUTCOME_SPLIT:
@@ -129,8 +189,8 @@ farm::v1::NvccCalls& CallCountsOf(farm::v1::Build& build, farm::v1::CompileCallK
                                                   : *build.mutable_nvcc();
 }
 
-void CountNvccCall(farm::v1::NvccCalls& calls, NvccCallOutcome outcome,
-                   const std::string& reason_class) {
+void CountNvccCall(farm::v1::NvccCalls& calls, NvccCallOutcome outcome, const std::string& reason,
+                   absl::string_view detail) {
   calls.set_total(calls.total() + 1);
   switch (outcome) {
     case farm::v1::NVCC_CALL_OUTCOME_SPLIT:
@@ -145,13 +205,13 @@ void CountNvccCall(farm::v1::NvccCalls& calls, NvccCallOutcome outcome,
     default: {
       calls.set_fallbacks(calls.fallbacks() + 1);
       auto& reasons = *calls.mutable_fallback_reasons();
-      const bool known = reasons.count(reason_class) > 0;
+      const bool known = reasons.count(reason) > 0 || IsFallbackReasonName(reason);
       // "other" itself takes the last of the kMaxNvccReasonsPerBuild places.
       const size_t named = reasons.size() - reasons.count(std::string(kOtherNvccReason));
-      const std::string key = known || named + 1 < kMaxNvccReasonsPerBuild
-                                  ? reason_class
-                                  : std::string(kOtherNvccReason);
+      const std::string key =
+          known || named + 1 < kMaxNvccReasonsPerBuild ? reason : std::string(kOtherNvccReason);
       reasons[key] += 1;
+      AddExample(calls, key, detail);
       break;
     }
   }
@@ -160,13 +220,15 @@ void CountNvccCall(farm::v1::NvccCalls& calls, NvccCallOutcome outcome,
 NvccCallMetrics::NvccCallMetrics(MetricsRegistry* metrics, farm::v1::CompileCallKind kind)
     : metrics_(metrics), kind_(kind) {}
 
-void NvccCallMetrics::Count(NvccCallOutcome outcome, const std::string& reason_class) {
+void NvccCallMetrics::Count(NvccCallOutcome outcome, const std::string& key) {
   std::string reason;
   if (outcome == farm::v1::NVCC_CALL_OUTCOME_FALLBACK) {
     absl::MutexLock lock(&mu_);
-    if (reasons_.count(reason_class) > 0 || reasons_.size() + 1 < kMaxNvccReasonsInMetrics) {
-      reasons_.insert(reason_class);
-      reason = reason_class;
+    if (IsFallbackReasonName(key)) {
+      reason = key;
+    } else if (reasons_.count(key) > 0 || reasons_.size() + 1 < kMaxNvccReasonsInMetrics) {
+      reasons_.insert(key);
+      reason = key;
     } else {
       reason = std::string(kOtherNvccReason);
     }

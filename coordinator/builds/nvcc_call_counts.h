@@ -1,9 +1,10 @@
 // farm-nvcc's per-call reports (issue 13) and farm-cc's per-compile reports (issue 25, the
-// same RPC with kind HOST) turned into bounded counts. The reason text comes from a client,
-// so it is checked, reduced to a short class ("unknown nvcc option '-Wextra'" -> "unknown
-// nvcc option") and capped in number per build and in /metrics, so that no client can grow
-// a build record or the metrics without bound. Each kind has its own counts, reason classes
-// and caps.
+// same RPC with kind HOST) turned into bounded counts. A fallback is counted by its reason
+// code (FallbackReason: "command_line", "no_worker"), never by its text, which only adds
+// examples; a launcher older than the codes sends text alone, which is reduced to a short
+// class ("unknown nvcc option '-Wextra'" -> "unknown nvcc option") and capped in number per
+// build and in /metrics, so that no client can grow a build record or the metrics without
+// bound. Each kind has its own counts, reasons and caps.
 #pragma once
 
 #include <set>
@@ -20,12 +21,14 @@ namespace farm::coordinator {
 
 inline constexpr size_t kMaxNvccReasonBytes = 1024;      // a report's reason, as sent
 inline constexpr size_t kMaxNvccReasonClassBytes = 120;  // a reason class
-inline constexpr size_t kMaxNvccReasonsPerBuild = 32;    // then "other"
-inline constexpr size_t kMaxNvccReasonsInMetrics = 64;   // then "other"
+inline constexpr size_t kMaxNvccReasonsPerBuild = 32;    // classes of text; then "other"
+inline constexpr size_t kMaxNvccReasonsInMetrics = 64;   // classes of text; then "other"
+inline constexpr size_t kMaxFallbackExamples = 3;        // texts kept per reason
+inline constexpr size_t kMaxFallbackExampleBytes = 200;  // of each
 inline constexpr absl::string_view kOtherNvccReason = "other";
 
-// INVALID_ARGUMENT for an empty or oversized build id, an unknown kind or outcome, an oversized
-// reason, or a reason on an outcome other than FALLBACK.
+// INVALID_ARGUMENT for an empty or oversized build id, an unknown kind, outcome or reason code,
+// an oversized reason, or a reason or code on an outcome other than FALLBACK.
 absl::Status CheckNvccCallReport(const farm::v1::ReportNvccCallRequest& report);
 
 // The class a fallback is counted under: its first line without the "not decomposable: "
@@ -34,6 +37,14 @@ absl::Status CheckNvccCallReport(const farm::v1::ReportNvccCallRequest& report);
 // characters dropped, whitespace collapsed, at most kMaxNvccReasonClassBytes bytes (whole
 // UTF-8 characters). "unknown" when nothing is left.
 std::string NvccReasonClass(absl::string_view reason);
+
+// The name a code is counted and shown under: "scan_failed" for FALLBACK_REASON_SCAN_FAILED;
+// "" for UNSPECIFIED and values this coordinator does not know.
+std::string FallbackReasonName(farm::v1::FallbackReason reason);
+
+// What a fallback `report` is counted under: its code's name, or without a code (a launcher
+// older than the codes) NvccReasonClass of its text.
+std::string FallbackKey(const farm::v1::ReportNvccCallRequest& report);
 
 // "split", "cached", "fallback", "compile_error".
 std::string NvccOutcomeName(farm::v1::NvccCallOutcome outcome);
@@ -45,19 +56,22 @@ std::string CompileOutcomeName(farm::v1::CompileCallKind kind, farm::v1::NvccCal
 // Where a build counts a `kind` call: Build.nvcc or Build.host_compiles.
 farm::v1::NvccCalls& CallCountsOf(farm::v1::Build& build, farm::v1::CompileCallKind kind);
 
-// Adds one call to `calls`; a fallback under `reason_class`, or under "other" once the build
-// has kMaxNvccReasonsPerBuild classes.
+// Adds one call to `calls`. A fallback counts under `reason` (FallbackKey), a class of text
+// under "other" once the build has kMaxNvccReasonsPerBuild of them, and its `detail` (the
+// report's text) is kept among that reason's first kMaxFallbackExamples distinct examples,
+// without control characters and cut at kMaxFallbackExampleBytes.
 void CountNvccCall(farm::v1::NvccCalls& calls, farm::v1::NvccCallOutcome outcome,
-                   const std::string& reason_class);
+                   const std::string& reason, absl::string_view detail = "");
 
 // farm_nvcc_calls_total{outcome, reason} for kind NVCC, farm_cc_calls_total{outcome, reason}
-// for kind HOST: reason is "" except for fallbacks, whose classes are capped at
-// kMaxNvccReasonsInMetrics label values per kind over the process's life.
+// for kind HOST: reason is "" except for fallbacks, a code's name or a class of text, the
+// classes capped at kMaxNvccReasonsInMetrics label values per kind over the process's life.
 class NvccCallMetrics {
  public:
   explicit NvccCallMetrics(MetricsRegistry* metrics,
                            farm::v1::CompileCallKind kind = farm::v1::COMPILE_CALL_KIND_NVCC);
-  void Count(farm::v1::NvccCallOutcome outcome, const std::string& reason_class);
+  // `key`: FallbackKey for a fallback, else "".
+  void Count(farm::v1::NvccCallOutcome outcome, const std::string& key);
 
  private:
   MetricsRegistry* const metrics_;

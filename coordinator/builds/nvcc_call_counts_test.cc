@@ -19,6 +19,18 @@ farm::v1::ReportNvccCallRequest Report(farm::v1::NvccCallOutcome outcome, std::s
   return r;
 }
 
+farm::v1::ReportNvccCallRequest Fallback(farm::v1::FallbackReason code, std::string reason) {
+  farm::v1::ReportNvccCallRequest r = Report(farm::v1::NVCC_CALL_OUTCOME_FALLBACK, reason);
+  r.set_reason_code(code);
+  return r;
+}
+
+// What the registry does with a report: counted under its key, its text as the example.
+void Count(farm::v1::NvccCalls& calls, const farm::v1::ReportNvccCallRequest& r) {
+  ASSERT_TRUE(CheckNvccCallReport(r).ok()) << CheckNvccCallReport(r);
+  CountNvccCall(calls, r.outcome(), FallbackKey(r), r.reason());
+}
+
 TEST(NvccReasonClassTest, DropsTheQuotedAndVaryingParts) {
   EXPECT_EQ(NvccReasonClass("not decomposable: unknown nvcc option '-Wextra'"),
             "unknown nvcc option");
@@ -47,6 +59,66 @@ TEST(NvccReasonClassTest, IsSafeForHostileText) {
   EXPECT_EQ(NvccReasonClass(std::string(130, 'y') + "\n"), std::string(120, 'y'));
 }
 
+TEST(FallbackKeyTest, ACodeIsCountedByItsNameWhateverItsTextSays) {
+  EXPECT_EQ(FallbackReasonName(farm::v1::FALLBACK_REASON_SCAN_FAILED), "scan_failed");
+  EXPECT_EQ(FallbackReasonName(farm::v1::FALLBACK_REASON_NO_WORKER), "no_worker");
+  EXPECT_EQ(FallbackReasonName(farm::v1::FALLBACK_REASON_UNSPECIFIED), "");
+  EXPECT_EQ(FallbackReasonName(static_cast<farm::v1::FallbackReason>(99)), "");
+  // The apostrophe read as an unclosed quote left "the farm" as this one's class.
+  EXPECT_EQ(FallbackKey(Fallback(farm::v1::FALLBACK_REASON_FARM_COMPILE_FAILED,
+                                 "the farm's compile failed (exit 1, worker w1) where the local "
+                                 "one passed")),
+            "farm_compile_failed");
+  // A launcher older than the codes: its text's class, as before.
+  EXPECT_EQ(FallbackKey(Report(farm::v1::NVCC_CALL_OUTCOME_FALLBACK,
+                               "not decomposable: unknown nvcc option '-Wextra'")),
+            "unknown nvcc option");
+}
+
+// -fprofile-use=PATH once per profile made a class per path and filled the build's 32 places:
+// with a code it is one count, and its first texts stay as examples.
+TEST(CountNvccCallTest, ReasonsCarryingAValueCountAsOneCodeWithItsFirstExamples) {
+  farm::v1::NvccCalls calls;
+  for (int i = 0; i < 40; ++i) {
+    Count(calls, Fallback(farm::v1::FALLBACK_REASON_COMMAND_LINE,
+                          absl::StrCat("-fprofile-use=/prof/unit", i, ".gcda: profile data")));
+  }
+  Count(calls, Fallback(farm::v1::FALLBACK_REASON_SCAN_FAILED, "the dependency scan failed"));
+  EXPECT_EQ(calls.fallbacks(), 41u);
+  ASSERT_EQ(calls.fallback_reasons().size(), 2u);
+  EXPECT_EQ(calls.fallback_reasons().at("command_line"), 40u);
+  EXPECT_EQ(calls.fallback_reasons().at("scan_failed"), 1u);
+  ASSERT_EQ(calls.fallback_examples().at("command_line").details_size(),
+            static_cast<int>(kMaxFallbackExamples));
+  EXPECT_EQ(calls.fallback_examples().at("command_line").details(0),
+            "-fprofile-use=/prof/unit0.gcda: profile data");
+  EXPECT_EQ(calls.fallback_examples().at("command_line").details(2),
+            "-fprofile-use=/prof/unit2.gcda: profile data");
+}
+
+TEST(CountNvccCallTest, ExamplesAreDistinctOneLineAndCutOnACharacter) {
+  farm::v1::NvccCalls calls;
+  for (int i = 0; i < 3; ++i) {
+    Count(calls, Fallback(farm::v1::FALLBACK_REASON_FARM_ERROR, "lost worker w1\nretry"));
+  }
+  Count(calls, Fallback(farm::v1::FALLBACK_REASON_FARM_ERROR, std::string(199, 'x') + "\u00e9"));
+  const auto& examples = calls.fallback_examples().at("farm_error").details();
+  ASSERT_EQ(examples.size(), 2);
+  EXPECT_EQ(examples[0], "lost worker w1 retry");
+  // The two bytes of 'é' would end past 200 bytes: cut before it, not through it.
+  EXPECT_EQ(examples[1], std::string(199, 'x'));
+}
+
+// Codes are a fixed few: however many classes of text came first, a code has its own count.
+TEST(CountNvccCallTest, ACodeIsNeverPushedIntoOther) {
+  farm::v1::NvccCalls calls;
+  for (int i = 0; i < 100; ++i) {
+    CountNvccCall(calls, farm::v1::NVCC_CALL_OUTCOME_FALLBACK, absl::StrCat("reason ", i));
+  }
+  Count(calls, Fallback(farm::v1::FALLBACK_REASON_DISABLED, "FARM_CC_DISABLE=1"));
+  EXPECT_EQ(calls.fallback_reasons().at("disabled"), 1u);
+}
+
 TEST(CheckNvccCallReportTest, RefusesMalformedReports) {
   EXPECT_TRUE(CheckNvccCallReport(Report(farm::v1::NVCC_CALL_OUTCOME_SPLIT)).ok());
   EXPECT_TRUE(
@@ -63,6 +135,14 @@ TEST(CheckNvccCallReportTest, RefusesMalformedReports) {
   auto no_build = Report(farm::v1::NVCC_CALL_OUTCOME_SPLIT);
   no_build.set_build_id(std::string(129, 'b'));
   EXPECT_EQ(CheckNvccCallReport(no_build).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(CheckNvccCallReport(Fallback(farm::v1::FALLBACK_REASON_NO_WORKER, "")).ok());
+  const absl::Status unknown_code =
+      CheckNvccCallReport(Fallback(static_cast<farm::v1::FallbackReason>(99), "why"));
+  EXPECT_EQ(unknown_code.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown_code.message(), HasSubstr("Fix:"));
+  auto split_with_code = Report(farm::v1::NVCC_CALL_OUTCOME_SPLIT);
+  split_with_code.set_reason_code(farm::v1::FALLBACK_REASON_DISABLED);
+  EXPECT_EQ(CheckNvccCallReport(split_with_code).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CheckNvccCallReportTest, TakesHostCompilesWithTheSameChecksAndRefusesUnknownKinds) {
@@ -146,6 +226,10 @@ TEST(NvccCallMetricsTest, ExposesOutcomesAndCapsReasonLabels) {
   EXPECT_THAT(text, Not(HasSubstr("reason=\"reason 62\"")));
   EXPECT_THAT(text,
               HasSubstr("farm_nvcc_calls_total{outcome=\"fallback\",reason=\"other\"} 138\n"));
+  // A code's name is one of a fixed few label values: past the cap of classes, still its own.
+  counter.Count(farm::v1::NVCC_CALL_OUTCOME_FALLBACK, "no_coordinator");
+  EXPECT_THAT(metrics.Render(), HasSubstr("farm_nvcc_calls_total{outcome=\"fallback\",reason="
+                                          "\"no_coordinator\"} 1\n"));
 }
 
 TEST(NvccCallMetricsTest, HostCompilesHaveTheirOwnMetricAndReasonCap) {

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "libfarm/cc/make_dependencies.h"
 #include "libfarm/files/file_contents.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm::cc {
@@ -21,10 +22,7 @@ namespace {
 // A heavy C++ TU preprocesses in seconds; this only stops a hung compiler.
 constexpr absl::Duration kScanTimeout = absl::Minutes(10);
 
-std::string TempDirectory() {
-  const char* tmpdir = getenv("TMPDIR");
-  return tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
-}
+std::string TempDirectory() { return GetEnvOr("TMPDIR", "/tmp"); }
 
 // Whether `dir` is the directory this process runs in (so no `cd` is needed).
 bool IsCurrentDirectory(const std::string& dir) {
@@ -47,7 +45,7 @@ absl::StatusOr<CommandResult> RunCompilerInEnglish(const std::string& compiler,
   argv.push_back(compiler);
   for (std::string& arg : args) argv.push_back(std::move(arg));
   std::vector<std::string> english = {"LC_ALL=", "LC_MESSAGES=C"};
-  if (const char* all = getenv("LC_ALL"); all != nullptr && *all != '\0') {
+  if (const std::string all = GetEnv("LC_ALL"); !all.empty()) {
     english.push_back(absl::StrCat("LC_CTYPE=", all));
   }
   return RunCommand(argv, kScanTimeout, english);

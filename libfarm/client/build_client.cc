@@ -102,11 +102,13 @@ absl::StatusOr<farm::v1::Build> BuildClient::CancelBuild(const std::string& id) 
 absl::Status BuildClient::ReportCompileCall(const std::string& build_id,
                                             farm::v1::CompileCallKind kind,
                                             farm::v1::NvccCallOutcome outcome,
+                                            farm::v1::FallbackReason reason_code,
                                             const std::string& reason) {
   farm::v1::ReportNvccCallRequest request;
   request.set_build_id(build_id);
   request.set_kind(kind);
   request.set_outcome(outcome);
+  request.set_reason_code(reason_code);
   request.set_reason(ReportableCallReason(reason));
   return ReportNvccCall(request);
 }

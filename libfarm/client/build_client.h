@@ -40,9 +40,13 @@ class BuildClient {
   absl::Status ReportNvccCall(const farm::v1::ReportNvccCallRequest& request);
   // A launcher's report of one compile call of build `build_id`: farm-nvcc's nvcc calls (kind
   // COMPILE_CALL_KIND_NVCC) or farm-cc's host compiles (COMPILE_CALL_KIND_HOST), with the
-  // reason of a fallback made reportable (ReportableCallReason); within the client's timeout.
-  absl::Status ReportCompileCall(const std::string& build_id, farm::v1::CompileCallKind kind,
-                                 farm::v1::NvccCallOutcome outcome, const std::string& reason = "");
+  // code a fallback is counted by and its reason made reportable (ReportableCallReason);
+  // within the client's timeout.
+  absl::Status ReportCompileCall(
+      const std::string& build_id, farm::v1::CompileCallKind kind,
+      farm::v1::NvccCallOutcome outcome,
+      farm::v1::FallbackReason reason_code = farm::v1::FALLBACK_REASON_UNSPECIFIED,
+      const std::string& reason = "");
 
  private:
   std::unique_ptr<farm::v1::BuildService::StubInterface> stub_;

@@ -13,7 +13,7 @@ using ::testing::DoAll;
 using ::testing::Return;
 using ::testing::SaveArg;
 
-TEST(BuildClientTest, ReportCompileCallSendsTheKindOutcomeAndAReportableReason) {
+TEST(BuildClientTest, ReportCompileCallSendsTheKindOutcomeCodeAndAReportableReason) {
   auto stub = std::make_unique<farm::v1::MockBuildServiceStub>();
   farm::v1::ReportNvccCallRequest sent;
   EXPECT_CALL(*stub, ReportNvccCall(_, _, _))
@@ -22,11 +22,13 @@ TEST(BuildClientTest, ReportCompileCallSendsTheKindOutcomeAndAReportableReason) 
   ASSERT_TRUE(client
                   .ReportCompileCall("b1", farm::v1::COMPILE_CALL_KIND_HOST,
                                      farm::v1::NVCC_CALL_OUTCOME_FALLBACK,
+                                     farm::v1::FALLBACK_REASON_NO_WORKER,
                                      "no worker has 'g++-13'\x1b[2J\n" + std::string(2000, 'x'))
                   .ok());
   EXPECT_EQ(sent.build_id(), "b1");
   EXPECT_EQ(sent.kind(), farm::v1::COMPILE_CALL_KIND_HOST);
   EXPECT_EQ(sent.outcome(), farm::v1::NVCC_CALL_OUTCOME_FALLBACK);
+  EXPECT_EQ(sent.reason_code(), farm::v1::FALLBACK_REASON_NO_WORKER);
   EXPECT_EQ(sent.reason().size(), 1024u);
   EXPECT_EQ(sent.reason().substr(0, 28), "no worker has 'g++-13'?[2J\nx");
 }

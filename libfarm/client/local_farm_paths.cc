@@ -9,17 +9,17 @@
 #include "absl/strings/strip.h"
 #include "libfarm/files/file_contents.h"
 #include "libfarm/files/json_file.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
 namespace fs = std::filesystem;
 
 std::string WheelfarmStateHome() {
-  if (const char* s = std::getenv("XDG_STATE_HOME"); s != nullptr && *s != '\0') {
-    return absl::StrCat(s, "/wheelfarm");
+  if (const std::string state = GetEnv("XDG_STATE_HOME"); !state.empty()) {
+    return absl::StrCat(state, "/wheelfarm");
   }
-  const char* home = std::getenv("HOME");
-  return absl::StrCat(home != nullptr ? home : "/tmp", "/.local/state/wheelfarm");
+  return absl::StrCat(GetEnvOr("HOME", "/tmp"), "/.local/state/wheelfarm");
 }
 
 std::string DefaultLocalFarmDir() { return WheelfarmStateHome() + "/local"; }

@@ -3,12 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "libfarm/host/host_probe.h"
+#include "libfarm/process/environment.h"
 
 namespace farm {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 // A heavy job (a C++ or CUDA host compile of a large unit) peaks at 1 to 3 GiB.
 constexpr uint64_t kBytesPerHeavyJob = 2ULL << 30;
 
-absl::StatusOr<int> CountFrom(const char* variable, const char* value) {
+absl::StatusOr<int> CountFrom(const char* variable, const std::string& value) {
   int n = 0;
   if (!absl::SimpleAtoi(absl::string_view(value), &n) || n < 1 || n > kMaxLocalJobs) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -39,27 +40,22 @@ absl::StatusOr<LocalJobLimits> LocalJobLimitsFor(uint32_t cores, uint64_t ram_by
   limits.light = static_cast<int>(std::min<uint64_t>(2 * cpus, kMaxLocalJobs));
   limits.heavy = static_cast<int>(
       std::clamp<uint64_t>(std::min(cpus, ram_bytes / kBytesPerHeavyJob), 1, kMaxLocalJobs));
-  const char* runtime_dir = env("XDG_RUNTIME_DIR");
-  limits.dir = runtime_dir != nullptr && runtime_dir[0] == '/'
-                   ? absl::StrCat(runtime_dir, "/wheelfarm-jobs")
-                   : absl::StrCat("/tmp/wheelfarm-jobs-", uid);
+  const std::string runtime_dir = env("XDG_RUNTIME_DIR");
+  limits.dir = absl::StartsWith(runtime_dir, "/") ? absl::StrCat(runtime_dir, "/wheelfarm-jobs")
+                                                  : absl::StrCat("/tmp/wheelfarm-jobs-", uid);
 
   // An empty value is no value (`FARM_LOCAL_JOBS_HEAVY= cmd`), as unset.
-  auto value = [&](const char* name) -> const char* {
-    const char* v = env(name);
-    return v != nullptr && v[0] != '\0' ? v : nullptr;
-  };
-  if (const char* v = value(kLocalJobsLightVariable); v != nullptr) {
+  if (const std::string v = env(kLocalJobsLightVariable); !v.empty()) {
     auto n = CountFrom(kLocalJobsLightVariable, v);
     if (!n.ok()) return n.status();
     limits.light = *n;
   }
-  if (const char* v = value(kLocalJobsHeavyVariable); v != nullptr) {
+  if (const std::string v = env(kLocalJobsHeavyVariable); !v.empty()) {
     auto n = CountFrom(kLocalJobsHeavyVariable, v);
     if (!n.ok()) return n.status();
     limits.heavy = *n;
   }
-  if (const char* v = value(kLocalJobsDirVariable); v != nullptr) {
+  if (const std::string v = env(kLocalJobsDirVariable); !v.empty()) {
     if (v[0] != '/') {
       return absl::InvalidArgumentError(absl::StrCat(
           kLocalJobsDirVariable, "='", v,
@@ -71,10 +67,13 @@ absl::StatusOr<LocalJobLimits> LocalJobLimitsFor(uint32_t cores, uint64_t ram_by
   return limits;
 }
 
-absl::StatusOr<LocalJobLimits> LocalJobLimitsFromEnvironment() {
+absl::StatusOr<LocalJobLimits> LocalJobLimitsForThisHost(const EnvironmentLookup& env) {
   const HostInfo host = ProbeHost();
-  return LocalJobLimitsFor(host.cores, host.ram_bytes, static_cast<uint32_t>(getuid()),
-                           [](const char* name) { return std::getenv(name); });
+  return LocalJobLimitsFor(host.cores, host.ram_bytes, static_cast<uint32_t>(getuid()), env);
+}
+
+absl::StatusOr<LocalJobLimits> LocalJobLimitsFromEnvironment() {
+  return LocalJobLimitsForThisHost(GetEnv);
 }
 
 }  // namespace farm

@@ -5,10 +5,10 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "libfarm/process/environment.h"
 
 namespace farm {
 
@@ -32,9 +32,6 @@ inline constexpr char kLocalJobsDirVariable[] = "FARM_LOCAL_JOBS_DIR";
 // Each a whole number from 1 to this.
 inline constexpr int kMaxLocalJobs = 4096;
 
-// Reads a variable: nullptr when unset.
-using EnvironmentLookup = std::function<const char*(const char*)>;
-
 // The limits for a host of `cores` and `ram_bytes`: light = 2 x cores, heavy = min(cores,
 // RAM / 2 GiB), each at least 1; dir = $XDG_RUNTIME_DIR/wheelfarm-jobs when XDG_RUNTIME_DIR
 // is an absolute path, else /tmp/wheelfarm-jobs-<uid>. FARM_LOCAL_JOBS_LIGHT,
@@ -44,7 +41,10 @@ using EnvironmentLookup = std::function<const char*(const char*)>;
 absl::StatusOr<LocalJobLimits> LocalJobLimitsFor(uint32_t cores, uint64_t ram_bytes, uint32_t uid,
                                                  const EnvironmentLookup& env);
 
-// LocalJobLimitsFor this host (its online cores and RAM), this user and this environment.
+// LocalJobLimitsFor this host (its online cores and RAM), this user and `env`.
+absl::StatusOr<LocalJobLimits> LocalJobLimitsForThisHost(const EnvironmentLookup& env);
+
+// LocalJobLimitsForThisHost in this process's environment.
 absl::StatusOr<LocalJobLimits> LocalJobLimitsFromEnvironment();
 
 }  // namespace farm

@@ -18,9 +18,9 @@ using ::testing::HasSubstr;
 constexpr uint64_t kGiB = 1ULL << 30;
 
 EnvironmentLookup Env(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](const char* name) -> const char* {
+  return [vars = std::move(vars)](const char* name) -> std::string {
     auto it = vars.find(name);
-    return it == vars.end() ? nullptr : it->second.c_str();
+    return it == vars.end() ? "" : it->second;
   };
 }
 

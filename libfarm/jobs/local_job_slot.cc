@@ -13,12 +13,12 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
-#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "libfarm/process/environment.h"
 
 namespace farm {
 namespace {
@@ -97,12 +97,11 @@ const char* JobPriorityName(JobPriority priority) {
   }
 }
 
-JobPriority JobPriorityFromEnvironment() {
-  const char* value = std::getenv(kLocalJobPriorityVariable);
+std::optional<JobPriority> JobPriorityNamed(absl::string_view name) {
   for (JobPriority priority : kPriorities) {
-    if (value != nullptr && std::string_view(value) == JobPriorityName(priority)) return priority;
+    if (name == JobPriorityName(priority)) return priority;
   }
-  return JobPriority::kOpening;
+  return std::nullopt;
 }
 
 LocalJobSlot::LocalJobSlot(JobClass job_class, std::optional<FileLock> lock, int index)
@@ -127,7 +126,7 @@ LocalJobSlot& LocalJobSlot::operator=(LocalJobSlot&& other) noexcept {
 absl::StatusOr<LocalJobSlot> LocalJobSlot::Acquire(const LocalJobLimits& limits, JobClass job_class,
                                                    const std::function<void()>& waiting,
                                                    JobPriority priority) {
-  if (const char* held = std::getenv(kLocalJobSlotHeldVariable); held != nullptr && *held) {
+  if (!GetEnv(kLocalJobSlotHeldVariable).empty()) {
     return LocalJobSlot(job_class, std::nullopt, -1);
   }
   const int count = job_class == JobClass::kHeavy ? limits.heavy : limits.light;

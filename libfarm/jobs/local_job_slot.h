@@ -30,6 +30,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "libfarm/files/file_lock.h"
 #include "libfarm/jobs/local_job_limits.h"
 
@@ -47,8 +48,8 @@ const char* JobPriorityName(JobPriority priority);
 // Set in the environment of a launcher that does one step of a unit for another (farm-nvcc's
 // host compile through farm-cc): its slots are then taken at that priority.
 inline constexpr char kLocalJobPriorityVariable[] = "FARM_LOCAL_JOB_PRIORITY";
-// The priority FARM_LOCAL_JOB_PRIORITY names; kOpening when unset or unknown.
-JobPriority JobPriorityFromEnvironment();
+// The priority `name` names (JobPriorityName's words); nullopt for any other word.
+std::optional<JobPriority> JobPriorityNamed(absl::string_view name);
 
 class LocalJobSlot {
  public:

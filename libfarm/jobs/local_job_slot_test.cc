@@ -360,16 +360,13 @@ TEST(LocalJobSlotTest, ALongUnitsStepGoesAheadOfAClosingOne) {
   EXPECT_EQ(closing.Slot(kEventuallyMs), 0);
 }
 
-TEST(LocalJobSlotTest, PriorityComesFromTheEnvironment) {
-  ::unsetenv(kLocalJobPriorityVariable);
-  EXPECT_EQ(JobPriorityFromEnvironment(), JobPriority::kOpening);
-  ::setenv(kLocalJobPriorityVariable, "closing", 1);
-  EXPECT_EQ(JobPriorityFromEnvironment(), JobPriority::kClosing);
-  ::setenv(kLocalJobPriorityVariable, "long-unit", 1);
-  EXPECT_EQ(JobPriorityFromEnvironment(), JobPriority::kLongUnit);
-  ::setenv(kLocalJobPriorityVariable, "urgent", 1);
-  EXPECT_EQ(JobPriorityFromEnvironment(), JobPriority::kOpening);
-  ::unsetenv(kLocalJobPriorityVariable);
+TEST(LocalJobSlotTest, APriorityIsNamedByItsName) {
+  for (JobPriority p : {JobPriority::kOpening, JobPriority::kClosing, JobPriority::kLongUnit}) {
+    EXPECT_EQ(JobPriorityNamed(JobPriorityName(p)), p);
+  }
+  EXPECT_EQ(JobPriorityNamed("long-unit"), JobPriority::kLongUnit);
+  EXPECT_EQ(JobPriorityNamed("urgent"), std::nullopt);
+  EXPECT_EQ(JobPriorityNamed(""), std::nullopt);
 }
 
 }  // namespace

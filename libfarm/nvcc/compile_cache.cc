@@ -15,6 +15,7 @@
 #include "libfarm/digest/digest.h"
 #include "libfarm/digest/sha256.h"
 #include "libfarm/nvcc/shell_words.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/path_search.h"
 #include "libfarm/text/utf8.h"
 
@@ -206,8 +207,8 @@ std::optional<std::string> NamingReason(const NvccCommandLine& command) {
 std::vector<NvccCommandLine> EnvironmentFlags() {
   std::vector<NvccCommandLine> parsed;
   for (const char* variable : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"}) {
-    const char* value = std::getenv(variable);
-    if (value == nullptr) continue;
+    const std::string value = GetEnv(variable);
+    if (value.empty()) continue;
     auto words = SplitShellWords(value);
     if (!words.ok()) continue;
     auto flags = ParseNvccCommandLine(*words);
@@ -307,9 +308,9 @@ absl::StatusOr<CompileKey> CompileCacheKey(const std::string& nvcc,
   Sha256 hash;
   AddField(hash, "version", kKeyVersion);
   AddField(hash, "nvcc", ToolIdentity(nvcc));
-  const char* path = std::getenv("PATH");
+  const std::string path = GetEnv("PATH");
   for (const char* host : {"gcc", "g++", "cc", "c++"}) {
-    AddField(hash, host, ToolIdentity(FindOnPath(host, path ? path : "").value_or("")));
+    AddField(hash, host, ToolIdentity(FindOnPath(host, path).value_or("")));
   }
   AddField(hash, "cwd", key.scope.working_directory ? cwd : "<not read>");
   AddField(hash, "names", key.scope.output_names ? "as given" : "placeholders");

@@ -5,12 +5,12 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "libfarm/process/environment.h"
 
 namespace farm {
 
 absl::StatusOr<PrivateTempDir> PrivateTempDir::Create() {
-  const char* base = getenv("TMPDIR");
-  std::string pattern = absl::StrCat(base && *base ? base : "/tmp", "/farm-nvcc-XXXXXX");
+  std::string pattern = absl::StrCat(GetEnvOr("TMPDIR", "/tmp"), "/farm-nvcc-XXXXXX");
   if (mkdtemp(pattern.data()) == nullptr) {
     return absl::UnavailableError(
         absl::StrCat("cannot create a temporary directory like ", pattern));

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
 
 #ifndef FARM_TEST_FIXTURE_DIR
@@ -28,7 +29,7 @@ namespace fs = std::filesystem;
 constexpr char kFixtureVersion[] = "fixtures-v3";
 
 std::string FindNvcc() {
-  if (const char* env = std::getenv("NVCC"); env != nullptr && fs::exists(env)) return env;
+  if (const std::string env = GetEnv("NVCC"); !env.empty() && fs::exists(env)) return env;
   for (const char* candidate : {"/usr/local/cuda/bin/nvcc"}) {
     if (fs::exists(candidate)) return candidate;
   }

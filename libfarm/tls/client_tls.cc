@@ -18,10 +18,12 @@ std::string Absolute(const std::string& path) {
 
 }  // namespace
 
-ClientTlsFiles ClientTlsFilesFromEnvironment() {
-  return {GetEnv("FARM_TLS_CA"), GetEnv("FARM_TLS_CERT"), GetEnv("FARM_TLS_KEY"),
-          GetEnv("FARM_TLS_SERVER_NAME")};
+ClientTlsFiles ClientTlsFilesFrom(const EnvironmentLookup& env) {
+  return {env("FARM_TLS_CA"), env("FARM_TLS_CERT"), env("FARM_TLS_KEY"),
+          env("FARM_TLS_SERVER_NAME")};
 }
+
+ClientTlsFiles ClientTlsFilesFromEnvironment() { return ClientTlsFilesFrom(GetEnv); }
 
 std::vector<std::pair<std::string, std::string>> ClientTlsEnvironment(const ClientTlsFiles& files) {
   std::vector<std::pair<std::string, std::string>> env;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/rpc/channel.h"
 
 namespace farm {
@@ -20,7 +21,11 @@ struct ClientTlsFiles {
   std::string server_name;
 };
 
-// FARM_TLS_CA, FARM_TLS_CERT, FARM_TLS_KEY and FARM_TLS_SERVER_NAME (each empty when unset).
+// FARM_TLS_CA, FARM_TLS_CERT, FARM_TLS_KEY and FARM_TLS_SERVER_NAME (each empty when unset)
+// as `env` has them.
+ClientTlsFiles ClientTlsFilesFrom(const EnvironmentLookup& env);
+
+// ClientTlsFilesFrom this process's environment.
 ClientTlsFiles ClientTlsFilesFromEnvironment();
 
 // The environment a child client (farm-nvcc under a worker) needs to dial the same way:

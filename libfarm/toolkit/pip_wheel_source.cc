@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/path_search.h"
 #include "libfarm/process/subprocess.h"
 
@@ -52,8 +53,7 @@ std::string PipAvailableVersions(const std::string& output) {
 absl::StatusOr<std::unique_ptr<PipWheelSource>> PipWheelSource::Find(const std::string& python) {
   std::string interpreter = python;
   if (interpreter.empty()) {
-    const char* path = std::getenv("PATH");
-    auto found = FindOnPath("python3", path != nullptr ? path : "");
+    auto found = FindOnPath("python3", GetEnv("PATH"));
     if (!found) {
       return absl::FailedPreconditionError(
           "no python3 on PATH to run pip, which downloads the toolkit's wheels. Fix: apt-get "

@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "libfarm/elf/elf_file.h"
 #include "libfarm/elf/mapped_file.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
@@ -215,7 +216,7 @@ absl::Status CheckHostCanRun(const std::string& path) {
   // Where qemu-user looks for the loader: -L / $QEMU_LD_PREFIX, Debian's default prefix,
   // then the path itself.
   std::vector<std::string> places;
-  if (const char* prefix = std::getenv("QEMU_LD_PREFIX"); prefix != nullptr && *prefix != '\0') {
+  if (const std::string prefix = GetEnv("QEMU_LD_PREFIX"); !prefix.empty()) {
     places.push_back(absl::StrCat(prefix, loader));
   }
   places.push_back(absl::StrCat("/etc/qemu-binfmt/", arch, loader));

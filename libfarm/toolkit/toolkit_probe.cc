@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "libfarm/process/environment.h"
 #include "libfarm/process/subprocess.h"
 
 namespace farm {
@@ -92,15 +93,14 @@ bool IsToolkitRoot(const fs::path& root) {
 std::vector<std::string> DiscoverToolkitRoots() {
   std::vector<fs::path> candidates;
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') candidates.emplace_back(v);
+    if (const std::string v = GetEnv(var); !v.empty()) candidates.emplace_back(v);
   }
-  if (const char* path = std::getenv("PATH"); path != nullptr) {
-    for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
-      fs::path nvcc = fs::path(std::string(dir)) / "nvcc";
-      std::error_code ec;
-      if (fs::is_regular_file(nvcc, ec)) {
-        candidates.push_back(fs::canonical(nvcc, ec).parent_path().parent_path());
-      }
+  const std::string path = GetEnv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
+    fs::path nvcc = fs::path(std::string(dir)) / "nvcc";
+    std::error_code ec;
+    if (fs::is_regular_file(nvcc, ec)) {
+      candidates.push_back(fs::canonical(nvcc, ec).parent_path().parent_path());
     }
   }
   std::error_code ec;

@@ -330,9 +330,11 @@ TEST_F(Arm64Test, HostCompilesOfAnArm64BuildHostRunOnlyOnSandboxedArm64Workers) 
                         "and without --no-sandbox"));
   EXPECT_FALSE(fs::exists(host_->Outside(work + "/farm.o")));
   CommandResult counted = Farmctl({"build", "arm-cc-none"});
+  // Counted by its code, the text under it.
   EXPECT_THAT(counted.stdout_text,
-              HasSubstr("1 ran locally: no online aarch64 worker with a sandbox to run this "
-                        "aarch64 toolchain × 1"))
+              HasSubstr("1 ran locally: no_worker × 1\n"
+                        "           no_worker: no online aarch64 worker with a sandbox to run "
+                        "this aarch64 toolchain: "))
       << Output(counted);
 
   // An aarch64 worker that sandboxes its actions (arm64-host.sh --nested-sandbox) takes them.

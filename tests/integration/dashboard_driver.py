@@ -39,6 +39,7 @@ return {
   title: (document.getElementById('build-title') || {}).textContent || '',
   problem: document.getElementById('problem').hidden ? '' : document.getElementById('problem').textContent,
   facts: (document.querySelector('dl.kv') || {}).innerText || '',
+  host_compiles_examples: (document.getElementById('host-compiles') || {}).title || '',
   page_text: document.getElementById('main').innerText,
   log: (document.getElementById('build-log') || {}).textContent || '',
 };

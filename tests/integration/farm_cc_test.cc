@@ -507,11 +507,14 @@ TEST_F(FarmCcTest, AMalformedBaseDirIsRefused) {
   EXPECT_FALSE(fs::exists(root + "/build/w.o"));
 }
 
-TEST_F(FarmCcTest, AMalformedScanCacheSizeOrScanModeIsRefused) {
+// A setting farm-cc cannot take fails the call, naming it and the fix, before anything runs: a
+// FARM_CC_DISABLE=true is not quietly taken for "off".
+TEST_F(FarmCcTest, AMalformedSettingIsRefused) {
   const std::string root = Tree("bad-scan-settings");
   for (const auto& [setting, said] : std::vector<std::pair<std::string, std::string>>{
-           {"FARM_CC_SCAN_CACHE_SIZE=lots", "FARM_CC_SCAN_CACHE_SIZE: invalid size 'lots'"},
-           {"FARM_CC_SCAN=fast", "FARM_CC_SCAN='fast' is neither 'includes' nor 'compiler'"}}) {
+           {"FARM_CC_SCAN_CACHE_SIZE=lots", "FARM_CC_SCAN_CACHE_SIZE='lots' is not a size"},
+           {"FARM_CC_SCAN=fast", "FARM_CC_SCAN='fast' is neither 'includes' nor 'compiler'"},
+           {"FARM_CC_DISABLE=maybe", "FARM_CC_DISABLE='maybe' is not a boolean"}}) {
     const CommandResult r =
         Run({FarmBinary("farm-cc"), "gcc", "-c", root + "/src/warns.c", "-o", "w.o"},
             root + "/build", {setting});
@@ -551,6 +554,48 @@ TEST_F(FarmCcTest, AToolchainThatFailsTheWorkersCheckFallsBackNamingTheWorkerAnd
   EXPECT_THAT(strict.stderr_text, HasSubstr("Fix:")) << Output(strict);
   const CommandResult build = RunFarmctl({"build", "farm-cc-wrapper"}, farm_->ClientEnvironment());
   EXPECT_THAT(build.stdout_text, HasSubstr("host cc")) << Output(build);
+}
+
+// A compile whose dependency scan fails where the compile itself passes stays on this host like
+// any other: counted as scan_failed, and refused by strict mode (exit 3) rather than passed.
+// Here a g++ whose -M scan fails and which hands everything else to /usr/bin/g++.
+TEST_F(FarmCcTest, AScanThatFailsWhereTheCompilePassesIsRefusedInStrictMode) {
+  const std::string root = Tree("scan-fails");
+  fs::create_directories(root + "/bin");
+  WriteText(root + "/bin/no_scan.c",
+            "#include <string.h>\n#include <unistd.h>\nint main(int c, char** v) {\n"
+            "  for (int i = 1; i < c; ++i) if (strcmp(v[i], \"-M\") == 0) return 1;\n"
+            "  v[0] = (char*)\"/usr/bin/g++\"; execv(v[0], v); return 127;\n}\n");
+  const CommandResult built = Run({"gcc", "-O2", "no_scan.c", "-o", "g++"}, root + "/bin");
+  ASSERT_EQ(built.exit_code, 0) << Output(built);
+  const std::string id = "farm-cc-scan-fails";
+  const std::vector<std::string> env = {"FARM_BUILD_ID=" + id, "FARM_CC_SCAN=compiler",
+                                        "FARM_CC_CACHE_DIR=" + root + "/cache"};
+  // The build exists once a compile of it ran on the farm: reports never create one.
+  const CommandResult first = Run({FarmBinary("farm-cc"), "g++", "-DSHAPES_SCALE=51", "-c",
+                                   root + "/src/shapes.cc", "-o", "first.o"},
+                                  root + "/build", With(env, {"FARM_CC_STRICT=1"}));
+  ASSERT_EQ(first.exit_code, 0) << Output(first);
+  const std::vector<std::string> argv = {FarmBinary("farm-cc"),
+                                         root + "/bin/g++",
+                                         "-DSHAPES_SCALE=52",
+                                         "-c",
+                                         root + "/src/shapes.cc",
+                                         "-o",
+                                         "s.o"};
+  const CommandResult strict = Run(argv, root + "/build", With(env, {"FARM_CC_STRICT=1"}));
+  EXPECT_EQ(strict.exit_code, 3) << Output(strict);
+  EXPECT_THAT(strict.stderr_text, HasSubstr("strict mode: " + root +
+                                            "/src/shapes.cc would "
+                                            "compile on this host: the dependency scan failed"));
+  const CommandResult relaxed = Run(argv, root + "/build", env);
+  EXPECT_EQ(relaxed.exit_code, 0) << Output(relaxed);
+  EXPECT_TRUE(fs::exists(root + "/build/s.o"));
+  const CommandResult build = RunFarmctl({"build", id, "--json"}, farm_->ClientEnvironment());
+  ASSERT_EQ(build.exit_code, 0) << Output(build);
+  const auto json = nlohmann::json::parse(build.stdout_text);
+  EXPECT_EQ(json["host_compiles"]["fallback_reasons"].value("scan_failed", "0"), "2")
+      << json.dump();
 }
 
 // Debian's g++-11 and g++-12 are two toolchains (two trees, two digests): the same call with
@@ -595,6 +640,31 @@ TEST_F(FarmCcTest, TheMasqueradeDirectoryStandsInForTheCompilers) {
           {"PATH=" + masquerade + ":/usr/local/bin:/usr/bin:/bin", "FARM_CC_STRICT=1"});
   ASSERT_EQ(r.exit_code, 0) << Output(r);
   EXPECT_TRUE(fs::exists(root + "/build/m.o"));
+}
+
+// A wrapper script named g++ after the masquerade directory, calling `g++` as such wrappers do,
+// finds farm-cc again: that farm-cc skips the wrapper its ancestor runs and runs the real g++,
+// so the call ends and compiles. (The wrapper gives up after a few rounds, so that the test
+// fails instead of recursing without end.)
+TEST_F(FarmCcTest, AWrapperNamedLikeTheCompilerThatCallsItByNameEnds) {
+  const std::string root = Tree("wrapper-recursion");
+  const std::string masquerade =
+      fs::path(FarmBinary("farm-cc")).parent_path() / "farm-cc-masquerade";
+  fs::create_directories(root + "/wrap");
+  WriteText(
+      root + "/wrap/g++",
+      "#!/bin/sh\n"
+      "depth=${WRAPPER_DEPTH:-0}\n"
+      "if [ \"$depth\" -ge 5 ]; then echo 'wrapper: g++ keeps finding itself' >&2; exit 9; fi\n"
+      "export WRAPPER_DEPTH=$((depth + 1))\n"
+      "exec g++ \"$@\"\n");
+  fs::permissions(root + "/wrap/g++", fs::perms::owner_all);
+  const CommandResult r =
+      Run({"g++", "-DSHAPES_SCALE=1", "-c", root + "/src/shapes.cc", "-o", "w.o"}, root + "/build",
+          {"PATH=" + masquerade + ":" + root + "/wrap:/usr/local/bin:/usr/bin:/bin"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  EXPECT_THAT(r.stderr_text, Not(HasSubstr("keeps finding itself")));
+  EXPECT_TRUE(fs::exists(root + "/build/w.o"));
 }
 
 // A heavy real unit: <ATen/ATen.h> from torch 2.9.1 (~4,800 headers), compiled as

@@ -347,9 +347,10 @@ TEST_F(FarmNvccTest, DeviceDebugRunsPlainNvccAndSaysWhy) {
   EXPECT_THAT(Keys(DevicePayloads(d + "/s.o")), ::testing::Contains(HasSubstr("sm_90")));
 }
 
-// Every call reports its outcome: the build counts 1 split and 1 fallback with its reason,
-// `farmctl build` and /metrics show them, and in strict mode a call that would fall back
-// fails, naming the file and the reason, and writes no object.
+// Every call reports its outcome: the build counts 1 split and 1 fallback by its code
+// (command_line) with its text as the example, `farmctl build` and /metrics show them, and in
+// strict mode a call that would fall back fails, naming the file and the reason, and writes
+// no object.
 TEST_F(FarmNvccTest, FallbacksAreCountedPerBuildAndStrictModeRefusesThem) {
   const std::string d = WorkDir("fallback-counts");
   const std::string build = "fallback-counts";
@@ -376,14 +377,16 @@ TEST_F(FarmNvccTest, FallbacksAreCountedPerBuildAndStrictModeRefusesThem) {
   EXPECT_EQ(b["nvcc"]["total"], "2") << b["nvcc"].dump();
   EXPECT_EQ(b["nvcc"]["split"], "1");
   EXPECT_EQ(b["nvcc"]["fallbacks"], "1");
-  EXPECT_EQ(b["nvcc"]["fallback_reasons"]["-G device debug info records the compiling directory"],
-            "1")
+  EXPECT_EQ(b["nvcc"]["fallback_reasons"]["command_line"], "1") << b["nvcc"].dump();
+  EXPECT_EQ(b["nvcc"]["fallback_examples"]["command_line"]["details"][0],
+            "not decomposable: -G device debug info records the compiling directory")
       << b["nvcc"].dump();
   CommandResult text = RunFarmctl({"build", build}, farm_env);
   ASSERT_EQ(text.exit_code, 0) << text.stderr_text;
   EXPECT_THAT(text.stdout_text,
-              HasSubstr("nvcc       1 of 2 calls split; 1 ran plain nvcc: -G device debug info "
-                        "records the compiling directory × 1\n"));
+              HasSubstr("nvcc       1 of 2 calls split; 1 ran plain nvcc: command_line × 1\n"
+                        "           command_line: not decomposable: -G device debug info "
+                        "records the compiling directory\n"));
 
   auto hp = ParseHostPort(coordinator_->http_address());
   ASSERT_TRUE(hp.ok()) << hp.status();
@@ -391,8 +394,7 @@ TEST_F(FarmNvccTest, FallbacksAreCountedPerBuildAndStrictModeRefusesThem) {
   auto metrics = http.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body,
-              HasSubstr("farm_nvcc_calls_total{outcome=\"fallback\",reason=\"-G device debug info "
-                        "records the compiling directory\"} "));
+              HasSubstr("farm_nvcc_calls_total{outcome=\"fallback\",reason=\"command_line\"} "));
   EXPECT_THAT(metrics->body, HasSubstr("farm_nvcc_calls_total{outcome=\"split\",reason=\"\"} "));
 
   // Strict: no nvcc runs, so no object; the reason and the file are named; still counted.
@@ -415,8 +417,7 @@ TEST_F(FarmNvccTest, FallbacksAreCountedPerBuildAndStrictModeRefusesThem) {
   EXPECT_TRUE(fs::exists(d + "/strict_split.o"));
   CommandResult after = RunFarmctl({"build", build}, farm_env);
   EXPECT_THAT(after.stdout_text,
-              HasSubstr("nvcc       2 of 4 calls split; 2 ran plain nvcc: -G device debug info "
-                        "records the compiling directory × 2\n"))
+              HasSubstr("nvcc       2 of 4 calls split; 2 ran plain nvcc: command_line × 2\n"))
       << after.stdout_text;
 }
 

@@ -144,11 +144,25 @@ function hostCompilesSummary(c) {
   return out;
 }
 
-// "unknown nvcc option × 2, ...": most frequent first.
-function fallbackReasons(c) {
+// The fallback reasons (a code's name, "command_line", or an older launcher's class of text)
+// with their counts, most frequent first.
+function fallbackCounts(c) {
   return Object.entries(c.fallback_reasons || {}).map(([r, n]) => [r, num(n)])
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .map(([r, n]) => `${r} × ${n}`).join(', ');
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+}
+
+// "command_line × 2, ...": most frequent first.
+function fallbackReasons(c) {
+  return fallbackCounts(c).map(([r, n]) => `${r} × ${n}`).join(', ');
+}
+
+// "command_line: not decomposable: unknown nvcc option '-Wextra'", one line per example the
+// coordinator kept, as `farmctl build` lists them; null when none: the counts' tooltip.
+function fallbackExamples(c) {
+  c = c || {};
+  const lines = fallbackCounts(c).flatMap(([r]) =>
+    (((c.fallback_examples || {})[r] || {}).details || []).map(d => `${r}: ${visible(d)}`));
+  return lines.length ? lines.join('\n') : null;
 }
 
 function buildTotals(b) {
@@ -326,8 +340,8 @@ async function renderBuild(id) {
     ['Submitted', ago(b.submitted_at)],
     ['Took', span(b.started_at, b.finished_at)],
     b.build_host ? ['Build host', b.build_host] : null,
-    nvccSummary(b.nvcc) ? ['nvcc', el('span', {id: 'nvcc-calls', class: num((b.nvcc || {}).fallbacks) ? 'bad' : ''}, nvccSummary(b.nvcc))] : null,
-    hostCompilesSummary(b.host_compiles) ? ['Host compiles', el('span', {id: 'host-compiles', class: num((b.host_compiles || {}).fallbacks) ? 'bad' : ''}, hostCompilesSummary(b.host_compiles))] : null,
+    nvccSummary(b.nvcc) ? ['nvcc', el('span', {id: 'nvcc-calls', class: num((b.nvcc || {}).fallbacks) ? 'bad' : '', title: fallbackExamples(b.nvcc)}, nvccSummary(b.nvcc))] : null,
+    hostCompilesSummary(b.host_compiles) ? ['Host compiles', el('span', {id: 'host-compiles', class: num((b.host_compiles || {}).fallbacks) ? 'bad' : '', title: fallbackExamples(b.host_compiles)}, hostCompilesSummary(b.host_compiles))] : null,
     (b.published_to || []).length ? ['Published to', b.published_to.join(', ')] : null,
   ].filter(Boolean);
 

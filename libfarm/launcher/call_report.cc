@@ -1,7 +1,6 @@
-#include "farm_nvcc/outcome_report.h"
+#include "libfarm/launcher/call_report.h"
 
 #include "libfarm/client/build_client.h"
-#include "libfarm/client/coordinator_target.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/channel.h"
 
@@ -13,15 +12,9 @@ constexpr absl::Duration kReportTimeout = absl::Seconds(2);
 
 }  // namespace
 
-void ReportCallOutcome(const FarmNvccOptions& options, farm::v1::NvccCallOutcome outcome,
-                       const std::string& reason) {
-  ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_NVCC, outcome,
-                    reason);
-}
-
 void ReportCallOutcome(const CoordinatorChoice& choice, const std::string& build_id,
                        farm::v1::CompileCallKind kind, farm::v1::NvccCallOutcome outcome,
-                       const std::string& reason) {
+                       farm::v1::FallbackReason reason_code, const std::string& reason) {
   auto log = ComponentLogger(kind == farm::v1::COMPILE_CALL_KIND_HOST ? "farm-cc" : "farm-nvcc");
   auto target = ResolveCoordinatorTarget(choice);
   if (!target.ok()) {
@@ -31,7 +24,8 @@ void ReportCallOutcome(const CoordinatorChoice& choice, const std::string& build
   BuildClient client(
       farm::v1::BuildService::NewStub(DialCoordinator(target->address, target->channel)),
       target->address, target->token, kReportTimeout);
-  if (absl::Status s = client.ReportCompileCall(build_id, kind, outcome, reason); !s.ok()) {
+  if (absl::Status s = client.ReportCompileCall(build_id, kind, outcome, reason_code, reason);
+      !s.ok()) {
     log->debug("call not reported to build {}: {}", build_id, s.message());
   }
 }

@@ -1,5 +1,6 @@
 // farm-nvcc's settings; it takes no flags of its own (every argument is nvcc's), so they
-// come from the environment.
+// come from the environment, read by one loader from one table of variables
+// (libfarm/launcher/launcher_config.h).
 #pragma once
 
 #include <optional>
@@ -9,16 +10,14 @@
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_limits.h"
 #include "libfarm/nvcc/device_compiler.h"
+#include "libfarm/process/environment.h"
 
 namespace farm {
 
-struct FarmNvccOptions {
-  // Which coordinator: FARM_COORDINATOR (empty: the local farm, else 127.0.0.1:7420), FARM_DIR
-  // (that local farm's data dir; empty: the current one), FARM_TOKEN_FILE (empty: the local
-  // farm's token), FARM_TLS_CA, FARM_TLS_CERT, FARM_TLS_KEY (empty: the local farm's).
+struct FarmNvccConfig {
+  // Which coordinator, and the build the calls count in (a shard per arch): as farm-cc reads
+  // them (libfarm/launcher/launcher_target.h).
   CoordinatorChoice target;
-  // FARM_BUILD_ID: groups this build's device compiles into one build with a shard per arch.
-  // Default: one id per working directory, so one CMake build tree is one build.
   std::string build_id;
   bool disabled = false;  // FARM_NVCC_DISABLE=1: always plain nvcc
   // FARM_NVCC_STRICT=1: a call that would run plain nvcc fails instead (strict_mode.h).
@@ -31,18 +30,16 @@ struct FarmNvccOptions {
   // FARM_NVCC_LONG_UNIT_SECONDS: a unit whose device code took at least this long on the farm
   // before takes its local slots ahead of other units' (kLongUnitSeconds by default).
   double long_unit_seconds = kLongUnitSeconds;
-  // farm-cc beside farm-nvcc: each split call's host compile runs on the farm through it
-  // (FARM_NVCC_HOST_COMPILE_ON_FARM=0: here). Empty: here.
+  // FARM_NVCC_HOST_COMPILE_ON_FARM=0: each split call's host compile runs here, not through
+  // the farm-cc beside farm-nvcc.
+  bool host_compile_on_farm = true;
+  // That farm-cc, when host_compile_on_farm and it is installed (main() looks). Empty: here.
   std::string farm_cc;
+  std::string log_level = "info";  // FARM_NVCC_LOG
 };
 
-FarmNvccOptions FarmNvccOptionsFromEnvironment();
-
-// FARM_NVCC_LONG_UNIT_SECONDS, or kLongUnitSeconds when unset; INVALID_ARGUMENT naming the
-// variable and the fix for anything but a number of seconds from 0 to a day.
-absl::StatusOr<double> LongUnitSecondsFromEnvironment();
-
-// "nvcc-<dir name>-<8 hex of the path's sha256>".
-std::string DefaultBuildId(const std::string& working_dir);
+// farm-nvcc's settings as `env` has them (GetEnv in farm-nvcc). INVALID_ARGUMENT for the
+// first value it cannot take, naming the variable, the value and the fix.
+absl::StatusOr<FarmNvccConfig> LoadFarmNvccConfig(const EnvironmentLookup& env);
 
 }  // namespace farm
