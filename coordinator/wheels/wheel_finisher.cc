@@ -204,7 +204,7 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
       return Fail(id, absl::StrCat("cannot keep the wheel for its smoke tests: ",
                                    stored.status().message()));
     }
-    blobs_->Pin(SmokePinOwner(id), {*stored});
+    if (!KeepWheelForSmoke(id, *stored)) return absl::OkStatus();  // cancelled meanwhile
     if (absl::Status s = smoke_->Start(id, plan, *stored, retagged->filename); !s.ok()) {
       blobs_->Unpin(SmokePinOwner(id));
       return Fail(id, absl::StrCat("cannot start the smoke tests: ", s.message()));
@@ -245,7 +245,7 @@ absl::Status WheelFinisher::FollowSmoke(const std::string& id, const farm::v1::B
   wheel.set_hash(build->wheel().sha256());
   wheel.set_size_bytes(static_cast<int64_t>(build->wheel().size_bytes()));
   // Pins live in memory: after a coordinator restart this takes the wheel's pin again.
-  blobs_->Pin(SmokePinOwner(id), {wheel});
+  if (!KeepWheelForSmoke(id, wheel)) return absl::OkStatus();
   if (!*done) return absl::OkStatus();
   struct Unpin {
     BlobStore* blobs;
@@ -277,6 +277,17 @@ absl::Status WheelFinisher::FollowSmoke(const std::string& id, const farm::v1::B
               marked.empty() ? "" : absl::StrCat("; marked: ", absl::StrJoin(marked, "; ")));
   fs::remove_all(dir, ec);
   return published;
+}
+
+bool WheelFinisher::KeepWheelForSmoke(const std::string& id, const farm::v1::Digest& wheel) {
+  // Pinned before the build is read: a cancel after the read lets the pin go (CancelSmoke
+  // follows the build's state), one before it is seen here. Checked first and pinned after,
+  // a cancel between the two would leave the wheel pinned until the coordinator restarts.
+  blobs_->Pin(SmokePinOwner(id), {wheel});
+  auto build = builds_->Get(id);
+  if (build.ok() && !IsTerminalBuildState(build->state())) return true;
+  blobs_->Unpin(SmokePinOwner(id));
+  return false;
 }
 
 void WheelFinisher::CancelSmoke(const std::string& id) {

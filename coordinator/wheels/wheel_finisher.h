@@ -54,6 +54,9 @@ class WheelFinisher {
                        const std::string& path, const std::string& filename,
                        farm::v1::BuildState state_before, const std::string& note);
   std::string SmokePinOwner(const std::string& id) const { return id + "/smoke"; }
+  // Pins `wheel` for build `id`'s smoke tests while the build runs: false (and nothing
+  // pinned) once it is over, cancelled meanwhile.
+  bool KeepWheelForSmoke(const std::string& id, const farm::v1::Digest& wheel);
 
   BuildRegistry* const builds_;
   PackageIndex* const index_;
