@@ -466,6 +466,58 @@ TEST_F(FarmNvccTest, TheHostCompileRunsOnTheFarmThroughFarmCc) {
   }
 }
 
+// A rebuild of unchanged sources is answered whole by the compile cache: no action runs, so
+// only its calls' reports say it happened. It is a build all the same: listed, finished and
+// counted, its calls shown.
+TEST_F(FarmNvccTest, ABuildTheCompileCacheAnswersWholeIsListedAndCounted) {
+  const std::string d = WorkDir("cached-build");
+  const std::vector<std::string> compile = {
+      FarmBinary("farm-nvcc"),
+      kNvcc,
+      "-c",
+      d + "/saxpy.cu",
+      "-o",
+      "saxpy.o",
+      "-arch=sm_90",
+      absl::StrCat("-DCACHED_BUILD_SALT=", absl::ToUnixNanos(absl::Now()))};
+  CommandResult first = Run(compile, d, {"FARM_BUILD_ID=cached-build-first"});
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  EXPECT_THAT(first.stderr_text, HasSubstr("farm-nvcc: sm_90: "));
+  CommandResult again = Run(compile, d, {"FARM_BUILD_ID=cached-build-again"});
+  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
+  EXPECT_THAT(again.stderr_text, HasSubstr("/saxpy.cu: compile cache"));
+  EXPECT_THAT(again.stderr_text, Not(HasSubstr("call not reported")));
+
+  const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                                             "FARM_TOKEN_FILE=" + coordinator_->token_file()};
+  CommandResult json = RunFarmctl({"build", "cached-build-again", "--json"}, farm_env);
+  ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
+  const nlohmann::json b = nlohmann::json::parse(json.stdout_text, nullptr, false);
+  ASSERT_TRUE(b.is_object()) << json.stdout_text;
+  EXPECT_EQ(b.value("kind", ""), "BUILD_KIND_COMPILE") << b.dump();
+  EXPECT_EQ(b.value("state", ""), "BUILD_STATE_SUCCEEDED") << b.dump();
+  EXPECT_EQ(b["nvcc"]["total"], "1") << b.dump();
+  EXPECT_EQ(b["nvcc"]["cached"], "1") << b.dump();
+  EXPECT_TRUE(b.contains("finished_at")) << b.dump();
+  CommandResult text = RunFarmctl({"build", "cached-build-again"}, farm_env);
+  EXPECT_THAT(text.stdout_text,
+              HasSubstr("nvcc       1 of 1 calls split (1 from the compile cache); none ran "
+                        "plain nvcc\n"))
+      << text.stdout_text;
+  CommandResult list = RunFarmctl({"builds"}, farm_env);
+  EXPECT_THAT(list.stdout_text,
+              ::testing::ContainsRegex("cached-build-again +compile +- +succeeded"))
+      << list.stdout_text;
+
+  auto hp = ParseHostPort(coordinator_->http_address());
+  ASSERT_TRUE(hp.ok()) << hp.status();
+  httplib::Client http(hp->host, hp->port);
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body,
+              HasSubstr("farm_builds_finished_total{kind=\"compile\",state=\"succeeded\"} "));
+}
+
 TEST_F(FarmNvccTest, ARefusedReportNeverFailsTheCompile) {
   const std::string d = WorkDir("unknown-build");
   CommandResult r =
