@@ -990,6 +990,55 @@ TEST_F(FarmNvccTest, LineInfoReusesAnotherTreeOfTheSameSourcesButNotACopyOfThem)
   EXPECT_NE(ComparableObject(tree1 + "/s.o"), ComparableObject(tree2 + "/s.o"));
 }
 
+// -lineinfo with a relative source, and a header found through a relative -I: cicc names each
+// file as the preprocessor spelled it, made absolute against its working directory, so the
+// worker is sent the device source with its relative files named from the call's directory.
+// The line tables, PTX and cubins are plain nvcc's. A path that climbs out of the directory
+// ("../src/k.cu") is one the worker's stand-ins cannot show: plain nvcc runs, saying why.
+TEST_F(FarmNvccTest, LineInfoWithARelativeSourceAndIncludeDirMatchesPlainNvcc) {
+  const std::string d = WorkDir("lineinfo-relative");
+  fs::create_directories(d + "/src");
+  fs::create_directories(d + "/inc");
+  fs::create_directories(d + "/build");
+  std::ofstream(d + "/inc/twice.h") << "__device__ inline float Twice(float x) { return 2 * x; }\n";
+  std::ofstream(d + "/src/relative.cu") << "#include \"twice.h\"\n"
+                                           "__global__ void Scale(float* x, int n) {\n"
+                                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                           "  if (i < n) x[i] = Twice(x[i]);\n"
+                                           "}\n";
+  auto argv = [](const std::string& source, const std::string& include) {
+    return std::vector<std::string>{FarmBinary("farm-nvcc"),
+                                    kNvcc,
+                                    "-lineinfo",
+                                    "-I" + include,
+                                    "-c",
+                                    source,
+                                    "-o",
+                                    "relative.o",
+                                    "-gencode",
+                                    "arch=compute_75,code=sm_75",
+                                    "-gencode",
+                                    "arch=compute_90,code=[compute_90,sm_90]"};
+  };
+  CommandResult farm = Run(argv("src/relative.cu", "inc"), d);
+  ASSERT_EQ(farm.exit_code, 0) << farm.stderr_text;
+  EXPECT_THAT(farm.stderr_text, Not(HasSubstr("running plain nvcc"))) << farm.stderr_text;
+  EXPECT_THAT(farm.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w")) << farm.stderr_text;
+  ExpectPlainNvccWritesTheSame(*this, d, argv("src/relative.cu", "inc"), "relative.o", "");
+  // CMake's absolute source, with a header found through a relative -I all the same.
+  CommandResult absolute = Run(argv(d + "/src/relative.cu", "inc"), d);
+  ASSERT_EQ(absolute.exit_code, 0) << absolute.stderr_text;
+  EXPECT_THAT(absolute.stderr_text, Not(HasSubstr("running plain nvcc"))) << absolute.stderr_text;
+  ExpectPlainNvccWritesTheSame(*this, d, argv(d + "/src/relative.cu", "inc"), "relative.o", "");
+
+  CommandResult up = Run(argv("../src/relative.cu", "../inc"), d + "/build");
+  ASSERT_EQ(up.exit_code, 0) << up.stderr_text;
+  EXPECT_THAT(up.stderr_text, HasSubstr("running plain nvcc: not decomposable: -lineinfo with "
+                                        "the path '../src/relative.cu'"))
+      << up.stderr_text;
+  EXPECT_TRUE(fs::exists(d + "/build/relative.o"));
+}
+
 // A torch extension's unit reads more files than an action carries stamps for (DeepSpeed
 // 0.18.9's multi_tensor_adam.cu: 5332, through torch/extension.h); ptxas stamps only the few
 // its PTX names. Sent without stamps, the cubins' line tables held zeros where plain nvcc's
