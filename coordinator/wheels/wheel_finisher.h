@@ -42,6 +42,11 @@ class WheelFinisher {
   // no longer kept for them.
   void CancelSmoke(const std::string& id);
 
+  // After a coordinator restart, before the pipeline follows anything: a build smoke testing
+  // its wheel keeps it in the CAS again (pins live in memory), so that no upload meanwhile
+  // evicts what a test placed again needs.
+  void ResumeSmoke(const farm::v1::Build& build);
+
   // The publisher for one of a plan's targets.
   absl::StatusOr<std::unique_ptr<Publisher>> PublisherFor(
       const farm::v1::RecipePublishTarget& target) const;
