@@ -81,6 +81,8 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   c->identity_.version = FARM_VERSION;
   c->identity_.tls = tls.has_value();
   c->identity_.started_at = absl::Now();
+  c->action_retention_ = options.action_retention;
+  c->retention_check_interval_ = options.retention_check_interval;
   FARM_RETURN_IF_ERROR(PrepareDataDir(options.data_dir));
   FARM_ASSIGN_OR_RETURN(const std::string token,
                         LoadOrCreateToken(options.token_file, options.data_dir, &c->token_file_));
@@ -298,11 +300,18 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
 void Coordinator::SweepLoop() {
   const absl::Duration period = std::min(absl::Seconds(1), registry_->timeout() / 4);
   uint64_t sweeps = 0;
+  absl::Time retention_checked = absl::InfinitePast();
   while (!stopping_.WaitForNotificationWithTimeout(period)) {
     if (absl::Status s = registry_->Sweep(); !s.ok()) {
       ComponentLogger("coordinator")->error("liveness sweep failed: {}", s.ToString());
     }
     scheduler_->Sweep();
+    // A build leaves with its last action (the scheduler's retention); one that ran none (a
+    // rebuild the compile cache answered) after as long.
+    if (const absl::Time now = absl::Now(); now - retention_checked >= retention_check_interval_) {
+      retention_checked = now;
+      builds_->DeleteBuildsWithoutActions(now - action_retention_);
+    }
     // Pages freed after a burst (finished actions leaving memory, gRPC buffers) stay with
     // glibc's arenas unless handed back: return them every ten sweeps so RSS follows use. The
     // first time right after the first sweep, which ends what starting up allocated for a

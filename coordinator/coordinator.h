@@ -133,6 +133,9 @@ class Coordinator {
   std::unique_ptr<WheelPipeline> wheel_pipeline_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::unique_ptr<HttpServer> http_server_;
+  // --action-retention and how often it is applied: builds that ran no action follow it too.
+  absl::Duration action_retention_;
+  absl::Duration retention_check_interval_;
   absl::Notification stopping_;
   std::thread sweeper_;
   bool shut_down_ = false;

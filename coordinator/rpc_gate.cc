@@ -8,13 +8,13 @@
 
 namespace farm::coordinator {
 
-grpc::Status RpcGate::Serve(const grpc::ServerContext& context, absl::string_view method,
+grpc::Status RpcGate::Serve(const grpc::ServerContextBase& context, absl::string_view method,
                             absl::FunctionRef<absl::Status(const Caller&)> body) const {
   absl::StatusOr<Caller> caller = auth_->Authorize(context, method);
   return Finish(method, caller.ok() ? body(*caller) : caller.status());
 }
 
-grpc::Status RpcGate::Serve(const grpc::ServerContext& context, absl::string_view method,
+grpc::Status RpcGate::Serve(const grpc::ServerContextBase& context, absl::string_view method,
                             absl::FunctionRef<absl::Status()> body) const {
   return Serve(context, method, [&](const Caller&) { return body(); });
 }

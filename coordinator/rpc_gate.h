@@ -26,11 +26,12 @@ class RpcGate {
   // counted under "Method"): runs `body` only when the call carries a known token whose role
   // may call `method`, with the Caller it stands for (build tokens: CheckBuildScope).
   // Returns the refusal or the body's status, for gRPC. Streaming handlers read and write
-  // their streams inside `body`.
-  grpc::Status Serve(const grpc::ServerContext& context, absl::string_view method,
+  // their streams inside `body`; a callback handler (WorkerService.Register) passes its
+  // CallbackServerContext.
+  grpc::Status Serve(const grpc::ServerContextBase& context, absl::string_view method,
                      absl::FunctionRef<absl::Status(const Caller&)> body) const;
   // Serve, for a body that does not need the Caller.
-  grpc::Status Serve(const grpc::ServerContext& context, absl::string_view method,
+  grpc::Status Serve(const grpc::ServerContextBase& context, absl::string_view method,
                      absl::FunctionRef<absl::Status()> body) const;
 
  private:

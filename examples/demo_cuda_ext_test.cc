@@ -5,14 +5,21 @@
 
 #include <filesystem>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "libfarm/coverage/binary_inspector.h"
 #include "libfarm/coverage/wheel_verifier.h"
+#include "libfarm/cuda/arch_list.h"
+#include "libfarm/files/file_contents.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/process/subprocess.h"
+#include "libfarm/recipes/build_render.h"
 #include "libfarm/retag/wheel_retag.h"
 
 namespace farm {
@@ -95,6 +102,42 @@ TEST(DemoCudaExtTest, WheelCarriesExactlyTheRequestedSassAndInstalls) {
   EXPECT_EQ(out.stdout_text,
             "0.1.0+cu130 ['sm_75', 'sm_90'] ['saxpy_kernel', 'block_sum_kernel', "
             "'arch_probe_kernel'] 0\n");
+  fs::remove_all(root);
+}
+
+// The demo recipe hands the build its archs as {cmake_archs} (DEMO_CUDA_ARCHS), which the demo's
+// CMakeLists reads in either form: one arch must come out as asked, SASS alone or SASS and PTX.
+// Only CMake's configure step runs: the nvcc flags it writes are what the build compiles.
+TEST(DemoCudaExtTest, OneRequestedArchBuildsSassAloneOrWithPtxAsAsked) {
+  const fs::path root = fs::temp_directory_path() / absl::StrCat("demo_ext_archs_", ::getpid());
+  fs::remove_all(root);
+  int n = 0;
+  for (const auto& [request, codes] : std::vector<std::pair<std::string, std::set<std::string>>>{
+           {"8.0", {"sm_80"}},
+           {"8.0+PTX", {"sm_80", "compute_80"}},
+           {"9.0a", {"sm_90a"}},
+           {"12.0+PTX", {"sm_120", "compute_120"}},
+           {"7.5;8.0+PTX", {"sm_75", "sm_80", "compute_80"}}}) {
+    SCOPED_TRACE(request);
+    auto archs = ParseArchList(request);
+    ASSERT_TRUE(archs.ok()) << archs.status();
+    const fs::path build = root / absl::StrCat("build", ++n);
+    RunTool(
+        {"cmake", "-S", FARM_DEMO_CUDA_EXT_DIR, "-B", build.string(), "-G", "Ninja",
+         "-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc"},
+        {absl::StrCat("DEMO_CUDA_ARCHS=", CmakeArchs(*archs)), "CMAKE_CUDA_COMPILER_LAUNCHER="});
+    auto ninja = ReadFileContents((build / "build.ninja").string());
+    ASSERT_TRUE(ninja.ok()) << ninja.status();
+    // "--generate-code=arch=compute_80,code=[compute_80,sm_80]": what nvcc writes, SASS or PTX.
+    std::set<std::string> found;
+    for (size_t at = ninja->find("code=["); at != std::string::npos;
+         at = ninja->find("code=[", at + 1)) {
+      const size_t start = at + std::string("code=[").size();
+      const std::string list = ninja->substr(start, ninja->find(']', start) - start);
+      for (absl::string_view code : absl::StrSplit(list, ',')) found.emplace(code);
+    }
+    EXPECT_EQ(found, codes);
+  }
   fs::remove_all(root);
 }
 

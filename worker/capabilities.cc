@@ -9,6 +9,8 @@
 #include "libfarm/host/host_probe.h"
 #include "libfarm/host/shared_libraries.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/text/utf8.h"
+#include "libfarm/text/utf8_fields.h"
 #include "libfarm/toolkit/toolkit_check.h"
 #include "libfarm/toolkit/toolkit_probe.h"
 #include "worker/python_interpreters.h"
@@ -32,6 +34,26 @@ absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string
     labels[key] = std::string(absl::StripAsciiWhitespace(kv[1]));
   }
   return labels;
+}
+
+absl::StatusOr<farm::v1::WorkerCapabilities> SendableCapabilities(
+    const farm::v1::WorkerCapabilities& detected) {
+  for (const auto& [key, value] : detected.labels()) {
+    if (!IsValidUtf8(key) || !IsValidUtf8(value)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "label '", Utf8Prefix(ValidUtf8OrEscaped(key), 64), "' (\"",
+          Utf8Prefix(ValidUtf8OrEscaped(value), 64),
+          "\") is not UTF-8, which the coordinator cannot take. Fix: pass --labels as UTF-8 "
+          "text"));
+    }
+  }
+  farm::v1::WorkerCapabilities sendable = detected;
+  for (const InvalidUtf8Field& f : InvalidUtf8Fields(detected, 64)) {
+    ComponentLogger("worker")->warn("{} (\"{}\") is not UTF-8: the coordinator is sent it escaped",
+                                    f.path, f.value);
+  }
+  EscapeInvalidUtf8Fields(&sendable);
+  return sendable;
 }
 
 absl::StatusOr<farm::v1::WorkerCapabilities> DetectCapabilities(const CapabilityOptions& options) {

@@ -25,6 +25,14 @@ struct CapabilityOptions {
 
 absl::StatusOr<farm::v1::WorkerCapabilities> DetectCapabilities(const CapabilityOptions& options);
 
+// The copy of `detected` the worker registers with: protobuf text must be UTF-8, and a request
+// holding other bytes is refused whole. What the host told (its hostname, a toolkit's or an
+// interpreter's path) is sent escaped, with a warning naming the field (the worker keeps the
+// real bytes to use them); a label, the operator's own text, is refused (INVALID_ARGUMENT
+// naming it, with the fix).
+absl::StatusOr<farm::v1::WorkerCapabilities> SendableCapabilities(
+    const farm::v1::WorkerCapabilities& detected);
+
 // Parses "k=v,k2=v2" (--labels). Keys: [A-Za-z0-9._/-]+; values may not contain ',' or '='.
 absl::StatusOr<std::map<std::string, std::string>> ParseLabels(const std::string& text);
 

@@ -29,6 +29,37 @@ TEST(ParseLabelsTest, RejectsMalformedWithExample) {
   }
 }
 
+// What the worker detected may hold any bytes (a hostname, a toolkit or interpreter path): the
+// copy it registers with has them escaped, as protobuf strings must be UTF-8; its own copy
+// keeps the paths it uses. A label is the operator's: one that is not UTF-8 is refused, naming
+// it and the fix.
+TEST(SendableCapabilitiesTest, EscapesWhatTheHostSaysAndRefusesLabelsThatAreNotUtf8) {
+  farm::v1::WorkerCapabilities detected;
+  detected.set_hostname("ho\xffst");
+  detected.set_slots(2);
+  detected.add_cuda()->set_path("/opt/cuda-\xe9");
+  detected.add_python()->set_path("/usr/bin/python3.11");
+  (*detected.mutable_labels())["zone"] = "café";
+  auto sent = SendableCapabilities(detected);
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_EQ(sent->hostname(), "ho\\xffst");
+  EXPECT_EQ(sent->cuda(0).path(), "/opt/cuda-\\xe9");
+  EXPECT_EQ(sent->python(0).path(), "/usr/bin/python3.11");
+  EXPECT_EQ(sent->labels().at("zone"), "café");
+  EXPECT_EQ(sent->slots(), 2u);
+  farm::v1::WorkerCapabilities parsed;
+  EXPECT_TRUE(parsed.ParseFromString(sent->SerializeAsString()));
+
+  (*detected.mutable_labels())["zone"] = "caf\xe9";
+  auto refused = SendableCapabilities(detected);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::HasSubstr("label 'zone' (\"caf\\xe9\") is not UTF-8"));
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::HasSubstr("Fix: pass --labels as UTF-8 text"));
+}
+
 TEST(DetectCapabilitiesTest, NoneAdvertisesNoToolkit) {
   auto caps = DetectCapabilities({.work_dir = "/tmp", .cuda_paths = {"none"}});
   ASSERT_TRUE(caps.ok()) << caps.status();

@@ -86,7 +86,10 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Start(WorkerOptions options) {
   if (!caps.ok()) return caps.status();
   if (absl::Status s = CheckWorkerLabels(*caps); !s.ok()) return ForOperator(s);
   caps->set_sandboxed(w->sandbox_.has_value());
-  w->capabilities_ = *caps;
+  // Registered with text the coordinator can parse; `caps` keeps the paths this worker uses.
+  auto sendable = SendableCapabilities(*caps);
+  if (!sendable.ok()) return ForOperator(sendable.status());
+  w->capabilities_ = *std::move(sendable);
   std::vector<std::string> toolkits;
   for (const auto& t : caps->cuda()) {
     toolkits.push_back(absl::StrCat("CUDA ", t.version(), " (", t.release(), ", ", t.sms_size(),
@@ -142,7 +145,7 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Start(WorkerOptions options) {
                                                             .token = *token,
                                                             .coordinator = options.coordinator,
                                                             .instance_id = w->claim_->instance_id},
-                                              *caps, w->dispatcher_.get());
+                                              w->capabilities_, w->dispatcher_.get());
   return w;
 }
 

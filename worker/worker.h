@@ -46,6 +46,7 @@ class Worker {
   // Registers, leases and runs actions until `stop` is notified, then drains.
   absl::Status Run(absl::Notification& stop);
 
+  // As registered: text that is not UTF-8 escaped (SendableCapabilities).
   const farm::v1::WorkerCapabilities& capabilities() const { return capabilities_; }
 
  private:

@@ -114,15 +114,19 @@ BuildRegistry::BuildRegistry(StateStore* store, MetricsRegistry* metrics,
 absl::Status BuildRegistry::Load() {
   absl::MutexLock lock(&mu_);
   // Runs inside ForEach, under the lock taken above (which the analysis cannot follow).
-  return store_->ForEachRecord<Build>(Table::kBuilds,
-                                      [&](const std::string& key, Build& record)
-                                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-                                            Entry e;
-                                            e.record = std::move(record);
-                                            e.record.clear_shards();
-                                            builds_.insert_or_assign(key, std::move(e));
-                                            return absl::OkStatus();
-                                          });
+  FARM_RETURN_IF_ERROR(store_->ForEachRecord<Build>(
+      Table::kBuilds,
+      [&](const std::string& key, Build& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        Entry e;
+        e.record = std::move(record);
+        e.record.clear_shards();
+        builds_.insert_or_assign(key, std::move(e));
+        return absl::OkStatus();
+      }));
+  // A compile build no action named has its state from its calls; the others get theirs
+  // again when the scheduler replays their actions.
+  for (auto& [id, e] : builds_) DeriveState(e, /*live=*/false);
+  return absl::OkStatus();
 }
 
 void BuildRegistry::OnActionsChanged(const std::vector<ActionUpdate>& updates) {
@@ -247,8 +251,10 @@ void BuildRegistry::DeriveState(Entry& e, bool live) {
   BuildState state;
   std::string reason;
   if (total == 0) {
-    state = farm::v1::BUILD_STATE_QUEUED;
-  } else if (pending > 0) {
+    DeriveStateFromCalls(e, live);
+    return;
+  }
+  if (pending > 0) {
     state = (running > 0 || pending < total) ? farm::v1::BUILD_STATE_BUILDING
                                              : farm::v1::BUILD_STATE_QUEUED;
   } else if (failed > 0) {
@@ -279,6 +285,30 @@ void BuildRegistry::DeriveState(Entry& e, bool live) {
     e.record.clear_finished_at();
   }
   if (live && !IsTerminalBuildState(before) && IsTerminalBuildState(state)) CountFinished(e.record);
+}
+
+void BuildRegistry::DeriveStateFromCalls(Entry& e, bool live) {
+  // No action ran for it (a rebuild the compile cache answered whole): each reported call
+  // has ended, and CountNvccCall kept when the first and the last were reported.
+  const farm::v1::NvccCalls& nvcc = e.record.nvcc();
+  const farm::v1::NvccCalls& host = e.record.host_compiles();
+  const uint64_t calls = nvcc.total() + host.total();
+  const uint64_t errors = nvcc.compile_errors() + host.compile_errors();
+  const BuildState before = e.record.state();
+  if (calls == 0) {
+    e.record.set_state(farm::v1::BUILD_STATE_QUEUED);
+    e.record.clear_reason();
+  } else if (errors > 0) {
+    e.record.set_state(farm::v1::BUILD_STATE_FAILED);
+    e.record.set_reason(
+        absl::StrCat(errors, " of ", calls, " compile calls stopped at a compile error"));
+  } else {
+    e.record.set_state(farm::v1::BUILD_STATE_SUCCEEDED);
+    e.record.clear_reason();
+  }
+  if (live && !IsTerminalBuildState(before) && IsTerminalBuildState(e.record.state())) {
+    CountFinished(e.record);
+  }
 }
 
 void BuildRegistry::CountFinished(const Build& b) {
@@ -332,8 +362,10 @@ absl::Status BuildRegistry::Mutate(const std::string& id,
   batch.Put(Table::kBuilds, id, copy);
   FARM_RETURN_IF_ERROR(store_->Write(batch));
   absl::MutexLock lock(&mu_);
-  Build& current = builds_.at(id).record;
-  if (copy.kind() == farm::v1::BUILD_KIND_COMPILE) {
+  Entry& entry = builds_.at(id);
+  Build& current = entry.record;
+  const bool compile = copy.kind() == farm::v1::BUILD_KIND_COMPILE;
+  if (compile && !entry.shards.empty()) {
     // The state of a compile build follows its actions, which may have moved meanwhile.
     copy.set_state(current.state());
     copy.set_reason(current.reason());
@@ -341,6 +373,7 @@ absl::Status BuildRegistry::Mutate(const std::string& id,
     *copy.mutable_finished_at() = current.finished_at();
   }
   current = std::move(copy);
+  if (compile && entry.shards.empty()) DeriveStateFromCalls(entry, /*live=*/true);
   return absl::OkStatus();
 }
 
@@ -496,9 +529,34 @@ absl::Status BuildRegistry::CountNvccCall(const std::string& id,
   const std::string reason = report.outcome() == farm::v1::NVCC_CALL_OUTCOME_FALLBACK
                                  ? FallbackKey(report)
                                  : std::string();
+  bool without_actions = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = builds_.find(id);
+    // A call the compile cache answered ran no action, so a build whose every call it answered
+    // (a rebuild of unchanged sources) has none to start it: its first such report does. A
+    // call that ran anything never starts one (its actions do): a fallback under a mistyped
+    // FARM_BUILD_ID is refused, not made a build.
+    if (it == builds_.end() && report.outcome() == farm::v1::NVCC_CALL_OUTCOME_CACHED) {
+      it = builds_.try_emplace(id).first;
+      Build& b = it->second.record;
+      b.set_id(id);
+      b.set_kind(farm::v1::BUILD_KIND_COMPILE);
+      b.set_state(farm::v1::BUILD_STATE_QUEUED);
+      *b.mutable_submitted_at() = ToProtoTime(clock_());
+    }
+    without_actions = it != builds_.end() && it->second.shards.empty() &&
+                      it->second.record.kind() == farm::v1::BUILD_KIND_COMPILE;
+  }
   absl::Status s = Mutate(id, [&](Build& b, StateBatch&) {
     farm::coordinator::CountNvccCall(CallCountsOf(b, report.kind()), report.outcome(), reason,
                                      report.reason());
+    if (without_actions) {
+      // Its calls are all it has: the first report starts it, each one ends it again.
+      const absl::Time now = clock_();
+      if (!IsSet(b.started_at())) *b.mutable_started_at() = ToProtoTime(now);
+      *b.mutable_finished_at() = ToProtoTime(now);
+    }
     return absl::OkStatus();
   });
   if (s.ok()) {
@@ -506,6 +564,38 @@ absl::Status BuildRegistry::CountNvccCall(const std::string& id,
         .Count(report.outcome(), reason);
   }
   return s;
+}
+
+size_t BuildRegistry::DeleteBuildsWithoutActions(absl::Time finished_before) {
+  absl::MutexLock write(&write_mu_);
+  std::vector<std::pair<std::string, uint64_t>> past;  // build id, log end
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, e] : builds_) {
+      if (e.record.kind() == farm::v1::BUILD_KIND_COMPILE && e.shards.empty() &&
+          e.actions.empty() && e.finished.empty() && IsTerminalBuildState(e.record.state()) &&
+          IsSet(e.record.finished_at()) &&
+          FromProtoTime(e.record.finished_at()) < finished_before) {
+        past.emplace_back(id, e.record.log_bytes());
+      }
+    }
+  }
+  if (past.empty()) return 0;
+  StateBatch batch;
+  for (const auto& [id, log_end] : past) {
+    batch.Delete(Table::kBuilds, id);
+    BuildLogBlocks::StageDelete(batch, id, log_end);
+  }
+  auto log = ComponentLogger("coordinator");
+  if (absl::Status s = store_->Write(batch); !s.ok()) {
+    log->error("deleting finished builds that ran no action: {}", s.ToString());
+    return 0;
+  }
+  absl::MutexLock lock(&mu_);
+  for (const auto& [id, log_end] : past) builds_.erase(id);
+  log->info("deleted {} finished build(s) that ran no action, past the actions' retention",
+            past.size());
+  return past.size();
 }
 
 Build BuildRegistry::Render(const Entry& e) const {

@@ -24,7 +24,10 @@
 //
 // For farm-nvcc and farm-cc (ReportNvccCall), any kind of build:
 //   CountNvccCall(id, report)   one call's outcome, into Build.nvcc (kind NVCC) or
-//                               Build.host_compiles (kind HOST) and /metrics
+//                               Build.host_compiles (kind HOST) and /metrics. A call the
+//                               compile cache answered starts a compile build no action
+//                               named yet (a rebuild answered whole runs none): such a
+//                               build's state and times follow its calls.
 #pragma once
 
 #include <map>
@@ -103,6 +106,11 @@ class BuildRegistry final : public ActionObserver {
   absl::StatusOr<farm::v1::GetBuildLogsResponse> ReadLog(const std::string& id, uint64_t offset,
                                                          uint64_t max_bytes) const;
 
+  // Deletes the finished compile builds that no action ever named (a rebuild the compile
+  // cache answered whole) and that finished before `finished_before`, with their logs: builds
+  // with actions leave with their last action (OnActionsDeleted). Returns how many left.
+  size_t DeleteBuildsWithoutActions(absl::Time finished_before);
+
   // ActionObserver.
   void OnActionsChanged(const std::vector<ActionUpdate>& updates) override;
   void OnActionsLoaded(const std::vector<ActionUpdate>& updates) override;
@@ -128,6 +136,9 @@ class BuildRegistry final : public ActionObserver {
   void Apply(const std::vector<ActionUpdate>& updates, bool live);
   // Recomputes a compile build's state from its shards.
   void DeriveState(Entry& entry, bool live) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A compile build without actions: its state from its reported calls (ended, failed at a
+  // compile error, or none yet); its times are those of the reports.
+  void DeriveStateFromCalls(Entry& entry, bool live) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CountFinished(const farm::v1::Build& build) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   farm::v1::Build Render(const Entry& entry) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Applies `change` to a copy of the record, writes it (with `extra` ops), then keeps it.

@@ -297,9 +297,12 @@ TEST_F(BuildRegistryTest, NvccCallsAreCountedPerBuildAndSurviveARestart) {
     r.set_reason(reason);
     return r;
   };
-  // Reports never create a build.
-  EXPECT_EQ(builds_->CountNvccCall("b1", report(farm::v1::NVCC_CALL_OUTCOME_SPLIT, "")).code(),
-            absl::StatusCode::kNotFound);
+  // A call that ran anything (here or on the farm) never creates a build: its actions do.
+  for (auto outcome : {farm::v1::NVCC_CALL_OUTCOME_SPLIT, farm::v1::NVCC_CALL_OUTCOME_FALLBACK,
+                       farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR}) {
+    EXPECT_EQ(builds_->CountNvccCall("b1", report(outcome, "")).code(),
+              absl::StatusCode::kNotFound);
+  }
   ASSERT_TRUE(scheduler_->Execute({Shell("a", "sm_90")}).ok());
   for (auto outcome : {farm::v1::NVCC_CALL_OUTCOME_SPLIT, farm::v1::NVCC_CALL_OUTCOME_SPLIT,
                        farm::v1::NVCC_CALL_OUTCOME_CACHED}) {
@@ -334,6 +337,90 @@ TEST_F(BuildRegistryTest, NvccCallsAreCountedPerBuildAndSurviveARestart) {
   auto again = builds_->Get("b1");
   ASSERT_TRUE(again.ok());
   check(*again);
+}
+
+// A rebuild the compile cache answers whole runs no action, so nothing but its calls' reports
+// says it happened: the first cached call starts the build, each call ends it again, and it
+// is listed, counted as finished and kept across a restart like a build whose actions ran.
+TEST_F(BuildRegistryTest, ABuildWhoseEveryCallTheCompileCacheAnsweredIsListedAndCounted) {
+  auto report = [](const std::string& id, farm::v1::CompileCallKind kind,
+                   farm::v1::NvccCallOutcome outcome) {
+    farm::v1::ReportNvccCallRequest r;
+    r.set_build_id(id);
+    r.set_kind(kind);
+    r.set_outcome(outcome);
+    return r;
+  };
+  const absl::Time first = now_;
+  ASSERT_TRUE(builds_
+                  ->CountNvccCall("rebuild", report("rebuild", farm::v1::COMPILE_CALL_KIND_NVCC,
+                                                    farm::v1::NVCC_CALL_OUTCOME_CACHED))
+                  .ok());
+  now_ += absl::Seconds(4);
+  ASSERT_TRUE(builds_
+                  ->CountNvccCall("rebuild", report("rebuild", farm::v1::COMPILE_CALL_KIND_HOST,
+                                                    farm::v1::NVCC_CALL_OUTCOME_CACHED))
+                  .ok());
+  auto check = [&](const farm::v1::Build& b) {
+    EXPECT_EQ(b.id(), "rebuild");
+    EXPECT_EQ(b.kind(), farm::v1::BUILD_KIND_COMPILE);
+    EXPECT_EQ(b.state(), farm::v1::BUILD_STATE_SUCCEEDED) << b.reason();
+    EXPECT_EQ(b.nvcc().total(), 1u);
+    EXPECT_EQ(b.nvcc().cached(), 1u);
+    EXPECT_EQ(b.host_compiles().cached(), 1u);
+    EXPECT_EQ(b.shards_size(), 0);
+    EXPECT_EQ(b.submitted_at().seconds(), absl::ToUnixSeconds(first));
+    EXPECT_EQ(b.started_at().seconds(), absl::ToUnixSeconds(first));
+    EXPECT_EQ(b.finished_at().seconds(), absl::ToUnixSeconds(first + absl::Seconds(4)));
+  };
+  auto b = builds_->Get("rebuild");
+  ASSERT_TRUE(b.ok()) << b.status();
+  check(*b);
+  const std::vector<farm::v1::Build> listed = builds_->List(0);
+  ASSERT_EQ(listed.size(), 1u);
+  check(listed[0]);
+  const std::string metrics = metrics_->Render();
+  EXPECT_THAT(metrics,
+              HasSubstr("farm_builds_finished_total{kind=\"compile\",state=\"succeeded\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("farm_builds{kind=\"compile\",state=\"succeeded\"} 1\n"));
+  EXPECT_THAT(metrics, HasSubstr("farm_build_duration_seconds_count{kind=\"compile\"} 1\n"));
+
+  // A compile error reported in such a build fails it.
+  ASSERT_TRUE(builds_
+                  ->CountNvccCall("broken", report("broken", farm::v1::COMPILE_CALL_KIND_NVCC,
+                                                   farm::v1::NVCC_CALL_OUTCOME_CACHED))
+                  .ok());
+  ASSERT_TRUE(builds_
+                  ->CountNvccCall("broken", report("broken", farm::v1::COMPILE_CALL_KIND_NVCC,
+                                                   farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR))
+                  .ok());
+  auto broken = builds_->Get("broken");
+  ASSERT_TRUE(broken.ok());
+  EXPECT_EQ(broken->state(), farm::v1::BUILD_STATE_FAILED);
+  EXPECT_THAT(broken->reason(), HasSubstr("1 of 2 compile calls stopped at a compile error"));
+
+  Reopen();
+  auto again = builds_->Get("rebuild");
+  ASSERT_TRUE(again.ok()) << again.status();
+  check(*again);
+  EXPECT_EQ(builds_->Get("broken")->state(), farm::v1::BUILD_STATE_FAILED);
+
+  // Actions arriving later make it a build like any other.
+  farm::v1::Action a = Shell("a", "sm_90");
+  a.set_build_id("rebuild");
+  ASSERT_TRUE(scheduler_->Execute({a}).ok());
+  EXPECT_EQ(builds_->Get("rebuild")->state(), farm::v1::BUILD_STATE_QUEUED);
+
+  // With no action to go with, such a build leaves once it has been finished for the actions'
+  // retention, its log with it.
+  ASSERT_TRUE(builds_->AppendLog("broken", "log line\n").ok());
+  EXPECT_EQ(builds_->DeleteBuildsWithoutActions(now_ - absl::Seconds(1)), 0u);
+  EXPECT_TRUE(builds_->Get("broken").ok());
+  EXPECT_EQ(builds_->DeleteBuildsWithoutActions(now_ + absl::Seconds(1)), 1u);
+  EXPECT_EQ(builds_->Get("broken").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(builds_->Get("rebuild").ok());  // it has an action now
+  Reopen();
+  EXPECT_EQ(builds_->Get("broken").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(BuildRegistryTest, HostCompilesAreCountedApartFromNvccCalls) {

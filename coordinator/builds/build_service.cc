@@ -131,7 +131,8 @@ grpc::Status BuildServiceImpl::ReportNvccCall(grpc::ServerContext* context,
     FARM_RETURN_IF_ERROR(CheckBuildScope(caller, request->build_id()));
     absl::Status s = builds_->CountNvccCall(request->build_id(), *request);
     if (absl::IsNotFound(s)) {
-      // Reports never create builds: a typo in FARM_BUILD_ID must not grow the registry.
+      // Only a call the compile cache answered starts a build (a rebuild answered whole has
+      // no action to start it); a fallback under a mistyped FARM_BUILD_ID must not.
       s = absl::InvalidArgumentError(
           absl::StrCat("no build '", request->build_id().substr(0, 128),
                        "' to count a compile call in. Fix: set FARM_BUILD_ID to a build 'farmctl "

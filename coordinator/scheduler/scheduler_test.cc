@@ -1,13 +1,18 @@
 #include "coordinator/scheduler/scheduler.h"
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "libfarm/actions/action_client.h"
 #include "libfarm/digest/digest.h"
 
 namespace farm::coordinator {
@@ -21,19 +26,31 @@ using ::testing::IsEmpty;
 
 class FakeBlobs : public BlobIndex {
  public:
-  bool Contains(const farm::v1::Digest& d) override { return present.count(d.hash()) > 0; }
+  bool Contains(const farm::v1::Digest& d) override {
+    absl::MutexLock lock(&mu);
+    return present.count(d.hash()) > 0;
+  }
   absl::StatusOr<std::string> Read(const farm::v1::Digest& d, int64_t) override {
+    absl::MutexLock lock(&mu);
     auto it = bytes.find(d.hash());
     if (it == bytes.end()) return absl::NotFoundError(d.hash());
     return it->second;
   }
-  void Pin(const std::string& owner, const std::vector<farm::v1::Digest>&) override {
+  void Pin(const std::string& owner, const std::vector<farm::v1::Digest>& digests) override {
+    absl::MutexLock lock(&mu);
     pins.insert(owner);
+    for (const auto& d : digests) pinned[owner].insert(d.hash());
   }
-  void Unpin(const std::string& owner) override { pins.erase(owner); }
+  void Unpin(const std::string& owner) override {
+    absl::MutexLock lock(&mu);
+    pins.erase(owner);
+    pinned.erase(owner);
+  }
+  absl::Mutex mu;
   std::set<std::string> present;
   std::map<std::string, std::string> bytes;  // of the blobs Read may give
   std::set<std::string> pins;
+  std::map<std::string, std::set<std::string>> pinned;  // owner -> hashes
 };
 
 const HistoryScopes kAdminHistory{.write = "admin", .read = {"admin"}};
@@ -660,6 +677,94 @@ TEST_F(SchedulerTest, WithoutMemoryAwarenessFreeSlotsAloneDecide) {
   auto leases = scheduler_->Lease("w1", "s1", caps, 8, absl::ZeroDuration());
   ASSERT_TRUE(leases.ok());
   EXPECT_EQ(leases->size(), 4u);
+}
+
+// Pins follow actions whatever the interleaving: clients submitting the same actions (joined
+// while in flight), cancelling them and workers running them at once end with exactly the
+// live actions pinned, each on its inputs, and every queued action still leasable.
+TEST_F(SchedulerTest, PinsAreExactlyTheLiveActionsWhateverCancelsRaceWith) {
+  options_.queue_order = QueueOrder::kFifo;
+  Reopen();
+  std::vector<farm::v1::Action> pool;
+  for (int i = 0; i < 12; ++i) {
+    farm::v1::Action a = Compile("sm_90");
+    a.add_argv(absl::StrCat("-DVARIANT=", i));
+    a.set_skip_cache(i % 3 == 0);
+    pool.push_back(a);
+  }
+  absl::Mutex mu;
+  std::vector<std::string> seen;
+  std::atomic<bool> stop{false};
+  auto submitter = [&](int seed) {
+    for (int round = 0; round < 200; ++round) {
+      std::vector<farm::v1::Action> batch;
+      for (int k = 0; k < 3; ++k) batch.push_back(pool[(seed * 7 + round * 5 + k * 3) % 12]);
+      auto s = scheduler_->Execute(batch);
+      ASSERT_TRUE(s.ok()) << s.status();
+      absl::MutexLock lock(&mu);
+      for (const auto& st : *s) seen.push_back(st.action_id());
+    }
+  };
+  auto canceller = [&] {
+    for (int round = 0; !stop.load(); ++round) {
+      std::string id;
+      {
+        absl::MutexLock lock(&mu);
+        if (seen.empty()) continue;
+        id = seen[(round * 13) % seen.size()];
+      }
+      auto c = scheduler_->Cancel(id);
+      EXPECT_TRUE(c.ok() || absl::IsNotFound(c.status())) << c.status();
+    }
+  };
+  auto runner = [&] {
+    farm::v1::WorkerCapabilities caps = MakeWorker("w1", "13.0").capabilities();
+    for (int round = 0; !stop.load(); ++round) {
+      auto leases = scheduler_->Lease("w1", "s1", caps, 2, absl::ZeroDuration());
+      ASSERT_TRUE(leases.ok()) << leases.status();
+      std::vector<farm::v1::Completion> done;
+      for (const auto& l : *leases) {
+        if (round % 2 == 0) done.push_back(Done(l, round % 4 == 0 ? 0 : 1));
+      }
+      if (!done.empty()) {
+        ASSERT_TRUE(scheduler_->Complete("w1", done).ok());
+      }
+    }
+  };
+  std::thread a(submitter, 1), b(submitter, 2), c(canceller), d(runner);
+  a.join();
+  b.join();
+  stop.store(true);
+  c.join();
+  d.join();
+
+  std::set<std::string> live;
+  std::set<std::string> ids;
+  {
+    absl::MutexLock lock(&mu);
+    ids.insert(seen.begin(), seen.end());
+  }
+  for (const std::string& id : ids) {
+    auto st = scheduler_->Get(id);
+    ASSERT_TRUE(st.ok()) << st.status();
+    if (!IsTerminalActionState(st->state())) live.insert(id);
+  }
+  {
+    absl::MutexLock lock(&blobs_.mu);
+    EXPECT_EQ(blobs_.pins, live);
+    for (const std::string& id : live) {
+      EXPECT_EQ(blobs_.pinned[id], std::set<std::string>{input_.hash()}) << id;
+    }
+  }
+  // Whatever is still queued can be leased: none was lost from its queue.
+  uint32_t queued = 0;
+  for (const std::string& id : live) {
+    if (scheduler_->Get(id)->state() == farm::v1::ACTION_STATE_QUEUED) ++queued;
+  }
+  auto rest = scheduler_->Lease("w2", "s2", MakeWorker("w2", "13.0").capabilities(), 1000,
+                                absl::ZeroDuration());
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(rest->size(), queued);
 }
 
 }  // namespace

@@ -173,25 +173,51 @@ absl::Status SmokeStage::Start(const std::string& id, const farm::v1::BuildPlan&
   std::vector<farm::v1::SmokeResult> results =
       PlaceSmokeTests(archs, workers_->ListOnline(), plan.python_version(), plan.cpu_arch(),
                       plan.smoke().require_gpu());
-  for (auto& r : results) {
-    if (r.state() == kSmokeQueued) {
-      Queue(id, plan, wheel, filename, r);
-    } else if (r.state() == kSmokeWaiting) {
-      *r.mutable_waiting_since() = ToProtoTime(clock_());
-      builds_
-          ->AppendLog(id,
-                      absl::StrCat("wheelfarm: smoke test ", r.sm(), ": ", r.reason(),
-                                   "; it waits up to ", absl::FormatDuration(GpuWait(plan.smoke())),
-                                   " (the recipe's [smoke] has require_gpu = true)\n"))
-          .IgnoreError();
-    } else {
-      builds_
-          ->AppendLog(
-              id, absl::StrCat("wheelfarm: smoke test ", r.sm(), ": not run: ", r.reason(), "\n"))
-          .IgnoreError();
-    }
-  }
+  for (auto& r : results) Begin(id, plan, wheel, filename, r);
   return builds_->SetSmoke(id, results);
+}
+
+void SmokeStage::Begin(const std::string& id, const farm::v1::BuildPlan& plan,
+                       const farm::v1::Digest& wheel, const std::string& filename,
+                       farm::v1::SmokeResult& r) {
+  if (r.state() == kSmokeQueued) {
+    Queue(id, plan, wheel, filename, r);
+  } else if (r.state() == kSmokeWaiting) {
+    *r.mutable_waiting_since() = ToProtoTime(clock_());
+    builds_
+        ->AppendLog(id,
+                    absl::StrCat("wheelfarm: smoke test ", r.sm(), ": ", r.reason(),
+                                 "; it waits up to ", absl::FormatDuration(GpuWait(plan.smoke())),
+                                 " (the recipe's [smoke] has require_gpu = true)\n"))
+        .IgnoreError();
+  } else {
+    builds_
+        ->AppendLog(id,
+                    absl::StrCat("wheelfarm: smoke test ", r.sm(), ": not run: ", r.reason(), "\n"))
+        .IgnoreError();
+  }
+}
+
+void SmokeStage::PlaceAgain(const farm::v1::Build& build, farm::v1::SmokeResult& r,
+                            const absl::Status& gone) {
+  builds_
+      ->AppendLog(build.id(),
+                  absl::StrCat("wheelfarm: smoke test ", r.sm(), ": its action is gone (",
+                               gone.message(), "); the test is placed again\n"))
+      .IgnoreError();
+  auto archs = ParseArchList(build.plan().archs());
+  if (!archs.ok()) return;  // Start parsed them: this does not happen
+  const std::vector<farm::v1::SmokeResult> placed =
+      PlaceSmokeTests(*archs, workers_->ListOnline(), build.plan().python_version(),
+                      build.plan().cpu_arch(), build.plan().smoke().require_gpu());
+  auto p = std::find_if(placed.begin(), placed.end(),
+                        [&](const farm::v1::SmokeResult& x) { return x.sm() == r.sm(); });
+  if (p == placed.end()) return;
+  r = *p;
+  farm::v1::Digest wheel;
+  wheel.set_hash(build.wheel().sha256());
+  wheel.set_size_bytes(static_cast<int64_t>(build.wheel().size_bytes()));
+  Begin(build.id(), build.plan(), wheel, build.wheel().filename(), r);
 }
 
 void SmokeStage::Queue(const std::string& id, const farm::v1::BuildPlan& plan,
@@ -322,10 +348,16 @@ absl::StatusOr<bool> SmokeStage::Advance(const std::string& id) {
   for (auto& r : results) {
     if (Terminal(r) || r.state() == kSmokeWaiting) continue;
     auto st = scheduler_->Get(r.action_id());
-    if (!st.ok()) {
-      r.set_state(kSmokeNotRun);
-      r.set_reason(absl::StrCat("its action is gone: ", st.status().message()));
+    if (absl::IsNotFound(st.status())) {
+      // Its record left the store (lost across a restart): the test is placed again, as at
+      // the start, rather than reported not run, which with require_gpu fails the build.
+      PlaceAgain(build, r, st.status());
       changed = true;
+      if (r.state() != kSmokeNotRun) done = false;
+      continue;
+    }
+    if (!st.ok()) {  // the store could not be read: asked again next time
+      done = false;
       continue;
     }
     switch (st->state()) {

@@ -74,8 +74,9 @@ class SmokeStage {
                      const farm::v1::Digest& wheel, const std::string& filename);
 
   // Follows the queued tests and records what finished (output in the build log); queues a
-  // waiting SM's test once an online GPU worker runs it, or ends its wait when it is overdue.
-  // True once every SM has its result.
+  // waiting SM's test once an online GPU worker runs it, or ends its wait when it is overdue;
+  // places a test again whose action is gone (lost across a restart). True once every SM has
+  // its result.
   absl::StatusOr<bool> Advance(const std::string& id);
 
   // The build was cancelled: its waiting SMs stop waiting ("not run", `why`).
@@ -86,6 +87,15 @@ class SmokeStage {
       const google::protobuf::RepeatedPtrField<farm::v1::SmokeResult>& results);
 
  private:
+  // Starts `r`, as PlaceSmokeTests placed it: queues its test, or records since when it waits
+  // for a GPU worker, or why it is not run; in the build's log.
+  void Begin(const std::string& id, const farm::v1::BuildPlan& plan, const farm::v1::Digest& wheel,
+             const std::string& filename, farm::v1::SmokeResult& r);
+
+  // `r`'s action is `gone` (its record left the store): its test is placed again among the
+  // workers online now and begun, as at Start.
+  void PlaceAgain(const farm::v1::Build& build, farm::v1::SmokeResult& r, const absl::Status& gone);
+
   // Queues `r`'s test (r.gpu_sm() placed) of the build's wheel: "queued" with its action, or
   // "not run" when the scheduler refused it.
   void Queue(const std::string& id, const farm::v1::BuildPlan& plan, const farm::v1::Digest& wheel,

@@ -59,6 +59,14 @@ farm::v1::Verification VerificationOf(const VerifyReport& report, const ArchList
   return out;
 }
 
+// The verified wheel a build's smoke tests install, as the CAS holds it.
+farm::v1::Digest WheelDigest(const farm::v1::Build& build) {
+  farm::v1::Digest wheel;
+  wheel.set_hash(build.wheel().sha256());
+  wheel.set_size_bytes(static_cast<int64_t>(build.wheel().size_bytes()));
+  return wheel;
+}
+
 }  // namespace
 
 WheelFinisher::WheelFinisher(BuildRegistry* builds, PackageIndex* index, std::string work_dir,
@@ -204,7 +212,7 @@ absl::Status WheelFinisher::Finish(const std::string& id, const farm::v1::BuildP
       return Fail(id, absl::StrCat("cannot keep the wheel for its smoke tests: ",
                                    stored.status().message()));
     }
-    blobs_->Pin(SmokePinOwner(id), {*stored});
+    if (!KeepWheelForSmoke(id, *stored)) return absl::OkStatus();  // cancelled meanwhile
     if (absl::Status s = smoke_->Start(id, plan, *stored, retagged->filename); !s.ok()) {
       blobs_->Unpin(SmokePinOwner(id));
       return Fail(id, absl::StrCat("cannot start the smoke tests: ", s.message()));
@@ -221,11 +229,21 @@ absl::Status WheelFinisher::FollowSmoke(const std::string& id, const farm::v1::B
   if (smoke_ == nullptr || blobs_ == nullptr) {
     return Fail(id, "this coordinator cannot run smoke tests");
   }
+  {
+    auto before = builds_->Get(id);
+    if (!before.ok()) return before.status();
+    // Pins live in memory: after a coordinator restart this takes the wheel's pin again,
+    // before a test whose action was lost is queued again with it. Cancelled: CancelSmoke
+    // let the wheel go, and it stays gone.
+    if (IsTerminalBuildState(before->state()) || !KeepWheelForSmoke(id, WheelDigest(*before))) {
+      return absl::OkStatus();
+    }
+  }
   auto done = smoke_->Advance(id);
   if (!done.ok()) return done.status();
   auto build = builds_->Get(id);
   if (!build.ok()) return build.status();
-  // Cancelled meanwhile: CancelSmoke let the wheel go, and it stays gone.
+  // Cancelled meanwhile: CancelSmoke let the wheel go (it was pinned before).
   if (IsTerminalBuildState(build->state())) return absl::OkStatus();
   // The build's reason says while an SM waits for a GPU worker (require_gpu), and for which.
   if (!*done) {
@@ -241,12 +259,8 @@ absl::Status WheelFinisher::FollowSmoke(const std::string& id, const farm::v1::B
       builds_->SetState(id, farm::v1::BUILD_STATE_VERIFYING, reason).IgnoreError();
     }
   }
-  farm::v1::Digest wheel;
-  wheel.set_hash(build->wheel().sha256());
-  wheel.set_size_bytes(static_cast<int64_t>(build->wheel().size_bytes()));
-  // Pins live in memory: after a coordinator restart this takes the wheel's pin again.
-  blobs_->Pin(SmokePinOwner(id), {wheel});
   if (!*done) return absl::OkStatus();
+  const farm::v1::Digest wheel = WheelDigest(*build);
   struct Unpin {
     BlobStore* blobs;
     std::string owner;
@@ -277,6 +291,25 @@ absl::Status WheelFinisher::FollowSmoke(const std::string& id, const farm::v1::B
               marked.empty() ? "" : absl::StrCat("; marked: ", absl::StrJoin(marked, "; ")));
   fs::remove_all(dir, ec);
   return published;
+}
+
+void WheelFinisher::ResumeSmoke(const farm::v1::Build& build) {
+  if (smoke_ == nullptr || blobs_ == nullptr || build.smoke_size() == 0 ||
+      build.state() != farm::v1::BUILD_STATE_VERIFYING) {
+    return;
+  }
+  KeepWheelForSmoke(build.id(), WheelDigest(build));
+}
+
+bool WheelFinisher::KeepWheelForSmoke(const std::string& id, const farm::v1::Digest& wheel) {
+  // Pinned before the build is read: a cancel after the read lets the pin go (CancelSmoke
+  // follows the build's state), one before it is seen here. Checked first and pinned after,
+  // a cancel between the two would leave the wheel pinned until the coordinator restarts.
+  blobs_->Pin(SmokePinOwner(id), {wheel});
+  auto build = builds_->Get(id);
+  if (build.ok() && !IsTerminalBuildState(build->state())) return true;
+  blobs_->Unpin(SmokePinOwner(id));
+  return false;
 }
 
 void WheelFinisher::CancelSmoke(const std::string& id) {

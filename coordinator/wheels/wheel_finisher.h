@@ -42,6 +42,11 @@ class WheelFinisher {
   // no longer kept for them.
   void CancelSmoke(const std::string& id);
 
+  // After a coordinator restart, before the pipeline follows anything: a build smoke testing
+  // its wheel keeps it in the CAS again (pins live in memory), so that no upload meanwhile
+  // evicts what a test placed again needs.
+  void ResumeSmoke(const farm::v1::Build& build);
+
   // The publisher for one of a plan's targets.
   absl::StatusOr<std::unique_ptr<Publisher>> PublisherFor(
       const farm::v1::RecipePublishTarget& target) const;
@@ -54,6 +59,9 @@ class WheelFinisher {
                        const std::string& path, const std::string& filename,
                        farm::v1::BuildState state_before, const std::string& note);
   std::string SmokePinOwner(const std::string& id) const { return id + "/smoke"; }
+  // Pins `wheel` for build `id`'s smoke tests while the build runs: false (and nothing
+  // pinned) once it is over, cancelled meanwhile.
+  bool KeepWheelForSmoke(const std::string& id, const farm::v1::Digest& wheel);
 
   BuildRegistry* const builds_;
   PackageIndex* const index_;

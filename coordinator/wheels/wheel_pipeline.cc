@@ -60,6 +60,7 @@ void WheelPipeline::Start() {
     for (const auto& b : builds_->List(std::numeric_limits<size_t>::max())) {
       if (b.kind() == farm::v1::BUILD_KIND_WHEEL && !IsTerminalBuildState(b.state())) {
         active_.insert(b.id());
+        finisher_->ResumeSmoke(b);
       }
     }
     if (!active_.empty()) {

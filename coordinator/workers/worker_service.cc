@@ -3,18 +3,21 @@
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "libfarm/gpu/gpu_device.h"
 #include "libfarm/host/shared_libraries.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/status_macros.h"
+#include "libfarm/text/utf8_fields.h"
 
 namespace farm::coordinator {
 namespace {
 
 // ", certificate CN=<name>" when the worker came over mutual TLS; "" otherwise.
-std::string PeerCertificateNote(const grpc::ServerContext& context) {
+std::string PeerCertificateNote(const grpc::ServerContextBase& context) {
   auto auth = context.auth_context();
   if (auth == nullptr || !auth->IsPeerAuthenticated()) return "";
   for (const auto& cn : auth->FindPropertyValues("x509_common_name")) {
@@ -27,6 +30,38 @@ std::string PeerCertificateNote(const grpc::ServerContext& context) {
 template <typename Request>
 WorkerCaller CallerOf(const Request& request, const Caller& caller) {
   return {request.name(), request.session_id(), caller.token_id};
+}
+
+// The RegisterRequest in `bytes`. Text that is not UTF-8, which protobuf refuses to parse, is
+// INVALID_ARGUMENT naming each such field, with the fix.
+absl::StatusOr<farm::v1::RegisterRequest> ParseRegisterRequest(const grpc::ByteBuffer& bytes) {
+  std::vector<grpc::Slice> slices;
+  if (grpc::Status s = bytes.Dump(&slices); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read the request: ", s.error_message()));
+  }
+  std::string data;
+  for (const grpc::Slice& slice : slices) {
+    data.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  farm::v1::RegisterRequest request;
+  if (request.ParseFromString(data)) return request;
+  const std::vector<InvalidUtf8Field> invalid =
+      InvalidUtf8FieldsOf(data, *farm::v1::RegisterRequest::descriptor());
+  if (invalid.empty()) {
+    return absl::InvalidArgumentError(
+        "the request is not a RegisterRequest. Fix: use a farm-worker of this farm's version");
+  }
+  std::vector<std::string> named;
+  bool labels = false;
+  for (const InvalidUtf8Field& f : invalid) {
+    named.push_back(absl::StrCat(f.path, " (\"", f.value, "\")"));
+    labels = labels || absl::StartsWith(f.path, "capabilities.labels");
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the worker's ", absl::StrJoin(named, ", "), invalid.size() == 1 ? " is" : " are",
+      " not UTF-8, which protobuf text must be; nothing was registered. Fix: ",
+      labels ? "pass --labels as UTF-8 text"
+             : "use this version's farm-worker, which sends such text escaped"));
 }
 
 }  // namespace
@@ -54,40 +89,59 @@ uint32_t WorkerServiceImpl::HeartbeatIntervalMs() const {
       std::max<int64_t>(100, absl::ToInt64Milliseconds(registry_->timeout()) / 3));
 }
 
-grpc::Status WorkerServiceImpl::Register(grpc::ServerContext* context,
-                                         const farm::v1::RegisterRequest* request,
-                                         farm::v1::RegisterResponse* response) {
-  return gate_->Serve(*context, "WorkerService.Register", [&](const Caller& caller) {
-    FARM_RETURN_IF_ERROR(ValidateWorkerName(request->name()));
-    if (request->capabilities().slots() == 0) {
-      return absl::InvalidArgumentError("a worker must offer at least 1 slot");
-    }
-    FARM_RETURN_IF_ERROR(CheckWorkerLabels(request->capabilities()));
-    // The list is the worker's word and lands in every fleet listing: bounded, names only.
-    FARM_RETURN_IF_ERROR(ValidateAdvertisedLibraries(
-        {request->capabilities().libraries().begin(), request->capabilities().libraries().end()}));
-    FARM_RETURN_IF_ERROR(CheckAdvertisedGpus(request->capabilities()));
-    if (request->instance_id().size() > 64) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("instance_id is ", request->instance_id().size(),
-                       " bytes; at most 64. Fix: use this version's farm-worker"));
-    }
-    FARM_ASSIGN_OR_RETURN(
-        auto session, registry_->Register(request->name(), request->capabilities(), context->peer(),
-                                          request->instance_id(), caller.token_id));
-    ComponentLogger("coordinator")
-        ->info(
-            "worker '{}' registered from {}{} ({} {}, glibc {}, {} slots, {} CUDA toolkit(s), "
-            "GPUs {}, {})",
-            request->name(), context->peer(), PeerCertificateNote(*context),
-            request->capabilities().os(), request->capabilities().cpu_arch(),
-            request->capabilities().glibc(), request->capabilities().slots(),
-            request->capabilities().cuda_size(), GpuSummary(request->capabilities().gpus()),
-            request->capabilities().sandboxed() ? "sandboxed" : "NOT sandboxed");
-    response->set_session_id(session);
-    response->set_heartbeat_interval_ms(HeartbeatIntervalMs());
-    return absl::OkStatus();
-  });
+grpc::ServerUnaryReactor* WorkerServiceImpl::Register(grpc::CallbackServerContext* context,
+                                                      const grpc::ByteBuffer* request,
+                                                      grpc::ByteBuffer* response) {
+  farm::v1::RegisterResponse reply;
+  grpc::Status status =
+      gate_->Serve(*context, "WorkerService.Register", [&](const Caller& caller) -> absl::Status {
+        FARM_ASSIGN_OR_RETURN(const farm::v1::RegisterRequest parsed,
+                              ParseRegisterRequest(*request));
+        return RegisterWorker(*context, parsed, caller, &reply);
+      });
+  if (status.ok()) {
+    bool own_buffer = false;
+    status = grpc::SerializationTraits<farm::v1::RegisterResponse>::Serialize(reply, response,
+                                                                              &own_buffer);
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+absl::Status WorkerServiceImpl::RegisterWorker(const grpc::ServerContextBase& context,
+                                               const farm::v1::RegisterRequest& request,
+                                               const Caller& caller,
+                                               farm::v1::RegisterResponse* response) {
+  FARM_RETURN_IF_ERROR(ValidateWorkerName(request.name()));
+  if (request.capabilities().slots() == 0) {
+    return absl::InvalidArgumentError("a worker must offer at least 1 slot");
+  }
+  FARM_RETURN_IF_ERROR(CheckWorkerLabels(request.capabilities()));
+  // The list is the worker's word and lands in every fleet listing: bounded, names only.
+  FARM_RETURN_IF_ERROR(ValidateAdvertisedLibraries(
+      {request.capabilities().libraries().begin(), request.capabilities().libraries().end()}));
+  FARM_RETURN_IF_ERROR(CheckAdvertisedGpus(request.capabilities()));
+  if (request.instance_id().size() > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("instance_id is ", request.instance_id().size(),
+                     " bytes; at most 64. Fix: use this version's farm-worker"));
+  }
+  FARM_ASSIGN_OR_RETURN(auto session,
+                        registry_->Register(request.name(), request.capabilities(), context.peer(),
+                                            request.instance_id(), caller.token_id));
+  ComponentLogger("coordinator")
+      ->info(
+          "worker '{}' registered from {}{} ({} {}, glibc {}, {} slots, {} CUDA toolkit(s), "
+          "GPUs {}, {})",
+          request.name(), context.peer(), PeerCertificateNote(context), request.capabilities().os(),
+          request.capabilities().cpu_arch(), request.capabilities().glibc(),
+          request.capabilities().slots(), request.capabilities().cuda_size(),
+          GpuSummary(request.capabilities().gpus()),
+          request.capabilities().sandboxed() ? "sandboxed" : "NOT sandboxed");
+  response->set_session_id(session);
+  response->set_heartbeat_interval_ms(HeartbeatIntervalMs());
+  return absl::OkStatus();
 }
 
 grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context,

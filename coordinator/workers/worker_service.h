@@ -1,6 +1,8 @@
 // farm.v1.WorkerService: how worker daemons register and stay alive.
 #pragma once
 
+#include <grpcpp/support/byte_buffer.h>
+
 #include "coordinator/rpc_gate.h"
 #include "coordinator/scheduler/scheduler.h"
 #include "coordinator/tokens/token_store.h"
@@ -9,7 +11,11 @@
 
 namespace farm::coordinator {
 
-class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
+// Register reads its request itself (a raw callback method): protobuf refuses a request whose
+// text is not UTF-8 before any handler runs, and gRPC answers that INTERNAL with no word on
+// why; this one names the field and the fix.
+class WorkerServiceImpl final : public farm::v1::WorkerService::WithRawCallbackMethod_Register<
+                                    farm::v1::WorkerService::Service> {
  public:
   // `scheduler` may be null in tests that only exercise registration. `build_tokens` (may
   // be null: wheel-build leases then carry no token) issues each leased wheel build the token
@@ -17,8 +23,9 @@ class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
   WorkerServiceImpl(const RpcGate* gate, WorkerRegistry* registry, Scheduler* scheduler,
                     TokenStore* build_tokens = nullptr);
 
-  grpc::Status Register(grpc::ServerContext* context, const farm::v1::RegisterRequest* request,
-                        farm::v1::RegisterResponse* response) override;
+  grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
   grpc::Status Heartbeat(grpc::ServerContext* context, const farm::v1::HeartbeatRequest* request,
                          farm::v1::HeartbeatResponse* response) override;
   grpc::Status Leave(grpc::ServerContext* context, const farm::v1::LeaveRequest* request,
@@ -32,6 +39,10 @@ class WorkerServiceImpl final : public farm::v1::WorkerService::Service {
 
  private:
   uint32_t HeartbeatIntervalMs() const;
+  // Register's body, for a request read whole.
+  absl::Status RegisterWorker(const grpc::ServerContextBase& context,
+                              const farm::v1::RegisterRequest& request, const Caller& caller,
+                              farm::v1::RegisterResponse* response);
 
   const RpcGate* gate_;
   WorkerRegistry* registry_;

@@ -201,6 +201,39 @@ TEST_F(WorkerServiceTest, GpusThatAreNoKnownSmAreRefused) {
   EXPECT_EQ(registry_->List()[0].capabilities().gpus(0).sm(), "sm_90");
 }
 
+// A capability a worker sends that is not UTF-8 (a hostname, a label, a toolkit's path) makes
+// the request one protobuf refuses to parse: the worker is told which field and the fix, not
+// INTERNAL, and nothing is registered.
+TEST_F(WorkerServiceTest, ACapabilityThatIsNotUtf8IsRefusedNamingTheFieldAndTheFix) {
+  auto send = [&](const std::function<void(farm::v1::WorkerCapabilities&)>& set) {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, kToken);
+    farm::v1::RegisterRequest req;
+    req.set_name("w1");
+    req.mutable_capabilities()->set_slots(1);
+    set(*req.mutable_capabilities());
+    farm::v1::RegisterResponse resp;
+    return stub_->Register(&ctx, req, &resp);
+  };
+  grpc::Status host = send([](auto& c) { c.set_hostname("ho\xffst"); });
+  EXPECT_EQ(host.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << host.error_message();
+  EXPECT_THAT(host.error_message(), HasSubstr("capabilities.hostname (\"ho\\xffst\")"));
+  EXPECT_THAT(host.error_message(), HasSubstr("is not UTF-8"));
+  EXPECT_THAT(host.error_message(), HasSubstr("Fix: use this version's farm-worker"));
+  grpc::Status label = send([](auto& c) { (*c.mutable_labels())["zone"] = "caf\xe9"; });
+  EXPECT_EQ(label.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << label.error_message();
+  EXPECT_THAT(label.error_message(), HasSubstr("capabilities.labels[\"zone\"]"));
+  EXPECT_THAT(label.error_message(), HasSubstr("Fix: pass --labels as UTF-8 text"));
+  grpc::Status path = send([](auto& c) { c.add_cuda()->set_path("/opt/cuda-\xe9"); });
+  EXPECT_EQ(path.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << path.error_message();
+  EXPECT_THAT(path.error_message(), HasSubstr("capabilities.cuda[0].path"));
+  EXPECT_TRUE(registry_->List().empty());
+  EXPECT_THAT(metrics_.Render(), HasSubstr("farm_rpc_requests_total{code=\"INVALID_ARGUMENT\","
+                                           "method=\"Register\"} 3\n"));
+  // The same worker with its text in UTF-8 registers.
+  EXPECT_TRUE(send([](auto& c) { c.set_hostname("host"); }).ok());
+}
+
 TEST_F(WorkerServiceTest, HeartbeatWithUnknownSessionAsksToRegister) {
   farm::v1::HeartbeatResponse resp;
   EXPECT_EQ(Call(&farm::v1::WorkerService::Stub::Heartbeat, kToken,

@@ -31,6 +31,38 @@ TEST(LineMarkerFilesTest, EachFileOnceInFirstSeenOrderWithItsSystemFlag) {
                                                  FieldsAre("quote\"d\\.h", false, false)));
 }
 
+// With -lineinfo cicc names a file a marker spells relative from its own directory: the
+// worker's, unless the markers already name it from the build host's.
+TEST(LineMarkersFromTest, RelativeFilesAreNamedFromTheDirectoryTheRestStaysAsItWas) {
+  const std::string text =
+      "# 0 \"src/k.cu\"\n"
+      "# 0 \"<built-in>\"\n"
+      "# 1 \"/usr/include/stdio.h\" 1 3 4\n"
+      "  # 3 \"indented.h\"\n"
+      "#line 7 \"dir with space/k.h\"\n"
+      "# 1 \"./../inc/q\\\"d.h\" 1\n"
+      "# 1 \"\"\n"
+      "int x = printf(\"# 1 \\\"not/a/marker.h\\\"\");\n"
+      "# 2 \"src/k.cu\" 2";
+  EXPECT_EQ(LineMarkersFrom(text, "/build/with \"quote\""),
+            "# 0 \"/build/with \\\"quote\\\"/src/k.cu\"\n"
+            "# 0 \"<built-in>\"\n"
+            "# 1 \"/usr/include/stdio.h\" 1 3 4\n"
+            "  # 3 \"indented.h\"\n"
+            "#line 7 \"/build/with \\\"quote\\\"/dir with space/k.h\"\n"
+            "# 1 \"/build/with \\\"quote\\\"/./../inc/q\\\"d.h\" 1\n"
+            "# 1 \"\"\n"
+            "int x = printf(\"# 1 \\\"not/a/marker.h\\\"\");\n"
+            "# 2 \"/build/with \\\"quote\\\"/src/k.cu\" 2");
+  EXPECT_THAT(LineMarkerFiles(LineMarkersFrom(text, "/b")),
+              ElementsAre(FieldsAre("/b/src/k.cu", false, false),
+                          FieldsAre("/usr/include/stdio.h", true, false),
+                          FieldsAre("/b/dir with space/k.h", false, false),
+                          FieldsAre("/b/./../inc/q\"d.h", false, false)));
+  const std::string absolute = "# 1 \"/src/k.cu\"\n# 1 \"/src/k.h\" 1\n";
+  EXPECT_EQ(LineMarkersFrom(absolute, "/b"), absolute);
+}
+
 // A device preprocess (cicc's input) spells __device__ and __global__ as attributes; the
 // lines after a marker belong to its file, wherever the marker returns to.
 TEST(LineMarkerFilesTest, MarksTheFilesThatDeclareDeviceFunctions) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace farm {
 namespace {
@@ -39,7 +40,48 @@ bool ParseMarker(absl::string_view line, std::string& file, bool& system) {
   return true;
 }
 
+// Where the quoted file name of a line marker starts (after its opening quote), or npos for
+// a line that is no marker.
+size_t MarkerFileStart(absl::string_view line) {
+  std::string file;
+  bool system = false;
+  if (!ParseMarker(line, file, system)) return absl::string_view::npos;
+  return line.find('"') + 1;
+}
+
+// `text` quoted as gcc quotes a file name in a line marker.
+std::string QuotedAsInMarker(absl::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string LineMarkersFrom(absl::string_view text, absl::string_view dir) {
+  const std::string prefix = QuotedAsInMarker(absl::StrCat(dir, "/"));
+  std::string out;
+  out.reserve(text.size());
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == absl::string_view::npos) end = text.size();
+    const absl::string_view line = text.substr(at, end - at);
+    const size_t start = MarkerFileStart(line);
+    if (start != absl::string_view::npos && start < line.size() && line[start] != '/' &&
+        line[start] != '<' && line[start] != '"') {
+      absl::StrAppend(&out, line.substr(0, start), prefix, line.substr(start));
+    } else {
+      absl::StrAppend(&out, line);
+    }
+    if (end < text.size()) out += '\n';
+    at = end + 1;
+  }
+  return out;
+}
 
 std::vector<LineMarkerFile> LineMarkerFiles(absl::string_view text) {
   std::vector<LineMarkerFile> files;

@@ -24,4 +24,10 @@ struct LineMarkerFile {
 // strings and pragmas that look like markers are not.
 std::vector<LineMarkerFile> LineMarkerFiles(absl::string_view preprocessed_text);
 
+// `preprocessed_text` with each line marker that names a relative file naming it from `dir`
+// instead, the way cicc resolves such a name for -lineinfo (joined, not normalized:
+// `# 1 "src/k.cu"` from /b is `# 1 "/b/src/k.cu"`), so that cicc run in another directory
+// names the same files. Absolute names and the pseudo-files (<built-in>) stay as they are.
+std::string LineMarkersFrom(absl::string_view preprocessed_text, absl::string_view dir);
+
 }  // namespace farm

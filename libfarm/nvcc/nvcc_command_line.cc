@@ -643,10 +643,6 @@ absl::Status CheckDecomposable(const NvccCommandLine& command) {
   if (command.device_debug) {
     return NotDecomposable("-G device debug info records the compiling directory");
   }
-  if (command.line_info && !absl::StartsWith(input, "/")) {
-    // Device debug info names the source as cicc finds it: relative to the worker's directory.
-    return NotDecomposable("-lineinfo with a relative source path (CMake passes absolute ones)");
-  }
   if (command.language.empty() ? !absl::EndsWith(input, ".cu") : command.language != "cu") {
     return NotDecomposable(absl::StrCat("'", input, "' is not a .cu file: no device code"));
   }

@@ -199,6 +199,19 @@ TEST(NvccCommandLineTest, ModesThatStayLocal) {
   }
 }
 
+// -lineinfo names the sources as cicc finds them from its directory; SplitCompile names a
+// relative one from the call's directory for the worker (LineMarkersFrom).
+TEST(NvccCommandLineTest, LineInfoWithARelativeSourceSplits) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-lineinfo", "-c", "k.cu", "-arch=sm_90"},
+        std::vector<std::string>{"-lineinfo", "-Iinc", "-c", "src/k.cu", "-o", "k.o"},
+        std::vector<std::string>{"--generate-line-info", "-c", "/src/k.cu", "-o", "k.o"}}) {
+    NvccCommandLine cmd = MustParse(args);
+    EXPECT_TRUE(cmd.line_info);
+    EXPECT_TRUE(CheckDecomposable(cmd).ok()) << CheckDecomposable(cmd);
+  }
+}
+
 TEST(NvccCommandLineTest, EnvironmentFlagsMayNotHideARefusalOrAFile) {
   EXPECT_TRUE(
       CheckEnvironmentFlags("NVCC_APPEND_FLAGS", "-static-global-template-stub=false").ok());

@@ -166,6 +166,44 @@ absl::Status RestampLineInfo(const NvccDryrun& dryrun, const std::string& cwd,
   return absl::OkStatus();
 }
 
+// cicc names each file of its line info as the preprocessor spelled it, a relative one
+// (a relative source, a header found through a relative -I) from its own working directory:
+// on the worker, the scratch directory. The device source it is sent names such files from
+// the call's directory `cwd` instead, as cicc run here would. A name that climbs out of the
+// directory ("../src/k.cu") stays refused: ptxas reads the file's stat through it, a directory
+// the worker's stand-ins (the files' stamps) do not show.
+absl::Status NameRelativeFilesFrom(const std::string& preprocessed_file,
+                                   const std::vector<LineMarkerFile>& read,
+                                   const std::string& cwd) {
+  bool relative = false;
+  for (const LineMarkerFile& f : read) {
+    if (f.path.empty() || f.path[0] == '/') continue;
+    relative = true;
+    for (const auto& part : fs::path(f.path)) {
+      if (part == "..") {
+        return absl::UnimplementedError(absl::StrCat(
+            "not decomposable: -lineinfo with the path '", f.path,
+            "', which climbs out of the working directory: the worker cannot show ptxas its "
+            "stamp there"));
+      }
+    }
+  }
+  if (!relative) return absl::OkStatus();
+  if (cwd.empty() || cwd[0] != '/') {
+    return absl::UnimplementedError(
+        "not decomposable: -lineinfo with a relative path and no working directory to name it "
+        "from");
+  }
+  auto text = ReadFileContents(preprocessed_file);
+  if (!text.ok()) return text.status();
+  std::ofstream out(preprocessed_file, std::ios::binary | std::ios::trunc);
+  out << LineMarkersFrom(*text, cwd);
+  if (!out.flush()) {
+    return absl::UnavailableError(absl::StrCat("cannot write ", preprocessed_file));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& request,
@@ -249,6 +287,11 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   const std::string cwd = std::filesystem::current_path(cwd_error).string();
   for (size_t i = 0; i < jobs->size() && i < dryrun->device_groups.size(); ++i) {
     if (!HasLineInfo((*jobs)[i])) continue;
+    if (absl::Status s =
+            NameRelativeFilesFrom(dryrun->device_groups[i].preprocessed_file, read_by_step[i], cwd);
+        !s.ok()) {
+      return s;
+    }
     std::vector<std::string> paths;
     std::vector<std::string> device_code;
     for (const LineMarkerFile& f : read_by_step[i]) {

@@ -23,8 +23,12 @@ absl::StatusOr<std::vector<std::string>> RenderCommand(
 std::string CmakeArchs(const ArchList& archs) {
   std::vector<std::string> items;
   for (const ArchRequest& r : archs.requests) {
-    // CMAKE_CUDA_ARCHITECTURES: a bare entry is SASS and PTX, "-real" SASS alone.
-    items.push_back(absl::StrCat(r.target.sm, r.target.Suffix(), r.ptx ? "" : "-real"));
+    // CMAKE_CUDA_ARCHITECTURES: "-real" is SASS alone, "-virtual" PTX alone. Never a bare
+    // entry (SASS and PTX to CMake, SASS alone in TORCH_CUDA_ARCH_LIST's form): a list of
+    // one would read either way.
+    const std::string arch = absl::StrCat(r.target.sm, r.target.Suffix());
+    items.push_back(absl::StrCat(arch, "-real"));
+    if (r.ptx) items.push_back(absl::StrCat(arch, "-virtual"));
   }
   return absl::StrJoin(items, ";");
 }

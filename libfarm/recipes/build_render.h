@@ -16,9 +16,11 @@
 
 namespace farm {
 
-// The request in CMAKE_CUDA_ARCHITECTURES / CUDAARCHS form, exactly: "75-real;80;90a-real"
-// for "7.5;8.0+PTX;9.0a". CMake's bare number means SASS plus PTX, so only a "+PTX" entry is
-// bare; the rest are "-real" (SASS alone), and variants keep their suffix.
+// The request in CMAKE_CUDA_ARCHITECTURES / CUDAARCHS form, exactly, each entry saying what it
+// carries: "75-real;80-real;80-virtual;90a-real" for "7.5;8.0+PTX;9.0a". "-real" is SASS
+// alone, "-virtual" PTX alone, so a "+PTX" arch gives both; variants keep their suffix. Never
+// a bare number, which CMake reads as SASS plus PTX but TORCH_CUDA_ARCH_LIST's form as SASS
+// alone: a lone "80" would mean one or the other by who reads it.
 std::string CmakeArchs(const ArchList& archs);
 
 // The request as bare SM numbers, "80;90;100;120" for "8.0;9.0;10.0;12.0" (flash-attn's

@@ -1,7 +1,13 @@
 #include "libfarm/recipes/build_render.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "libfarm/recipes/build_jobs.h"
 #include "libfarm/recipes/recipe_loader.h"
 
@@ -32,8 +38,32 @@ TEST(BuildJobsTest, FarmJobsKeepTheFarmBusyWithinTheHostsRam) {
 TEST(BuildRenderTest, CmakeArchsAreCmakesOwnFormWithPtxOnlyWhereAsked) {
   auto archs = ParseArchList("12.1;7.5;9.0a;8.0+PTX");
   ASSERT_TRUE(archs.ok());
-  EXPECT_EQ(CmakeArchs(*archs), "75-real;80;90a-real;121-real");
+  EXPECT_EQ(CmakeArchs(*archs), "75-real;80-real;80-virtual;90a-real;121-real");
   EXPECT_EQ(archs->ToString(), "7.5;8.0+PTX;9.0a;12.1");
+}
+
+// Every entry says what it carries, so no list reads two ways: a bare "80" is SASS and PTX to
+// CMake but SASS alone in TORCH_CUDA_ARCH_LIST's form, and a lone "8.0+PTX" rendered bare was
+// built SASS-only by a project that tells the forms apart by a "-real" or "-virtual" (the
+// demo's CMakeLists), then failed verification for its missing compute_80 PTX.
+TEST(BuildRenderTest, CmakeArchsOfOneArchSayWhetherPtxComesWithIt) {
+  for (const auto& [request, rendered] : std::vector<std::pair<std::string, std::string>>{
+           {"8.0", "80-real"},
+           {"8.0+PTX", "80-real;80-virtual"},
+           {"9.0a", "90a-real"},
+           {"12.1+PTX", "121-real;121-virtual"},
+           {"10.0f", "100f-real"},
+           {"7.5;8.0", "75-real;80-real"},
+           {"7.5+PTX;12.0+PTX", "75-real;75-virtual;120-real;120-virtual"}}) {
+    SCOPED_TRACE(request);
+    auto archs = ParseArchList(request);
+    ASSERT_TRUE(archs.ok()) << archs.status();
+    const std::string cmake = CmakeArchs(*archs);
+    EXPECT_EQ(cmake, rendered);
+    for (absl::string_view entry : absl::StrSplit(cmake, ';')) {
+      EXPECT_TRUE(absl::EndsWith(entry, "-real") || absl::EndsWith(entry, "-virtual")) << entry;
+    }
+  }
 }
 
 TEST(BuildRenderTest, FillsPlaceholdersAndHostVariables) {

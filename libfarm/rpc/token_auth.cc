@@ -19,7 +19,7 @@ std::optional<Caller> TokenVerifier::Identify(absl::string_view token) const {
   return std::nullopt;
 }
 
-absl::StatusOr<Caller> TokenVerifier::Authorize(const grpc::ServerContext& context,
+absl::StatusOr<Caller> TokenVerifier::Authorize(const grpc::ServerContextBase& context,
                                                 absl::string_view method) const {
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(kAuthorizationKey);
@@ -47,7 +47,7 @@ absl::StatusOr<Caller> TokenVerifier::AuthorizeToken(absl::string_view token,
   return *caller;
 }
 
-absl::Status TokenVerifier::Check(const grpc::ServerContext& context,
+absl::Status TokenVerifier::Check(const grpc::ServerContextBase& context,
                                   absl::string_view method) const {
   return Authorize(context, method).status();
 }

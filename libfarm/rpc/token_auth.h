@@ -42,10 +42,10 @@ class TokenVerifier {
   // The caller, when the call carries a known token whose role may call `method`
   // ("Service.Method"): UNAUTHENTICATED without a known token, PERMISSION_DENIED for a role
   // that may not.
-  absl::StatusOr<Caller> Authorize(const grpc::ServerContext& context,
+  absl::StatusOr<Caller> Authorize(const grpc::ServerContextBase& context,
                                    absl::string_view method) const;
   // Authorize, for handlers that need only the verdict.
-  absl::Status Check(const grpc::ServerContext& context, absl::string_view method) const;
+  absl::Status Check(const grpc::ServerContextBase& context, absl::string_view method) const;
   // Authorize for a bare token (HTTP's bearer tokens and upload passwords), `method` being
   // the route's row ("HTTP.Read").
   absl::StatusOr<Caller> AuthorizeToken(absl::string_view token, absl::string_view method) const;

@@ -10,6 +10,7 @@
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/message.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "libfarm/text/utf8.h"
 
@@ -60,6 +61,79 @@ int EscapeFields(pb::Message* message, const pb::Descriptor* types) {
   return escaped;
 }
 
+// Appends to `out` (up to `max`) the string fields of `message` that are not UTF-8, as
+// `types` (its descriptor, or the one its twin was made from) declares them, named from
+// `prefix`.
+void FindInvalid(const pb::Message& message, const pb::Descriptor* types, const std::string& prefix,
+                 size_t max, std::vector<InvalidUtf8Field>& out) {
+  const pb::Reflection* reflection = message.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  auto add = [&](std::string path, const std::string& value) {
+    if (out.size() < max) {
+      out.push_back({std::move(path), std::string(Utf8Prefix(ValidUtf8OrEscaped(value), 128))});
+    }
+  };
+  for (const pb::FieldDescriptor* field : fields) {
+    if (out.size() >= max) return;
+    const pb::FieldDescriptor* declared = types->FindFieldByNumber(field->number());
+    if (declared == nullptr) continue;
+    const std::string name = prefix + declared->name();
+    if (declared->is_map()) {
+      // An entry: key 1, value 2 (a plain repeated message in a twin).
+      const pb::FieldDescriptor* key_type = declared->message_type()->map_key();
+      const pb::FieldDescriptor* value_type = declared->message_type()->map_value();
+      for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+        const pb::Message& entry = reflection->GetRepeatedMessage(message, field, i);
+        const pb::Reflection* er = entry.GetReflection();
+        const pb::FieldDescriptor* key = entry.GetDescriptor()->FindFieldByNumber(1);
+        const pb::FieldDescriptor* value = entry.GetDescriptor()->FindFieldByNumber(2);
+        std::string key_text;
+        if (key != nullptr && key_type->type() == pb::FieldDescriptor::TYPE_STRING) {
+          std::string scratch;
+          key_text = er->GetStringReference(entry, key, &scratch);
+          if (!IsValidUtf8(key_text)) add(name + " key", key_text);
+        }
+        const std::string entry_name =
+            absl::StrCat(name, "[\"", Utf8Prefix(ValidUtf8OrEscaped(key_text), 64), "\"]");
+        if (value == nullptr) continue;
+        if (value_type->type() == pb::FieldDescriptor::TYPE_STRING) {
+          std::string scratch;
+          const std::string& text = er->GetStringReference(entry, value, &scratch);
+          if (!IsValidUtf8(text)) add(entry_name, text);
+        } else if (value_type->type() == pb::FieldDescriptor::TYPE_MESSAGE &&
+                   er->HasField(entry, value)) {
+          FindInvalid(er->GetMessage(entry, value), value_type->message_type(), entry_name + ".",
+                      max, out);
+        }
+      }
+    } else if (declared->type() == pb::FieldDescriptor::TYPE_STRING) {
+      if (field->is_repeated()) {
+        for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+          std::string scratch;
+          const std::string& value =
+              reflection->GetRepeatedStringReference(message, field, i, &scratch);
+          if (!IsValidUtf8(value)) add(absl::StrCat(name, "[", i, "]"), value);
+        }
+      } else {
+        std::string scratch;
+        const std::string& value = reflection->GetStringReference(message, field, &scratch);
+        if (!IsValidUtf8(value)) add(name, value);
+      }
+    } else if (declared->type() == pb::FieldDescriptor::TYPE_MESSAGE) {
+      if (field->is_repeated()) {
+        for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+          FindInvalid(reflection->GetRepeatedMessage(message, field, i), declared->message_type(),
+                      absl::StrCat(name, "[", i, "]."), max, out);
+        }
+      } else {
+        FindInvalid(reflection->GetMessage(message, field), declared->message_type(), name + ".",
+                    max, out);
+      }
+    }
+  }
+}
+
 void TurnStringsIntoBytes(pb::DescriptorProto* type) {
   for (pb::FieldDescriptorProto& field : *type->mutable_field()) {
     if (field.type() == pb::FieldDescriptorProto::TYPE_STRING) {
@@ -100,16 +174,37 @@ class BytesTwins {
   std::set<std::string> added_ ABSL_GUARDED_BY(mu_);
 };
 
+BytesTwins& Twins() {
+  static BytesTwins* const twins = new BytesTwins();  // never destroyed: used until exit
+  return *twins;
+}
+
 }  // namespace
 
 int EscapeInvalidUtf8Fields(pb::Message* message) {
   return EscapeFields(message, message->GetDescriptor());
 }
 
+std::vector<InvalidUtf8Field> InvalidUtf8Fields(const pb::Message& message, size_t max) {
+  std::vector<InvalidUtf8Field> out;
+  FindInvalid(message, message.GetDescriptor(), "", max, out);
+  return out;
+}
+
+std::vector<InvalidUtf8Field> InvalidUtf8FieldsOf(absl::string_view bytes,
+                                                  const pb::Descriptor& type, size_t max) {
+  const pb::Message* prototype = Twins().Prototype(&type);
+  if (prototype == nullptr) return {};
+  std::unique_ptr<pb::Message> twin(prototype->New());
+  if (!twin->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return {};
+  std::vector<InvalidUtf8Field> out;
+  FindInvalid(*twin, &type, "", max, out);
+  return out;
+}
+
 int ParseEscapingInvalidUtf8(absl::string_view bytes, pb::Message* message) {
   if (message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return 0;
-  static BytesTwins* const twins = new BytesTwins();  // never destroyed: used until exit
-  const pb::Message* prototype = twins->Prototype(message->GetDescriptor());
+  const pb::Message* prototype = Twins().Prototype(message->GetDescriptor());
   if (prototype == nullptr) return -1;
   std::unique_ptr<pb::Message> twin(prototype->New());
   if (!twin->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return -1;

@@ -1,9 +1,13 @@
 #include "libfarm/text/utf8_fields.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "farm/v1/builds.pb.h"
 #include "farm/v1/worker_service.pb.h"
+
+using ::testing::ElementsAre;
+using ::testing::FieldsAre;
 
 namespace farm {
 namespace {
@@ -36,6 +40,40 @@ TEST(Utf8FieldsTest, EscapesMapsAndRepeatedStrings) {
   EXPECT_EQ(build.archs(0), "sm_\\xff");
   EXPECT_EQ(build.nvcc().fallback_reasons().at("bad \\xfe"), 2u);
   EXPECT_EQ(build.wheel().device_code_bytes().at("sm_90"), 7u);
+}
+
+// Which fields are not UTF-8, by their path from the message and with their value escaped:
+// what a refusal names, whether the message was built here or arrived as bytes that
+// ParseFromString refuses.
+TEST(Utf8FieldsTest, NamesTheFieldsThatAreNotUtf8ByTheirPath) {
+  farm::v1::RegisterRequest req;
+  req.set_name("w1");
+  auto* caps = req.mutable_capabilities();
+  caps->set_hostname("ho\xffst");
+  caps->set_slots(2);
+  caps->add_cuda()->set_path("/usr/local/cuda");
+  caps->add_cuda()->set_path("/opt/cuda-\xe9");
+  (*caps->mutable_labels())["zone"] = "caf\xe9";
+  (*caps->mutable_labels())["rack"] = "r1";
+  const auto expected = ElementsAre(FieldsAre("capabilities.cuda[1].path", "/opt/cuda-\\xe9"),
+                                    FieldsAre("capabilities.labels[\"zone\"]", "caf\\xe9"),
+                                    FieldsAre("capabilities.hostname", "ho\\xffst"));
+  EXPECT_THAT(InvalidUtf8Fields(req), expected);
+  const std::string bytes = req.SerializeAsString();
+  ASSERT_FALSE(farm::v1::RegisterRequest().ParseFromString(bytes));
+  EXPECT_THAT(InvalidUtf8FieldsOf(bytes, *farm::v1::RegisterRequest::descriptor()), expected);
+
+  // At most `max`; a key that is not UTF-8 is named as one; valid text names nothing.
+  EXPECT_EQ(InvalidUtf8Fields(req, 2).size(), 2u);
+  farm::v1::WorkerCapabilities keyed;
+  (*keyed.mutable_labels())["\xfe"] = "v";
+  EXPECT_THAT(InvalidUtf8Fields(keyed), ElementsAre(FieldsAre("labels key", "\\xfe")));
+  caps->set_hostname("host");
+  caps->mutable_cuda(1)->set_path("/opt/cuda");
+  (*caps->mutable_labels())["zone"] = "café";
+  EXPECT_TRUE(InvalidUtf8Fields(req).empty());
+  EXPECT_TRUE(InvalidUtf8FieldsOf(req.SerializeAsString(), *req.GetDescriptor()).empty());
+  EXPECT_TRUE(InvalidUtf8FieldsOf("\xff\xff\xff", *req.GetDescriptor()).empty());  // no message
 }
 
 TEST(Utf8FieldsTest, ReadsAStoredRecordThatParseFromStringRefuses) {

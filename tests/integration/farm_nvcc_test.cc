@@ -467,6 +467,58 @@ TEST_F(FarmNvccTest, TheHostCompileRunsOnTheFarmThroughFarmCc) {
   }
 }
 
+// A rebuild of unchanged sources is answered whole by the compile cache: no action runs, so
+// only its calls' reports say it happened. It is a build all the same: listed, finished and
+// counted, its calls shown.
+TEST_F(FarmNvccTest, ABuildTheCompileCacheAnswersWholeIsListedAndCounted) {
+  const std::string d = WorkDir("cached-build");
+  const std::vector<std::string> compile = {
+      FarmBinary("farm-nvcc"),
+      kNvcc,
+      "-c",
+      d + "/saxpy.cu",
+      "-o",
+      "saxpy.o",
+      "-arch=sm_90",
+      absl::StrCat("-DCACHED_BUILD_SALT=", absl::ToUnixNanos(absl::Now()))};
+  CommandResult first = Run(compile, d, {"FARM_BUILD_ID=cached-build-first"});
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  EXPECT_THAT(first.stderr_text, HasSubstr("farm-nvcc: sm_90: "));
+  CommandResult again = Run(compile, d, {"FARM_BUILD_ID=cached-build-again"});
+  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
+  EXPECT_THAT(again.stderr_text, HasSubstr("/saxpy.cu: compile cache"));
+  EXPECT_THAT(again.stderr_text, Not(HasSubstr("call not reported")));
+
+  const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                                             "FARM_TOKEN_FILE=" + coordinator_->token_file()};
+  CommandResult json = RunFarmctl({"build", "cached-build-again", "--json"}, farm_env);
+  ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
+  const nlohmann::json b = nlohmann::json::parse(json.stdout_text, nullptr, false);
+  ASSERT_TRUE(b.is_object()) << json.stdout_text;
+  EXPECT_EQ(b.value("kind", ""), "BUILD_KIND_COMPILE") << b.dump();
+  EXPECT_EQ(b.value("state", ""), "BUILD_STATE_SUCCEEDED") << b.dump();
+  EXPECT_EQ(b["nvcc"]["total"], "1") << b.dump();
+  EXPECT_EQ(b["nvcc"]["cached"], "1") << b.dump();
+  EXPECT_TRUE(b.contains("finished_at")) << b.dump();
+  CommandResult text = RunFarmctl({"build", "cached-build-again"}, farm_env);
+  EXPECT_THAT(text.stdout_text,
+              HasSubstr("nvcc       1 of 1 calls split (1 from the compile cache); none ran "
+                        "plain nvcc\n"))
+      << text.stdout_text;
+  CommandResult list = RunFarmctl({"builds"}, farm_env);
+  EXPECT_THAT(list.stdout_text,
+              ::testing::ContainsRegex("cached-build-again +compile +- +succeeded"))
+      << list.stdout_text;
+
+  auto hp = ParseHostPort(coordinator_->http_address());
+  ASSERT_TRUE(hp.ok()) << hp.status();
+  httplib::Client http(hp->host, hp->port);
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body,
+              HasSubstr("farm_builds_finished_total{kind=\"compile\",state=\"succeeded\"} "));
+}
+
 TEST_F(FarmNvccTest, ARefusedReportNeverFailsTheCompile) {
   const std::string d = WorkDir("unknown-build");
   CommandResult r =
@@ -937,6 +989,55 @@ TEST_F(FarmNvccTest, LineInfoReusesAnotherTreeOfTheSameSourcesButNotACopyOfThem)
   EXPECT_THAT(copied.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w"));
   ExpectPlainNvccWritesTheSame(*this, tree1, argv(copy), "s.o", "");
   EXPECT_NE(ComparableObject(tree1 + "/s.o"), ComparableObject(tree2 + "/s.o"));
+}
+
+// -lineinfo with a relative source, and a header found through a relative -I: cicc names each
+// file as the preprocessor spelled it, made absolute against its working directory, so the
+// worker is sent the device source with its relative files named from the call's directory.
+// The line tables, PTX and cubins are plain nvcc's. A path that climbs out of the directory
+// ("../src/k.cu") is one the worker's stand-ins cannot show: plain nvcc runs, saying why.
+TEST_F(FarmNvccTest, LineInfoWithARelativeSourceAndIncludeDirMatchesPlainNvcc) {
+  const std::string d = WorkDir("lineinfo-relative");
+  fs::create_directories(d + "/src");
+  fs::create_directories(d + "/inc");
+  fs::create_directories(d + "/build");
+  std::ofstream(d + "/inc/twice.h") << "__device__ inline float Twice(float x) { return 2 * x; }\n";
+  std::ofstream(d + "/src/relative.cu") << "#include \"twice.h\"\n"
+                                           "__global__ void Scale(float* x, int n) {\n"
+                                           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                           "  if (i < n) x[i] = Twice(x[i]);\n"
+                                           "}\n";
+  auto argv = [](const std::string& source, const std::string& include) {
+    return std::vector<std::string>{FarmBinary("farm-nvcc"),
+                                    kNvcc,
+                                    "-lineinfo",
+                                    "-I" + include,
+                                    "-c",
+                                    source,
+                                    "-o",
+                                    "relative.o",
+                                    "-gencode",
+                                    "arch=compute_75,code=sm_75",
+                                    "-gencode",
+                                    "arch=compute_90,code=[compute_90,sm_90]"};
+  };
+  CommandResult farm = Run(argv("src/relative.cu", "inc"), d);
+  ASSERT_EQ(farm.exit_code, 0) << farm.stderr_text;
+  EXPECT_THAT(farm.stderr_text, Not(HasSubstr("running plain nvcc"))) << farm.stderr_text;
+  EXPECT_THAT(farm.stderr_text, HasSubstr("farm-nvcc: sm_90: ran on w")) << farm.stderr_text;
+  ExpectPlainNvccWritesTheSame(*this, d, argv("src/relative.cu", "inc"), "relative.o", "");
+  // CMake's absolute source, with a header found through a relative -I all the same.
+  CommandResult absolute = Run(argv(d + "/src/relative.cu", "inc"), d);
+  ASSERT_EQ(absolute.exit_code, 0) << absolute.stderr_text;
+  EXPECT_THAT(absolute.stderr_text, Not(HasSubstr("running plain nvcc"))) << absolute.stderr_text;
+  ExpectPlainNvccWritesTheSame(*this, d, argv(d + "/src/relative.cu", "inc"), "relative.o", "");
+
+  CommandResult up = Run(argv("../src/relative.cu", "../inc"), d + "/build");
+  ASSERT_EQ(up.exit_code, 0) << up.stderr_text;
+  EXPECT_THAT(up.stderr_text, HasSubstr("running plain nvcc: not decomposable: -lineinfo with "
+                                        "the path '../src/relative.cu'"))
+      << up.stderr_text;
+  EXPECT_TRUE(fs::exists(d + "/build/relative.o"));
 }
 
 // A torch extension's unit reads more files than an action carries stamps for (DeepSpeed

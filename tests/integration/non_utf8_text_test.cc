@@ -24,6 +24,7 @@
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/net/address.h"
+#include "libfarm/status/exit_code.h"
 #include "tests/support/fake_wheel.h"
 #include "tests/support/farm_processes.h"
 
@@ -305,6 +306,52 @@ TEST(NonUtf8TextTest, ActionsWhoseOutputIsNotUtf8CompleteWithItEscapedAndTheByte
   EXPECT_EQ((*done)[2].result().exit_code(), 3);
   EXPECT_EQ((*done)[2].result().stderr_tail(), "caf\\xe9");
   w->Stop();
+  c->Stop();
+}
+
+// A worker's capabilities are text the worker read from its host (hostname, toolkit and
+// interpreter paths) or its operator wrote (labels), any bytes. A toolkit at a Latin-1 path once
+// made every registration fail with INTERNAL, the worker retrying for ever: now it is sent
+// escaped and the worker registers; a label that is not UTF-8 stops the worker at start with
+// the label and the fix; and a registration holding such text (an older worker) is refused
+// naming the field.
+TEST(NonUtf8TextTest, AWorkerCapabilityThatIsNotUtf8IsSentEscapedOrRefusedNamingIt) {
+  TempDir dir("non-utf8-worker");
+  auto c = CoordinatorProcess::Start(dir / "data");
+  ASSERT_TRUE(c.ok()) << c.status();
+
+  // The toolkit, seen through a directory whose name is Latin-1.
+  const fs::path toolkit = dir / "cuda-caf\xe9";
+  fs::create_directories(toolkit);
+  for (const auto& entry : fs::directory_iterator("/usr/local/cuda")) {
+    fs::create_symlink(fs::canonical(entry.path()), toolkit / entry.path().filename());
+  }
+  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "latin1", dir.path().string(),
+                                {"--cuda-path", toolkit.string()});
+  ASSERT_TRUE(w.ok()) << w.status();
+  const bool online = WaitFor(
+      [&] {
+        return StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "latin1") == "online";
+      },
+      absl::Seconds(60));
+  EXPECT_TRUE(online) << ReadFile(w->log_path());
+  EXPECT_THAT(ReadFile(w->log_path()),
+              HasSubstr("cuda[0].path (\"" + (dir / "cuda-caf\\xe9") +
+                        "\") is not UTF-8: the coordinator is sent it escaped"));
+  CommandResult workers = Farmctl(*c, {"workers"});
+  EXPECT_THAT(workers.stdout_text, HasSubstr("latin1")) << workers.stdout_text;
+  w->Stop();
+
+  auto labelled =
+      WorkerProcess::Start(c->grpc_address(), c->token_file(), "labelled", dir.path().string(),
+                           {"--cuda-path", "none", "--labels", "zone=caf\xe9"});
+  ASSERT_TRUE(labelled.ok()) << labelled.status();
+  EXPECT_EQ(labelled->process().Wait(absl::Seconds(30)), kExitConfig)
+      << ReadFile(labelled->log_path());
+  EXPECT_THAT(ReadFile(labelled->log_path()),
+              HasSubstr("label 'zone' (\"caf\\xe9\") is not UTF-8, which the coordinator "
+                        "cannot take. Fix: pass --labels as UTF-8 text"));
+  EXPECT_EQ(StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "labelled"), "");
   c->Stop();
 }
 

@@ -4,8 +4,13 @@
 // worker declares one (--gpu sm_90) and the demo recipe's own smoke command runs its part that
 // needs none (compiled_archs() holds the SM). One farm for the suite: the demo builds are the
 // cost (device compiles are cached after the first).
+#include <rocksdb/db.h>
+#include <signal.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <set>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -28,6 +33,11 @@ const std::string kFailingSmoke =
     "[smoke]\ncommand = [\"python\", \"-c\", \"import demo_cuda_ext, sys; "
     "print('archs', demo_cuda_ext.compiled_archs()); sys.exit('kernel check failed on "
     "purpose')\"]\n";
+
+// A smoke test that takes a while: long enough for the coordinator to restart under it.
+const std::string kSlowSmoke =
+    "[smoke]\ncommand = [\"python\", \"-c\", \"import demo_cuda_ext, time; time.sleep(20); "
+    "print('slow smoke test passed', demo_cuda_ext.compiled_archs())\"]\n";
 
 class SmokeTest : public ::testing::Test {
  protected:
@@ -63,6 +73,9 @@ class SmokeTest : public ::testing::Test {
     recipe("abandoned", "require_gpu = true\n", "");  // cancelled while it waits
     recipe("blocked", "", kFailingSmoke);             // on_failure = "block", the default
     recipe("marked", "on_failure = \"mark\"\n", kFailingSmoke);
+    recipe("slow", "require_gpu = true\n", kSlowSmoke);   // runs through a restart
+    recipe("slow2", "require_gpu = true\n", kSlowSmoke);  // queued behind it
+    recipe("lost", "require_gpu = true\n", kSlowSmoke);   // its action lost in a restart
 
     StartCoordinator();
     auto w = WorkerProcess::Start(
@@ -248,6 +261,150 @@ TEST_F(SmokeTest, AFailedSmokeTestOnlyMarksTheBuildWhenThePolicyIsMark) {
   EXPECT_EQ(SmokeOf(build, "sm_90").value("state", ""), "failed");
   EXPECT_THAT(build.value("reason", ""), HasSubstr("marked: the smoke test failed on sm_90"));
   EXPECT_THAT(Published("marked"), ::testing::SizeIs(1));
+}
+
+// require_gpu: a smoke test running when the coordinator restarts is followed to its end after
+// the restart, and the wheel published: its action is the scheduler's, kept across the restart.
+TEST_F(SmokeTest, ARequiredSmokeTestRunningAcrossACoordinatorRestartIsFollowedToItsEnd) {
+  CommandResult r = Farmctl({"submit", "slow-0.1.0", "--archs", "9.0"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  const std::string id = SubmittedBuildId(r);
+  nlohmann::json build = WaitForBuild(
+      id, [](const auto& b) { return SmokeOf(b, "sm_90").value("state", "") == "running"; });
+  ASSERT_EQ(SmokeOf(build, "sm_90").value("state", ""), "running") << build.dump(2) << Log(id);
+
+  const std::string grpc = coordinator_->grpc_address();
+  const std::string http = coordinator_->http_address();
+  coordinator_->Stop();
+  delete coordinator_;
+  coordinator_ = nullptr;
+  StartCoordinator(grpc, http);
+
+  build = WaitForBuild(id, [](const auto& b) {
+    return b.value("state", "") != "BUILD_STATE_VERIFYING" &&
+           b.value("state", "") != "BUILD_STATE_PUBLISHING";
+  });
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED")
+      << build.dump(2) << Log(id) << ReadFile(worker_->log_path());
+  const nlohmann::json sm90 = SmokeOf(build, "sm_90");
+  EXPECT_EQ(sm90.value("state", ""), "passed") << build.dump(2);
+  EXPECT_EQ(sm90.value("worker", ""), "gpu1");
+  EXPECT_THAT(sm90.value("output", ""), HasSubstr("slow smoke test passed")) << sm90.dump(2);
+  EXPECT_THAT(Published("slow"), ::testing::SizeIs(1));
+}
+
+// Deletes action `id`'s record from the stopped coordinator's store, as a record that left it
+// (pruned, quarantined at start) is gone.
+void ForgetAction(const std::string& data_dir, const std::string& id) {
+  const std::string dir = data_dir + "/state";
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const auto& n : names) families.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(rocksdb::Options(), dir, families, &handles, &raw);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  std::unique_ptr<rocksdb::DB> db(raw);
+  rocksdb::ColumnFamilyHandle* actions = nullptr;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "actions") actions = handles[i];
+  }
+  std::string value;
+  EXPECT_TRUE(actions != nullptr && db->Get(rocksdb::ReadOptions(), actions, id, &value).ok())
+      << "no action " << id;
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  EXPECT_TRUE(actions != nullptr && db->Delete(sync, actions, id).ok());
+  for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+  db->Close();
+}
+
+// require_gpu: a smoke test whose action the coordinator lost across a restart (its record left
+// the store) is placed and queued again, and the wheel published: not the build failed for an
+// SM "not run".
+TEST_F(SmokeTest, ARequiredSmokeTestWhoseActionIsLostAcrossARestartIsQueuedAgain) {
+  CommandResult r = Farmctl({"submit", "lost-0.1.0", "--archs", "9.0"});
+  ASSERT_EQ(r.exit_code, 0) << Output(r);
+  const std::string id = SubmittedBuildId(r);
+  nlohmann::json build = WaitForBuild(
+      id, [](const auto& b) { return SmokeOf(b, "sm_90").value("state", "") == "running"; });
+  const std::string lost = SmokeOf(build, "sm_90").value("action_id", "");
+  ASSERT_FALSE(lost.empty()) << build.dump(2) << Log(id);
+
+  const std::string grpc = coordinator_->grpc_address();
+  const std::string http = coordinator_->http_address();
+  coordinator_->Stop();
+  delete coordinator_;
+  coordinator_ = nullptr;
+  ForgetAction(*dir_ / "data", lost);
+  StartCoordinator(grpc, http);
+
+  build = WaitForBuild(id, [](const auto& b) {
+    return b.value("state", "") != "BUILD_STATE_VERIFYING" &&
+           b.value("state", "") != "BUILD_STATE_PUBLISHING";
+  });
+  EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2) << Log(id);
+  const nlohmann::json sm90 = SmokeOf(build, "sm_90");
+  EXPECT_EQ(sm90.value("state", ""), "passed") << build.dump(2);
+  EXPECT_NE(sm90.value("action_id", ""), lost);
+  const std::string log = Log(id);
+  EXPECT_THAT(log, HasSubstr("wheelfarm: smoke test sm_90: its action is gone"));
+  EXPECT_THAT(log, HasSubstr("the test is placed again"));
+  EXPECT_THAT(Published("lost"), ::testing::SizeIs(1));
+}
+
+// require_gpu: a smoke test still queued for a GPU worker's slot when the coordinator restarts
+// runs once the slot is free, after the restart, and the wheel is published.
+TEST_F(SmokeTest, ARequiredSmokeTestQueuedAcrossACoordinatorRestartRunsAfterIt) {
+  auto gpu3 = WorkerProcess::Start(
+      coordinator_->grpc_address(), coordinator_->token_file(), "gpu3", dir_->path().string(),
+      {"--slots", "1", "--builds-dir", *dir_ / "builds3", "--gpu", "sm_80:CI stand-in"});
+  ASSERT_TRUE(gpu3.ok()) << gpu3.status();
+  ASSERT_TRUE(WaitFor([] { return Online("gpu3"); }, absl::Seconds(30)));
+  std::vector<std::string> ids;
+  for (const char* ref : {"slow-0.1.0", "slow2-0.1.0"}) {
+    CommandResult r = Farmctl({"submit", ref, "--archs", "8.0"});
+    ASSERT_EQ(r.exit_code, 0) << Output(r);
+    ids.push_back(SubmittedBuildId(r));
+  }
+  // gpu3's one slot runs one test; the other waits for it in the queue.
+  std::string queued;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::set<std::string> states;
+        for (const std::string& id : ids) {
+          const std::string state = SmokeOf(BuildJson(id), "sm_80").value("state", "");
+          states.insert(state);
+          if (state == "queued") queued = id;
+        }
+        return states == std::set<std::string>{"running", "queued"};
+      },
+      absl::Seconds(300)))
+      << BuildJson(ids[0]).dump(2) << BuildJson(ids[1]).dump(2);
+
+  const std::string grpc = coordinator_->grpc_address();
+  const std::string http = coordinator_->http_address();
+  coordinator_->Stop();
+  delete coordinator_;
+  coordinator_ = nullptr;
+  StartCoordinator(grpc, http);
+
+  for (const std::string& id : ids) {
+    SCOPED_TRACE(id == queued ? "queued at the restart" : "running at the restart");
+    const nlohmann::json build = WaitForBuild(id, [](const auto& b) {
+      return b.value("state", "") != "BUILD_STATE_VERIFYING" &&
+             b.value("state", "") != "BUILD_STATE_PUBLISHING";
+    });
+    EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2) << Log(id);
+    const nlohmann::json sm80 = SmokeOf(build, "sm_80");
+    EXPECT_EQ(sm80.value("state", ""), "passed") << build.dump(2);
+    EXPECT_EQ(sm80.value("worker", ""), "gpu3");
+  }
+  // gpu3 leaves cleanly: the next test sees no sm_80 GPU online.
+  gpu3->process().Signal(SIGTERM);
+  gpu3->process().Wait(absl::Seconds(30));
+  ASSERT_TRUE(WaitFor([] { return !Online("gpu3"); }, absl::Seconds(30)));
 }
 
 // require_gpu: with no GPU worker that runs sm_75 online, the build is not failed: sm_75 waits,
