@@ -148,6 +148,9 @@ TEST(SmokeVerdictTest, FollowsTheRecipesPolicy) {
 class AllBlobs : public BlobIndex {
  public:
   bool Contains(const farm::v1::Digest&) override { return true; }
+  absl::StatusOr<std::string> Read(const farm::v1::Digest& d, int64_t) override {
+    return absl::NotFoundError(d.hash());
+  }
   void Pin(const std::string&, const std::vector<farm::v1::Digest>&) override {}
   void Unpin(const std::string&) override {}
 };
