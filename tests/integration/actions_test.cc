@@ -20,7 +20,7 @@
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -30,34 +30,17 @@ using ::testing::HasSubstr;
 class ActionsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto c = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", "2s"});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = *c;
-    for (const char* name : {"w1", "w2"}) StartWorker(name);
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          auto w = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-          return StateOf(w, "w1") == "online" && StateOf(w, "w2") == "online";
-        },
-        absl::Seconds(30)));
+    auto farm = TestFarm::Start(dir_.path(),
+                                {.coordinator_args = {"--worker-timeout", "2s"},
+                                 .workers = NumberedWorkers(2, {.args = {"--cuda-path", "none"}})});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
     Connect();
   }
-  void TearDown() override {
-    for (auto& [name, w] : workers_) {
-      w.Stop();
-    }
-    coordinator_->Stop();
-  }
   void Connect() {
-    token_ = *ReadTokenFile(coordinator_->token_file());
-    actions_ = ActionClient::Connect(coordinator_->grpc_address(), token_);
-    cas_ = CasClient::Connect(coordinator_->grpc_address(), token_);
-  }
-  void StartWorker(const std::string& name) {
-    auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                  dir_.path().string(), {"--slots", "1", "--cuda-path", "none"});
-    ASSERT_TRUE(w.ok()) << w.status();
-    workers_.insert_or_assign(name, *w);
+    token_ = farm_->AdminToken();
+    actions_ = ActionClient::Connect(farm_->address(), token_);
+    cas_ = CasClient::Connect(farm_->address(), token_);
   }
   farm::v1::Action Shell(const std::string& script, const std::string& build = "b") {
     farm::v1::Action a;
@@ -78,7 +61,7 @@ class ActionsTest : public ::testing::Test {
   }
 
   TempDir dir_{"actions"};
-  std::optional<CoordinatorProcess> coordinator_;
+  std::unique_ptr<TestFarm> farm_;
   // What the coordinator's and the workers' logs say of one action: why it ran where it did.
   std::string LinesMentioning(const std::string& id) {
     std::string out;
@@ -87,11 +70,10 @@ class ActionsTest : public ::testing::Test {
         if (absl::StrContains(line, id)) absl::StrAppend(&out, who, ": ", line, "\n");
       }
     };
-    add("coordinator", ReadFile(coordinator_->log_path()));
-    for (const auto& [name, w] : workers_) add(name, ReadFile(w.log_path()));
+    add("coordinator", ReadFile(farm_->coordinator().log_path()));
+    for (const char* name : {"w1", "w2"}) add(name, ReadFile(farm_->worker(name).log_path()));
     return out;
   }
-  std::map<std::string, WorkerProcess> workers_;
   std::string token_;
   std::unique_ptr<ActionClient> actions_;
   std::unique_ptr<CasClient> cas_;
@@ -209,14 +191,14 @@ TEST_F(ActionsTest, KilledWorkerMidActionCompletesOnTheOther) {
         return !first_worker.empty();
       },
       absl::Seconds(20)));
-  workers_.at(first_worker).Stop();
+  farm_->KillWorker(first_worker);
   auto done = actions_->WaitAll({id}, absl::Seconds(60));
   ASSERT_TRUE(done.ok());
   const auto& status = done->front();
   ASSERT_EQ(status.state(), farm::v1::ACTION_STATE_COMPLETED) << status.DebugString();
   EXPECT_NE(status.result().worker(), first_worker);
   EXPECT_EQ(status.result().stdout_tail(), "finished\n");
-  EXPECT_EQ(status.attempts(), 2u) << ReadFile(coordinator_->log_path());
+  EXPECT_EQ(status.attempts(), 2u) << ReadFile(farm_->coordinator().log_path());
 }
 
 TEST_F(ActionsTest, Kill9CoordinatorWithQueuedAndRunningActionsEachRunsExactlyOnce) {
@@ -232,8 +214,9 @@ TEST_F(ActionsTest, Kill9CoordinatorWithQueuedAndRunningActionsEachRunsExactlyOn
   // one "running action ID" line each.
   auto runs_of = [&](const std::string& id) {
     int n = 0;
-    for (const auto& [name, w] : workers_) {
-      n += CountOccurrences(ReadFile(w.log_path()), absl::StrCat("running action ", id, " "));
+    for (const char* name : {"w1", "w2"}) {
+      n += CountOccurrences(ReadFile(farm_->worker(name).log_path()),
+                            absl::StrCat("running action ", id, " "));
     }
     return n;
   };
@@ -244,13 +227,10 @@ TEST_F(ActionsTest, Kill9CoordinatorWithQueuedAndRunningActionsEachRunsExactlyOn
                            [&](const std::string& id) { return runs_of(id) > 0; });
       },
       absl::Seconds(20)));
-  const int port = coordinator_->port();
-  coordinator_->Stop();
+  farm_->StopCoordinator();
   absl::SleepFor(absl::Milliseconds(500));
-  auto restarted = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", "2s"},
-                                             absl::StrCat("127.0.0.1:", port));
-  ASSERT_TRUE(restarted.ok()) << restarted.status();
-  coordinator_ = *restarted;
+  absl::Status restarted = farm_->RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
   Connect();
   auto done = actions_->WaitAll(ids, absl::Seconds(90));
   ASSERT_TRUE(done.ok()) << done.status();
@@ -273,12 +253,12 @@ TEST_F(ActionsTest, CancelStopsARunningAction) {
   ASSERT_TRUE(WaitFor([&] { return AnyProcessCommandLineContains(marker); }, absl::Seconds(20)));
   EXPECT_EQ(actions_->Cancel(id)->state(), farm::v1::ACTION_STATE_CANCELLED);
   EXPECT_TRUE(WaitFor([&] { return !AnyProcessCommandLineContains(marker); }, absl::Seconds(10)))
-      << ReadFile(workers_.at("w1").log_path()) << ReadFile(workers_.at("w2").log_path())
-      << ReadFile(coordinator_->log_path());
+      << ReadFile(farm_->worker("w1").log_path()) << ReadFile(farm_->worker("w2").log_path())
+      << ReadFile(farm_->coordinator().log_path());
 }
 
 TEST_F(ActionsTest, MissingTokenIsUnauthenticated) {
-  auto anonymous = ActionClient::Connect(coordinator_->grpc_address(), "wrong-token-wrong-token");
+  auto anonymous = ActionClient::Connect(farm_->address(), "wrong-token-wrong-token");
   EXPECT_EQ(anonymous->Execute({Shell("true")}).status().code(),
             absl::StatusCode::kUnauthenticated);
 }
@@ -288,18 +268,11 @@ TEST_F(ActionsTest, MissingTokenIsUnauthenticated) {
 // refusal names the rule and its flag; an action naming x86_64 still runs there.
 TEST(DeviceCpuArchsTest, ActionsNamingNoCpuArchGoOnlyToTheListedArchs) {
   TempDir dir("device-cpu-archs");
-  auto c = CoordinatorProcess::Start(dir / "data",
-                                     {"--worker-timeout", "2s", "--device-cpu-archs", "aarch64"});
-  ASSERT_TRUE(c.ok()) << c.status();
-  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "x1", dir.path().string(),
-                                {"--slots", "1", "--cuda-path", "none"});
-  ASSERT_TRUE(w.ok()) << w.status();
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "x1") == "online";
-      },
-      absl::Seconds(30)));
-  auto actions = ActionClient::Connect(c->grpc_address(), *ReadTokenFile(c->token_file()));
+  auto test_farm = TestFarm::Start(
+      dir.path(), {.coordinator_args = {"--worker-timeout", "2s", "--device-cpu-archs", "aarch64"},
+                   .workers = {{.name = "x1", .args = {"--cuda-path", "none"}}}});
+  ASSERT_TRUE(test_farm.ok()) << test_farm.status();
+  auto actions = ActionClient::Connect((*test_farm)->address(), (*test_farm)->AdminToken());
   farm::v1::Action anywhere;
   anywhere.add_argv("/bin/sh");
   anywhere.add_argv("-c");
@@ -320,8 +293,6 @@ TEST(DeviceCpuArchsTest, ActionsNamingNoCpuArchGoOnlyToTheListedArchs) {
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_EQ(done->front().state(), farm::v1::ACTION_STATE_COMPLETED) << done->front().DebugString();
   EXPECT_EQ(done->front().result().stdout_tail(), "portable\n");
-  w->Stop();
-  c->Stop();
 }
 
 // Issue 24: the gRPC server took any number of calls at once, each holding a thread. Under
@@ -331,19 +302,14 @@ TEST(DeviceCpuArchsTest, ActionsNamingNoCpuArchGoOnlyToTheListedArchs) {
 TEST(GrpcCallCapTest, CallsBeyondTheCapAreRefusedAtOnceAndTheFarmGoesOn) {
   constexpr int kCap = 6;
   TempDir dir("grpc-cap");
-  auto c = CoordinatorProcess::Start(dir / "data", {"--grpc-max-calls", absl::StrCat(kCap)});
-  ASSERT_TRUE(c.ok()) << c.status();
-  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "w1", dir.path().string(),
-                                {"--slots", "1", "--cuda-path", "none"});
-  ASSERT_TRUE(w.ok()) << w.status();
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "w1") == "online";
-      },
-      absl::Seconds(30)));
-  const std::string token = *ReadTokenFile(c->token_file());
-  auto actions = ActionClient::Connect(c->grpc_address(), token);
-  auto cas = CasClient::Connect(c->grpc_address(), token);
+  auto started = TestFarm::Start(
+      dir.path(), {.coordinator_args = {"--grpc-max-calls", absl::StrCat(kCap)},
+                   .workers = NumberedWorkers(1, {.args = {"--cuda-path", "none"}})});
+  ASSERT_TRUE(started.ok()) << started.status();
+  TestFarm& test_farm = **started;
+  const std::string token = test_farm.AdminToken();
+  auto actions = ActionClient::Connect(test_farm.address(), token);
+  auto cas = CasClient::Connect(test_farm.address(), token);
   auto run = [&](const std::string& script, const farm::v1::Digest* input) {
     farm::v1::Action a;
     a.add_argv("/bin/sh");
@@ -377,7 +343,7 @@ TEST(GrpcCallCapTest, CallsBeyondTheCapAreRefusedAtOnceAndTheFarmGoesOn) {
   stuck.set_wait_for_worker(true);
   auto queued = actions->Execute({stuck});
   ASSERT_TRUE(queued.ok()) << queued.status();
-  auto stub = farm::v1::ActionService::NewStub(DialCoordinator(c->grpc_address()));
+  auto stub = farm::v1::ActionService::NewStub(DialCoordinator(test_farm.address()));
   std::atomic<int> refused = 0, served = 0, slow_refusals = 0;
   std::vector<std::thread> waiters;
   for (int i = 0; i < 2 * kCap; ++i) {
@@ -408,9 +374,7 @@ TEST(GrpcCallCapTest, CallsBeyondTheCapAreRefusedAtOnceAndTheFarmGoesOn) {
   // The worker outlasted it: it is online and runs the next action.
   farm::v1::ActionStatus after = run("echo after > out.txt", nullptr);
   EXPECT_EQ(after.state(), farm::v1::ACTION_STATE_COMPLETED) << after.DebugString();
-  EXPECT_EQ(StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "w1"), "online");
-  w->Stop();
-  c->Stop();
+  EXPECT_EQ(test_farm.WorkerState("w1"), "online");
 }
 
 }  // namespace

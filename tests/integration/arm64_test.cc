@@ -24,7 +24,8 @@
 #include "tests/support/arm64_host.h"
 #include "tests/support/demo_recipe.h"
 #include "tests/support/device_payloads.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -33,73 +34,55 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class Arm64Test : public ::testing::Test {
+class Arm64Test : public SuiteFixture<Arm64Test> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir("arm64-test");
+  static void SetUpSuite() {
+    dir_ = std::make_unique<TempDir>("arm64-test");
     const std::string recipes = *dir_ / "recipes";
     WriteText(recipes + "/demo.toml", DemoRecipe("demo"));
     WriteText(recipes + "/pytorch.toml", ReadFile(FARM_SOURCE_DIR "/recipes/pytorch.toml"));
-    auto c = CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", recipes});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = new CoordinatorProcess(std::move(*c));
-    // Two x86_64 compile workers with the machine's toolkit (13.0.88, like the arm hosts').
-    for (const std::string name : {"x1", "x2"}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_->path().string(),
-                                    {"--slots", "1", "--cuda-path", "/usr/local/cuda"});
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(new WorkerProcess(std::move(*w)));
-    }
     auto host = Arm64Host::Create(*dir_ / "arm-host");
     ASSERT_TRUE(host.ok()) << host.status();
-    host_ = new Arm64Host(std::move(*host));
-    ASSERT_TRUE(WaitOnline({"x1", "x2"}, absl::Seconds(30)));
+    host_ = std::make_unique<Arm64Host>(*std::move(host));
+    // Two x86_64 compile workers with the machine's toolkit (13.0.88, like the arm hosts').
+    auto farm = TestFarm::Start(
+        dir_->path(), {.coordinator_args = {"--recipes-dir", recipes},
+                       .workers = {{.name = "x1", .args = {"--cuda-path", "/usr/local/cuda"}},
+                                   {.name = "x2", .args = {"--cuda-path", "/usr/local/cuda"}}}});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
 
-  static void TearDownTestSuite() {
-    for (WorkerProcess* w : workers_) {
-      w->Stop();
-      delete w;
-    }
-    workers_.clear();
-    if (coordinator_ != nullptr) coordinator_->Stop();
-    delete coordinator_;
-    coordinator_ = nullptr;
-    delete host_;
-    host_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
+  static void TearDownSuite() {
+    farm_.reset();
+    arm_worker_ = nullptr;
+    host_.reset();
+    dir_.reset();
   }
 
-  static bool WaitOnline(const std::vector<std::string>& names, absl::Duration timeout) {
-    return WaitFor(
-        [&] {
-          auto ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-          for (const auto& n : names) {
-            if (StateOf(ws, n) != "online") return false;
-          }
-          return true;
-        },
-        timeout);
+  // Starts the aarch64 worker `name` on the emulated host, joined to the farm (which stops it
+  // with the others).
+  static absl::Status StartEmulatedWorker(const std::string& name, bool sandboxed) {
+    auto w = host_->StartWorker(farm_->address(), farm_->admin_token_file(), name, {"--slots", "1"},
+                                sandboxed);
+    if (!w.ok()) return w.status();
+    farm_->Adopt(name, *std::move(w));
+    return absl::OkStatus();
   }
 
   // Starts the aarch64 worker "arm1" once for the tests that need it.
   static void StartArmWorker() {
     if (arm_worker_ != nullptr) return;
-    auto w = host_->StartWorker(coordinator_->grpc_address(), coordinator_->token_file(), "arm1",
-                                {"--slots", "1"});
-    ASSERT_TRUE(w.ok()) << w.status();
-    arm_worker_ = new WorkerProcess(std::move(*w));
-    workers_.push_back(arm_worker_);
+    absl::Status started = StartEmulatedWorker("arm1", /*sandboxed=*/false);
+    ASSERT_TRUE(started.ok()) << started;
+    arm_worker_ = &farm_->worker("arm1");
     // qemu runs the toolkit and Python probes at start: slower than a native worker.
-    ASSERT_TRUE(WaitOnline({"arm1"}, absl::Minutes(3))) << ReadFile(arm_worker_->log_path());
+    absl::Status online = farm_->WaitUntilOnline({"arm1"}, absl::Minutes(3));
+    ASSERT_TRUE(online.ok()) << online;
   }
 
-  static CommandResult Farmctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                               coordinator_->token_file()});
-    return RunFarmctl(args);
+  static CommandResult Farmctl(const std::vector<std::string>& args) {
+    return farm_->Farmctl(args);
   }
 
   static nlohmann::json Json(const CommandResult& r) {
@@ -112,9 +95,9 @@ class Arm64Test : public ::testing::Test {
     std::string view = absl::StrCat("\n--- farmctl build ", build_id, " ---\n",
                                     Output(Farmctl({"build", build_id})),
                                     "\n--- farmctl workers ---\n", Output(Farmctl({"workers"})));
-    for (WorkerProcess* w : workers_) {
-      absl::StrAppend(&view, "\n--- ", w->log_path(), " (end) ---\n",
-                      TailLines(ReadFile(w->log_path()), 40));
+    for (const std::string& name : farm_->WorkerNames()) {
+      const std::string log = farm_->worker(name).log_path();
+      absl::StrAppend(&view, "\n--- ", log, " (end) ---\n", TailLines(ReadFile(log), 40));
     }
     return view;
   }
@@ -132,18 +115,11 @@ class Arm64Test : public ::testing::Test {
     return out;
   }
 
-  static TempDir* dir_;
-  static CoordinatorProcess* coordinator_;
-  static std::vector<WorkerProcess*> workers_;
-  static WorkerProcess* arm_worker_;
-  static Arm64Host* host_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<Arm64Host> host_;
+  static inline std::unique_ptr<TestFarm> farm_;
+  static inline WorkerProcess* arm_worker_ = nullptr;  // farm_'s
 };
-
-TempDir* Arm64Test::dir_ = nullptr;
-CoordinatorProcess* Arm64Test::coordinator_ = nullptr;
-std::vector<WorkerProcess*> Arm64Test::workers_;
-WorkerProcess* Arm64Test::arm_worker_ = nullptr;
-Arm64Host* Arm64Test::host_ = nullptr;
 
 TEST_F(Arm64Test, DeviceCompilesOfAnArm64BuildHostRunOnX86WorkersByteIdentical) {
   // Before any aarch64 worker joins: only x86_64 workers can take the device actions.
@@ -151,7 +127,7 @@ TEST_F(Arm64Test, DeviceCompilesOfAnArm64BuildHostRunOnX86WorkersByteIdentical) 
   fs::create_directories(host_->Outside(work));
   fs::copy_file(FARM_SOURCE_DIR "/tests/data/cuda/reduce_cub.cu", host_->Outside(work + "/k.cu"),
                 fs::copy_options::overwrite_existing);
-  auto token = host_->CopyIn(coordinator_->token_file(), "client.token");
+  auto token = host_->CopyIn(farm_->admin_token_file(), "client.token");
   ASSERT_TRUE(token.ok()) << token.status();
   const std::vector<std::string> flags = {"-c",
                                           "k.cu",
@@ -163,7 +139,7 @@ TEST_F(Arm64Test, DeviceCompilesOfAnArm64BuildHostRunOnX86WorkersByteIdentical) 
   std::vector<std::string> farm = {"env",
                                    "-C",
                                    work,
-                                   "FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                                   "FARM_COORDINATOR=" + farm_->address(),
                                    "FARM_TOKEN_FILE=" + *token,
                                    "FARM_BUILD_ID=arm-cross",
                                    "FARM_NVCC_STRICT=1",
@@ -197,7 +173,7 @@ TEST_F(Arm64Test, DeviceCompilesOfAnArm64BuildHostRunOnX86WorkersByteIdentical) 
 
 TEST_F(Arm64Test, AnEmulatedWorkerRegistersWithItsRootsFacts) {
   StartArmWorker();
-  nlohmann::json ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+  nlohmann::json ws = farm_->ListWorkers();
   nlohmann::json arm;
   for (const auto& w : ws) {
     if (w.value("name", "") == "arm1") arm = w;
@@ -222,8 +198,8 @@ TEST_F(Arm64Test, TheDemosAarch64WheelIsBuiltVerifiedPublishedAndRunsOnArm) {
   StartArmWorker();
   // The build host is emulated: CMake, cudafe++ and g++ run under qemu (minutes, more than
   // the 2 minutes RunFarmctl allows).
-  auto submitted = RunCommand({FarmBinary("farmctl"), "--coordinator", coordinator_->grpc_address(),
-                               "--token-file", coordinator_->token_file(), "submit", "demo-0.1.0",
+  auto submitted = RunCommand({FarmBinary("farmctl"), "--coordinator", farm_->address(),
+                               "--token-file", farm_->admin_token_file(), "submit", "demo-0.1.0",
                                "--archs", "7.5;9.0;12.1", "--cpu-arch", "aarch64", "--wait"},
                               absl::Minutes(20));
   ASSERT_TRUE(submitted.ok()) << submitted.status() << ReadFile(arm_worker_->log_path());
@@ -247,7 +223,7 @@ TEST_F(Arm64Test, TheDemosAarch64WheelIsBuiltVerifiedPublishedAndRunsOnArm) {
   EXPECT_TRUE(cpus.count("x86_64")) << build.dump(2);
 
   // pip installs it inside the arm64 root from the built-in index and the module runs.
-  const std::string index = "http://" + coordinator_->http_address() + "/simple/";
+  const std::string index = "http://" + farm_->coordinator().http_address() + "/simple/";
   auto installed = host_->Run(
       {"sh", "-c",
        "python3 -m venv /host/venv && /host/venv/bin/pip install -q --disable-pip-version-check "
@@ -295,7 +271,7 @@ TEST_F(Arm64Test, HostCompilesOfAnArm64BuildHostRunOnlyOnSandboxedArm64Workers) 
     fs::copy_file(FARM_SOURCE_DIR "/tests/data/cc/" + file, host_->Outside(work + "/" + file),
                   fs::copy_options::overwrite_existing);
   }
-  auto token = host_->CopyIn(coordinator_->token_file(), "cc.token");
+  auto token = host_->CopyIn(farm_->admin_token_file(), "cc.token");
   ASSERT_TRUE(token.ok()) << token.status();
   const std::vector<std::string> flags = {"-DSHAPES_SCALE=3", "-isystem", "sys", "-O2", "-c",
                                           "shapes.cc"};
@@ -303,7 +279,7 @@ TEST_F(Arm64Test, HostCompilesOfAnArm64BuildHostRunOnlyOnSandboxedArm64Workers) 
     std::vector<std::string> argv = {"env",
                                      "-C",
                                      work,
-                                     "FARM_COORDINATOR=" + coordinator_->grpc_address(),
+                                     "FARM_COORDINATOR=" + farm_->address(),
                                      "FARM_TOKEN_FILE=" + *token,
                                      "FARM_BUILD_ID=" + build_id,
                                      "FARM_CC_STRICT=1",
@@ -338,12 +314,10 @@ TEST_F(Arm64Test, HostCompilesOfAnArm64BuildHostRunOnlyOnSandboxedArm64Workers) 
       << Output(counted);
 
   // An aarch64 worker that sandboxes its actions (arm64-host.sh --nested-sandbox) takes them.
-  auto w = host_->StartWorker(coordinator_->grpc_address(), coordinator_->token_file(), "arm2",
-                              {"--slots", "1"}, /*sandboxed=*/true);
-  ASSERT_TRUE(w.ok()) << w.status();
-  WorkerProcess* arm2 = new WorkerProcess(std::move(*w));
-  workers_.push_back(arm2);
-  ASSERT_TRUE(WaitOnline({"arm2"}, absl::Minutes(3))) << ReadFile(arm2->log_path());
+  absl::Status started = StartEmulatedWorker("arm2", /*sandboxed=*/true);
+  ASSERT_TRUE(started.ok()) << started;
+  absl::Status online = farm_->WaitUntilOnline({"arm2"}, absl::Minutes(3));
+  ASSERT_TRUE(online.ok()) << online;
 
   auto f = host_->Run(farm_cc("arm-cc"), absl::Minutes(10));
   ASSERT_TRUE(f.ok()) << f.status() << FarmView("arm-cc");

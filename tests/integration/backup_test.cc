@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "libfarm/process/subprocess.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -20,11 +20,8 @@ using ::testing::HasSubstr;
 
 class BackupTest : public ::testing::Test {
  protected:
-  CommandResult Farmctl(CoordinatorProcess& c, const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"--coordinator", c.grpc_address(), "--token-file",
-                                    c.token_file()};
-    all.insert(all.end(), args.begin(), args.end());
-    return RunFarmctl(all, {"XDG_STATE_HOME=" + (dir_ / "state")});
+  CommandResult Farmctl(const TestFarm& farm, const std::vector<std::string>& args) {
+    return farm.Farmctl(args, {"XDG_STATE_HOME=" + (dir_ / "state")});
   }
   CommandResult Restore(const std::string& backup, const std::string& data_dir) {
     auto r = RunCommand(
@@ -38,29 +35,23 @@ class BackupTest : public ::testing::Test {
 };
 
 TEST_F(BackupTest, AnOnlineBackupRestoresIntoANewDataDir) {
-  auto c = CoordinatorProcess::Start(dir_ / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
   // Records (a worker) and blobs to keep.
-  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "keeper", dir_.path().string(),
-                                {"--cuda-path", "none"});
-  ASSERT_TRUE(w.ok());
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "keeper") == "online";
-      },
-      absl::Seconds(30)));
-  w->Stop();
+  auto farm = TestFarm::Start(
+      dir_.path(), {.workers = {{.name = "keeper", .args = {"--cuda-path", "none"}, .slots = 0}}});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  TestFarm& c = **farm;
+  c.KillWorker("keeper");
   std::vector<std::string> digests;
   for (int i = 0; i < 3; ++i) {
     const std::string file = dir_ / absl::StrCat("blob", i);
     WriteText(file,
               std::string(static_cast<size_t>(1000 + i * 700000), static_cast<char>('a' + i)));
-    CommandResult put = Farmctl(*c, {"cas", "put", file});
+    CommandResult put = Farmctl(c, {"cas", "put", file});
     ASSERT_EQ(put.exit_code, 0) << put.stderr_text;
     digests.emplace_back(absl::StripAsciiWhitespace(put.stdout_text));
   }
 
-  CommandResult backup = Farmctl(*c, {"--json", "admin", "backup", dir_ / "b"});
+  CommandResult backup = Farmctl(c, {"--json", "admin", "backup", dir_ / "b"});
   ASSERT_EQ(backup.exit_code, 0) << backup.stderr_text;
   auto summary = nlohmann::json::parse(backup.stdout_text);
   EXPECT_EQ(summary["blobs"].get<int>(), 3);
@@ -68,28 +59,29 @@ TEST_F(BackupTest, AnOnlineBackupRestoresIntoANewDataDir) {
   EXPECT_TRUE(fs::exists(dir_ / "b/backup.json"));
   EXPECT_FALSE(fs::exists(dir_ / "b.partial"));
   // The coordinator serves on, and a second backup into the same place is refused.
-  EXPECT_EQ(Farmctl(*c, {"cas", "stat", digests[0]}).exit_code, 0);
-  CommandResult again = Farmctl(*c, {"admin", "backup", dir_ / "b"});
+  EXPECT_EQ(Farmctl(c, {"cas", "stat", digests[0]}).exit_code, 0);
+  CommandResult again = Farmctl(c, {"admin", "backup", dir_ / "b"});
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_THAT(again.stderr_text, HasSubstr("already exists. Fix:"));
-  c->Stop();
+  farm->reset();
 
   // Into a new data dir; then that coordinator has everything.
   CommandResult restored = Restore(dir_ / "b", dir_ / "new");
   ASSERT_EQ(restored.exit_code, 0) << restored.stderr_text;
   EXPECT_THAT(restored.stderr_text + restored.stdout_text, HasSubstr("3 CAS blobs"));
-  auto n = CoordinatorProcess::Start(dir_ / "new");
-  ASSERT_TRUE(n.ok()) << n.status();
+  auto restored_farm = TestFarm::Start(dir_.path(), {.data_dir = "new"});
+  ASSERT_TRUE(restored_farm.ok()) << restored_farm.status();
+  TestFarm& n = **restored_farm;
   // The worker's record came back (its state is whatever the registry makes of a worker it has
   // not heard from since the restart).
-  EXPECT_NE(StateOf(ListWorkersJson(n->grpc_address(), n->token_file()), "keeper"), "");
+  EXPECT_NE(n.WorkerState("keeper"), "");
   for (int i = 0; i < 3; ++i) {
     const std::string out = dir_ / absl::StrCat("got", i);
-    CommandResult get = Farmctl(*n, {"cas", "get", digests[static_cast<size_t>(i)], "-o", out});
+    CommandResult get = Farmctl(n, {"cas", "get", digests[static_cast<size_t>(i)], "-o", out});
     ASSERT_EQ(get.exit_code, 0) << get.stderr_text;
     EXPECT_EQ(ReadFile(out), ReadFile(dir_ / absl::StrCat("blob", i)));
   }
-  n->Stop();
+  restored_farm->reset();
 
   // A data dir with state is never overwritten.
   CommandResult over = Restore(dir_ / "b", dir_ / "new");

@@ -20,7 +20,7 @@
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
 #include "libfarm/status/exit_code.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -31,14 +31,13 @@ using ::testing::HasSubstr;
 class RunningCoordinatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto c = CoordinatorProcess::Start(dir_ / "data");
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = *c;
+    auto farm = TestFarm::Start(dir_.path(), FarmOptions{});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
     std::ofstream(dir_ / "wrong-token") << "ffffffffffffffffffffffffffffffff\n";
   }
-  void TearDown() override { coordinator_->Stop(); }
   CommandResult Farmctl(const std::vector<std::string>& args, const std::string& token_file) {
-    std::vector<std::string> all = {"--coordinator", coordinator_->grpc_address()};
+    std::vector<std::string> all = {"--coordinator", farm_->address()};
     if (!token_file.empty()) {
       all.push_back("--token-file");
       all.push_back(token_file);
@@ -47,10 +46,10 @@ class RunningCoordinatorTest : public ::testing::Test {
     // An isolated state home, so no local farm's token is picked up.
     return RunFarmctl(all, {"XDG_STATE_HOME=" + (dir_ / "state"), "FARM_TOKEN_FILE="});
   }
-  bool StillServing() { return Farmctl({"status"}, coordinator_->token_file()).exit_code == 0; }
+  bool StillServing() { return Farmctl({"status"}, farm_->admin_token_file()).exit_code == 0; }
 
   TempDir dir_{"badinput"};
-  std::optional<CoordinatorProcess> coordinator_;
+  std::unique_ptr<TestFarm> farm_;
 };
 
 TEST_F(RunningCoordinatorTest, WrongTokenIsUnauthenticated) {
@@ -70,12 +69,12 @@ TEST_F(RunningCoordinatorTest, MissingTokenIsRefusedBeforeCalling) {
 }
 
 TEST_F(RunningCoordinatorTest, WorkerWithWrongTokenExitsAndRegistersNothing) {
-  auto w = WorkerProcess::Start(coordinator_->grpc_address(), dir_ / "wrong-token", "intruder",
-                                dir_.path().string());
-  ASSERT_TRUE(w.ok());
-  EXPECT_EQ(w->process().Wait(absl::Seconds(30)), kExitUnauthenticated);
-  EXPECT_THAT(ReadFile(w->log_path()), HasSubstr("token does not match"));
-  EXPECT_TRUE(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()).empty());
+  auto w = farm_->StartWorker({.name = "intruder", .slots = 0, .token_file = dir_ / "wrong-token"});
+  ASSERT_TRUE(w.ok()) << w.status();
+  WorkerProcess& intruder = **w;
+  EXPECT_EQ(intruder.process().Wait(absl::Seconds(30)), kExitUnauthenticated);
+  EXPECT_THAT(ReadFile(intruder.log_path()), HasSubstr("token does not match"));
+  EXPECT_TRUE(farm_->ListWorkers().empty());
 }
 
 TEST_F(RunningCoordinatorTest, OversizedNamesAreRefusedByFarmctlAndByTheCoordinator) {
@@ -87,7 +86,7 @@ TEST_F(RunningCoordinatorTest, OversizedNamesAreRefusedByFarmctlAndByTheCoordina
         {"build", huge},
         {"logs", huge},
         {"cancel", huge}}) {
-    CommandResult r = Farmctl(args, coordinator_->token_file());
+    CommandResult r = Farmctl(args, farm_->admin_token_file());
     EXPECT_EQ(r.exit_code, kExitConfig) << args[0] << ": " << r.stderr_text.substr(0, 300);
     EXPECT_THAT(r.stderr_text, HasSubstr("; the limit is "));
     EXPECT_LT(r.stderr_text.size(), 1000u);
@@ -95,8 +94,8 @@ TEST_F(RunningCoordinatorTest, OversizedNamesAreRefusedByFarmctlAndByTheCoordina
 
   // A client that skips those checks meets the coordinator's own, answered in a few words
   // (an echo of the value would not fit in gRPC's response metadata).
-  const std::string token = *ReadTokenFile(coordinator_->token_file());
-  auto channel = DialCoordinator(coordinator_->grpc_address());
+  const std::string token = farm_->AdminToken();
+  auto channel = DialCoordinator(farm_->address());
   auto prepare = [&](grpc::ClientContext& ctx) { AttachToken(ctx, token); };
   auto expect_refused = [&](const grpc::Status& s, const std::string& says) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
@@ -150,7 +149,7 @@ TEST_F(RunningCoordinatorTest, OversizedNamesAreRefusedByFarmctlAndByTheCoordina
     expect_refused(farm::v1::WorkerService::NewStub(channel)->Register(&ctx, req, &resp),
                    "label 'rack' is 100000 bytes");
   }
-  EXPECT_TRUE(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()).empty());
+  EXPECT_TRUE(farm_->ListWorkers().empty());
   EXPECT_TRUE(StillServing());
 }
 
@@ -164,7 +163,7 @@ TEST_F(RunningCoordinatorTest, ASourceTreeTooLargeToSubmitIsRefusedBeforeAnyUplo
     }
   }
   CommandResult r = Farmctl({"submit", "demo-0.1.0", "--archs", "9.0", "--source", tree.string()},
-                            coordinator_->token_file());
+                            farm_->admin_token_file());
   EXPECT_EQ(r.exit_code, kExitConfig) << r.stderr_text;
   EXPECT_THAT(r.stderr_text, HasSubstr("has 101000 files"));
   EXPECT_THAT(r.stderr_text, HasSubstr("Nothing was uploaded. Fix:"));
@@ -173,7 +172,7 @@ TEST_F(RunningCoordinatorTest, ASourceTreeTooLargeToSubmitIsRefusedBeforeAnyUplo
   ASSERT_TRUE(digest.ok());
   CommandResult stat =
       Farmctl({"cas", "stat", absl::StrCat(digest->hash(), "/", digest->size_bytes())},
-              coordinator_->token_file());
+              farm_->admin_token_file());
   EXPECT_THAT(stat.stderr_text, HasSubstr("is not in the CAS")) << stat.stdout_text;
   EXPECT_TRUE(StillServing());
 }
@@ -186,13 +185,13 @@ TEST_F(RunningCoordinatorTest, GarbageOnTheGrpcPortDoesNotHurt) {
     ASSERT_GE(fd, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(coordinator_->port()));
+    addr.sin_port = htons(static_cast<uint16_t>(farm_->coordinator().port()));
     inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
     ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
     EXPECT_GT(send(fd, payload.data(), payload.size(), MSG_NOSIGNAL), 0);
     close(fd);
   }
-  EXPECT_FALSE(coordinator_->process().Wait(absl::Milliseconds(200)).has_value());
+  EXPECT_FALSE(farm_->coordinator().process().Wait(absl::Milliseconds(200)).has_value());
   EXPECT_TRUE(StillServing());
 }
 
@@ -207,20 +206,14 @@ TEST_F(RunningCoordinatorTest, SecondCoordinatorOnSameDataDirIsRefused) {
 }
 
 TEST_F(RunningCoordinatorTest, WorkerWithoutCudaStillRegisters) {
-  auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(),
-                                "cpu-only", dir_.path().string(), {"--cuda-path", "none"});
-  ASSERT_TRUE(w.ok());
-  nlohmann::json workers;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        workers = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-        return StateOf(workers, "cpu-only") == "online";
-      },
-      absl::Seconds(30)));
+  auto w = farm_->StartWorker({.name = "cpu-only", .args = {"--cuda-path", "none"}, .slots = 0});
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::Status online = farm_->WaitUntilOnline({"cpu-only"});
+  ASSERT_TRUE(online.ok()) << online;
+  nlohmann::json workers = farm_->ListWorkers();
   EXPECT_TRUE(workers[0]["cuda"].empty());
-  EXPECT_THAT(ReadFile(w->log_path()), HasSubstr("no CUDA toolkit"));
-  w->process().Signal(SIGTERM);
-  EXPECT_EQ(w->process().Wait(absl::Seconds(10)), 0);
+  EXPECT_THAT(ReadFile((*w)->log_path()), HasSubstr("no CUDA toolkit"));
+  EXPECT_EQ(farm_->StopWorker("cpu-only"), 0);
 }
 
 TEST(WorkerFlagsTest, NamedToolkitThatDoesNotExistIsAConfigError) {
@@ -288,16 +281,11 @@ TEST(InspectCommandTest, TakesSeveralPathsAndNamesOneThatIsMissing) {
 TEST(CoordinatorDataDirTest, CorruptStateIsRefusedAndLeftUntouched) {
   TempDir dir("corrupt");
   {
-    auto c = CoordinatorProcess::Start(dir / "data");
-    ASSERT_TRUE(c.ok()) << c.status();
-    auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "w1", dir.path().string(),
-                                  {"--cuda-path", "none"});
-    ASSERT_TRUE(
-        WaitFor([&] { return !ListWorkersJson(c->grpc_address(), c->token_file()).empty(); },
-                absl::Seconds(30)));
-    w->process().Signal(SIGKILL);
-    c->Stop();
-    w->process().Wait(absl::Seconds(5));
+    auto farm = TestFarm::Start(
+        dir.path(), {.workers = {{.name = "w1", .args = {"--cuda-path", "none"}, .slots = 0}}});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    (*farm)->worker("w1").process().Signal(SIGKILL);
+    (*farm)->StopCoordinator();
   }
   std::string manifest;
   for (const auto& e : fs::directory_iterator(dir / "data/state")) {
@@ -318,17 +306,11 @@ TEST(CoordinatorDataDirTest, CorruptStateIsRefusedAndLeftUntouched) {
 // A farm whose coordinator was killed -9 after a worker registered: its records are in the
 // WAL only.
 void KilledFarmWithAWorker(const TempDir& dir) {
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "w1", dir.path().string(),
-                                {"--cuda-path", "none"});
-  ASSERT_TRUE(w.ok()) << w.status();
-  ASSERT_TRUE(WaitFor([&] { return !ListWorkersJson(c->grpc_address(), c->token_file()).empty(); },
-                      absl::Seconds(30)));
-  c->process().Signal(SIGKILL);
-  c->Stop();
-  w->process().Signal(SIGKILL);
-  w->process().Wait(absl::Seconds(5));
+  auto farm = TestFarm::Start(
+      dir.path(), {.workers = {{.name = "w1", .args = {"--cuda-path", "none"}, .slots = 0}}});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  (*farm)->StopCoordinator();
+  (*farm)->KillWorker("w1");
 }
 
 CommandResult StartCoordinatorOnce(const TempDir& dir, const std::vector<std::string>& extra = {}) {
@@ -387,9 +369,8 @@ TEST(CoordinatorDataDirTest, CorruptWalIsRefusedAndRepairIsExplicit) {
     }
   }
   EXPECT_TRUE(copy_kept) << "the damaged state must be copied aside before repairing";
-  auto c = CoordinatorProcess::Start(dir / "data");
-  EXPECT_TRUE(c.ok()) << c.status();
-  if (c.ok()) c->Stop();
+  auto farm = TestFarm::Start(dir.path(), FarmOptions{});
+  EXPECT_TRUE(farm.ok()) << farm.status();
 }
 
 TEST(CoordinatorDataDirTest, CurrentNamingAMissingManifestIsAConfigErrorWithTheFix) {
@@ -454,14 +435,13 @@ TEST(CoordinatorFlagsTest, MalformedAddressesAndDurationsAreConfigErrors) {
 
 TEST(CoordinatorFlagsTest, PortInUseIsReported) {
   TempDir dir("port");
-  auto first = CoordinatorProcess::Start(dir / "a");
+  auto first = TestFarm::Start(dir.path(), {.data_dir = "a"});
   ASSERT_TRUE(first.ok()) << first.status();
   auto r = RunCommand({FarmBinary("farm-coordinator"), "--data-dir", dir / "b", "--listen",
-                       first->grpc_address(), "--http-listen", ""});
+                       (*first)->address(), "--http-listen", ""});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->exit_code, kExitFailure);
   EXPECT_THAT(r->stderr_text, HasSubstr("--listen"));
-  first->Stop();
 }
 
 }  // namespace

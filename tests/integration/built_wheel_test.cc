@@ -16,7 +16,8 @@
 #include "absl/strings/str_split.h"
 #include "libfarm/net/address.h"
 #include "tests/support/demo_recipe.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -67,12 +68,12 @@ with zipfile.ZipFile(os.path.join(src_dir, src)) as zin, zipfile.ZipFile(out, "w
 // The file name the attacker's build gives its wheel, and what it runs if a shell sees it.
 const std::string kInjectedVersion = "0.1.0$(id>PWNED)";
 
-class BuiltWheelTest : public ::testing::Test {
+class BuiltWheelTest : public SuiteFixture<BuiltWheelTest> {
  protected:
-  static void SetUpTestSuite() {
+  static void SetUpSuite() {
     // As in submit_test: the workers make the recipe's environment themselves.
     LeaveVirtualenvs();
-    dir_ = new TempDir("built-wheel-test");
+    dir_ = std::make_unique<TempDir>("built-wheel-test");
     // The demo's source with the rename script beside it: the build's own code.
     const fs::path src = *dir_ / "src";
     fs::copy(FARM_SOURCE_DIR "/examples/demo-cuda-ext", src, fs::copy_options::recursive);
@@ -109,37 +110,21 @@ class BuiltWheelTest : public ::testing::Test {
            absl::StrCat("[[publish]]\nkind = \"command\"\ncommand = \"cd ", *dir_ / "hook",
                         " && cp {wheel} .\"\n"));
 
-    auto c = CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", recipes});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = new CoordinatorProcess(std::move(*c));
-    auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), "w1",
-                                  dir_->path().string(),
-                                  {"--slots", "2", "--builds-dir", *dir_ / "builds"});
-    ASSERT_TRUE(w.ok()) << w.status();
-    worker_ = new WorkerProcess(std::move(*w));
-    ASSERT_TRUE(WaitFor(
-        [] {
-          return StateOf(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()),
-                         "w1") == "online";
-        },
-        absl::Seconds(30)));
+    auto farm = TestFarm::Start(
+        dir_->path(),
+        {.coordinator_args = {"--recipes-dir", recipes},
+         .workers = {{.name = "w1", .args = {"--builds-dir", *dir_ / "builds"}, .slots = 2}}});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
 
-  static void TearDownTestSuite() {
-    if (worker_ != nullptr) worker_->Stop();
-    delete worker_;
-    worker_ = nullptr;
-    if (coordinator_ != nullptr) coordinator_->Stop();
-    delete coordinator_;
-    coordinator_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
+  static void TearDownSuite() {
+    farm_.reset();
+    dir_.reset();
   }
 
-  static CommandResult Farmctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                               coordinator_->token_file()});
-    return RunFarmctl(args);
+  static CommandResult Farmctl(const std::vector<std::string>& args) {
+    return farm_->Farmctl(args);
   }
 
   static nlohmann::json BuildJson(const std::string& id) {
@@ -148,7 +133,7 @@ class BuiltWheelTest : public ::testing::Test {
 
   // The built-in index's status for a project page (404: it has no such project).
   static int IndexStatus(const std::string& project) {
-    auto hp = ParseHostPort(coordinator_->http_address());
+    auto hp = ParseHostPort(farm_->coordinator().http_address());
     if (!hp.ok()) return -1;
     httplib::Client client(hp->host, hp->port);
     auto res = client.Get(absl::StrCat("/simple/", project, "/"));
@@ -164,14 +149,9 @@ class BuiltWheelTest : public ::testing::Test {
     return names;
   }
 
-  static TempDir* dir_;
-  static CoordinatorProcess* coordinator_;
-  static WorkerProcess* worker_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<TestFarm> farm_;
 };
-
-TempDir* BuiltWheelTest::dir_ = nullptr;
-CoordinatorProcess* BuiltWheelTest::coordinator_ = nullptr;
-WorkerProcess* BuiltWheelTest::worker_ = nullptr;
 
 TEST_F(BuiltWheelTest, AWheelOfAnotherProjectFailsTheBuildNamingBothAndIsNotPublished) {
   CommandResult r = Farmctl({"submit", "impostor-0.1.0", "--archs", "9.0", "--wait"});

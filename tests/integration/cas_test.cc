@@ -17,7 +17,7 @@
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
 #include "libfarm/status/exit_code.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -85,20 +85,15 @@ size_t FilesUnder(const fs::path& dir) {
 class CasTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto c = CoordinatorProcess::Start(dir_ / "data", {"--cas-quota", "4GiB"});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = *c;
-    auto token = ReadTokenFile(coordinator_->token_file());
-    ASSERT_TRUE(token.ok());
-    token_ = *token;
-    stub_ = farm::v1::CasService::NewStub(DialCoordinator(coordinator_->grpc_address()));
+    auto farm = TestFarm::Start(dir_.path(), {.coordinator_args = {"--cas-quota", "4GiB"}});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
+    token_ = farm_->AdminToken();
+    ASSERT_FALSE(token_.empty());
+    stub_ = farm::v1::CasService::NewStub(DialCoordinator(farm_->address()));
   }
-  void TearDown() override { coordinator_->Stop(); }
   CommandResult Farmctl(const std::vector<std::string>& args, const std::string& token_file = "") {
-    std::vector<std::string> all = {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                                    token_file.empty() ? coordinator_->token_file() : token_file};
-    all.insert(all.end(), args.begin(), args.end());
-    return RunFarmctl(all, {"XDG_STATE_HOME=" + (dir_ / "state"), "FARM_TOKEN_FILE="});
+    return farm_->Farmctl(args, {}, absl::Seconds(120), token_file);
   }
   grpc::Status RawUpload(const farm::v1::Digest& claimed, const std::string& data,
                          farm::v1::UploadResponse* resp, bool with_token = true) {
@@ -115,7 +110,7 @@ class CasTest : public ::testing::Test {
   fs::path BlobsDir() const { return dir_.path() / "data" / "cas" / "blobs"; }
 
   TempDir dir_{"cas"};
-  std::optional<CoordinatorProcess> coordinator_;
+  std::unique_ptr<TestFarm> farm_;
   std::string token_;
   std::unique_ptr<farm::v1::CasService::Stub> stub_;
 };
@@ -124,7 +119,7 @@ TEST_F(CasTest, OneGibBlobRoundTripsWithBoundedMemory) {
   const std::string in = dir_ / "big.bin";
   const std::string out = dir_ / "big.out";
   WriteLargeFile(in, 1024);
-  const uint64_t coordinator_rss_before = PeakRss(coordinator_->process().pid());
+  const uint64_t coordinator_rss_before = PeakRss(farm_->coordinator().process().pid());
 
   const absl::Time put_start = absl::Now();
   CommandResult put = Farmctl({"--json", "cas", "put", in});
@@ -141,7 +136,7 @@ TEST_F(CasTest, OneGibBlobRoundTripsWithBoundedMemory) {
   ASSERT_EQ(get.exit_code, 0) << get.stderr_text;
   EXPECT_TRUE(SameContents(in, out));
 
-  const uint64_t coordinator_rss = PeakRss(coordinator_->process().pid());
+  const uint64_t coordinator_rss = PeakRss(farm_->coordinator().process().pid());
   std::cout << "1 GiB: put " << absl::FormatDuration(put_took) << " (farmctl peak RSS "
             << put.peak_rss_bytes / kMiB << " MiB), get " << absl::FormatDuration(get_took)
             << " (farmctl peak RSS " << get.peak_rss_bytes / kMiB << " MiB); coordinator peak RSS "

@@ -17,7 +17,7 @@
 #include "libfarm/net/address.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -34,23 +34,12 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
         << tool << " is missing. Fix: run scripts/install-deps.sh";
   }
   TempDir dir("dashboard");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  std::vector<WorkerProcess> workers;
-  for (const char* name : {"w1", "w2"}) {
-    auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), name, dir.path().string(),
-                                  {"--slots", "2", "--cuda-path", "none"});
-    ASSERT_TRUE(w.ok()) << w.status();
-    workers.push_back(*w);
-  }
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        auto w = ListWorkersJson(c->grpc_address(), c->token_file());
-        return StateOf(w, "w1") == "online" && StateOf(w, "w2") == "online";
-      },
-      absl::Seconds(30)));
+  auto started = TestFarm::Start(
+      dir.path(), {.workers = NumberedWorkers(2, {.args = {"--cuda-path", "none"}, .slots = 2})});
+  ASSERT_TRUE(started.ok()) << started.status();
+  TestFarm& test_farm = **started;
 
-  auto actions = ActionClient::Connect(c->grpc_address(), *ReadTokenFile(c->token_file()));
+  auto actions = ActionClient::Connect(test_farm.address(), test_farm.AdminToken());
   const std::string salt = std::to_string(absl::ToUnixNanos(absl::Now()));
   std::vector<farm::v1::Action> batch;
   auto shell = [&](const std::string& script, const std::string& shard) {
@@ -75,10 +64,10 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
   auto submitted = actions->Execute(batch);
   ASSERT_TRUE(submitted.ok()) << submitted.status();
   // farm-nvcc's reports for two calls: one split, one ran plain nvcc.
-  auto builds = farm::v1::BuildService::NewStub(DialCoordinator(c->grpc_address()));
+  auto builds = farm::v1::BuildService::NewStub(DialCoordinator(test_farm.address()));
   for (const char* reason : {"", "not decomposable: unknown nvcc option '-Wextra'"}) {
     grpc::ClientContext ctx;
-    AttachToken(ctx, *ReadTokenFile(c->token_file()));
+    AttachToken(ctx, test_farm.AdminToken());
     farm::v1::ReportNvccCallRequest report;
     report.set_build_id(kBuild);
     report.set_outcome(*reason ? farm::v1::NVCC_CALL_OUTCOME_FALLBACK
@@ -92,7 +81,7 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
   // its code (the nvcc report above has none, as an older farm-nvcc's: counted by its text).
   for (const char* reason : {"", "no worker has the toolchain: 'g++-13'"}) {
     grpc::ClientContext ctx;
-    AttachToken(ctx, *ReadTokenFile(c->token_file()));
+    AttachToken(ctx, test_farm.AdminToken());
     farm::v1::ReportNvccCallRequest report;
     report.set_build_id(kBuild);
     report.set_kind(farm::v1::COMPILE_CALL_KIND_HOST);
@@ -107,7 +96,7 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
 
   {
     grpc::ClientContext ctx;
-    AttachToken(ctx, *ReadTokenFile(c->token_file()));
+    AttachToken(ctx, test_farm.AdminToken());
     farm::v1::AppendBuildLogRequest req;
     req.set_build_id(kBuild);
     req.set_data(
@@ -121,10 +110,10 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
   std::filesystem::create_directories(artifacts);
   const std::string screenshot = artifacts + "/dashboard.png";
   std::filesystem::remove(screenshot);
-  auto r =
-      RunCommand({FARM_TOOLS_PYTHON, absl::StrCat(FARM_TEST_SCRIPTS_DIR, "/dashboard_driver.py"),
-                  absl::StrCat("http://", c->http_address()), kBuild, screenshot},
-                 absl::Seconds(60));
+  auto r = RunCommand(
+      {FARM_TOOLS_PYTHON, absl::StrCat(FARM_TEST_SCRIPTS_DIR, "/dashboard_driver.py"),
+       absl::StrCat("http://", test_farm.coordinator().http_address()), kBuild, screenshot},
+      absl::Seconds(60));
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->exit_code, 0) << r->stderr_text << r->stdout_text;
   const nlohmann::json seen = nlohmann::json::parse(r->stdout_text, nullptr, false);
@@ -161,7 +150,7 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
   EXPECT_GT(std::filesystem::file_size(screenshot), 10000u) << "the screenshot is missing or empty";
 
   // The page works offline: every asset it loads is served by the coordinator itself.
-  auto hp = ParseHostPort(c->http_address());
+  auto hp = ParseHostPort(test_farm.coordinator().http_address());
   ASSERT_TRUE(hp.ok());
   httplib::Client http(hp->host, hp->port);
   auto page = http.Get(absl::StrCat("/builds/", kBuild).c_str());
@@ -173,11 +162,6 @@ TEST(DashboardTest, ChromiumShowsABuildInProgress) {
     ASSERT_TRUE(a);
     EXPECT_EQ(a->status, 200) << asset;
   }
-
-  for (auto& w : workers) w.process().Signal(SIGKILL);
-  c->process().Signal(SIGKILL);
-  for (auto& w : workers) w.process().Wait(absl::Seconds(5));
-  c->process().Wait(absl::Seconds(5));
 }
 
 // Issue 15, item 8: beyond loopback the dashboard needs the token, and the token never
@@ -189,16 +173,17 @@ TEST(DashboardTest, TheTokenIsAskedForAndNeverPutInAUrl) {
         << tool << " is missing. Fix: run scripts/install-deps.sh";
   }
   TempDir dir("dashboard-token");
-  auto c = CoordinatorProcess::Start(dir / "data", {}, "127.0.0.1:0", "0.0.0.0:0");
-  ASSERT_TRUE(c.ok()) << c.status();
-  const std::string token = *ReadTokenFile(c->token_file());
-  auto actions = ActionClient::Connect(c->grpc_address(), token);
+  auto started = TestFarm::Start(dir.path(), {.http_listen = "0.0.0.0:0"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  TestFarm& test_farm = **started;
+  const std::string token = test_farm.AdminToken();
+  auto actions = ActionClient::Connect(test_farm.address(), token);
   farm::v1::Action a;
   a.add_argv("/bin/true");
   a.set_build_id("dash-signin");
   a.set_shard("sm_90");
   ASSERT_TRUE(actions->Execute({a}).ok());
-  auto hp = ParseHostPort(c->http_address());
+  auto hp = ParseHostPort(test_farm.coordinator().http_address());
   ASSERT_TRUE(hp.ok());
   const std::string base = absl::StrCat("http://127.0.0.1:", hp->port);
 
@@ -236,7 +221,6 @@ TEST(DashboardTest, TheTokenIsAskedForAndNeverPutInAUrl) {
   EXPECT_EQ(seen["fragment"]["href"], base + "/builds/dash-signin");
   EXPECT_EQ(seen["fragment_problem"], "");
   EXPECT_EQ(seen["console_errors"].size(), 0u) << seen["console_errors"].dump();
-  c->Stop();
 }
 
 }  // namespace

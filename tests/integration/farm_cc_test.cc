@@ -15,7 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "libfarm/files/file_contents.h"
 #include "libfarm/process/subprocess.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -26,23 +27,21 @@ using ::testing::Not;
 
 std::string DataDir() { return std::string(FARM_SOURCE_DIR) + "/tests/data/cc"; }
 
-class FarmCcTest : public ::testing::Test {
+class FarmCcTest : public SuiteFixture<FarmCcTest> {
  protected:
-  static void SetUpTestSuite() {
+  static void SetUpSuite() {
     for (const char* tool :
          {"/usr/bin/g++", "/usr/bin/gcc", "/usr/bin/clang++", "/usr/bin/clang"}) {
       ASSERT_TRUE(fs::exists(tool)) << tool << " is missing: bash scripts/install-test-deps.sh";
     }
-    dir_ = new TempDir("farm-cc-test");
+    dir_ = std::make_unique<TempDir>("farm-cc-test");
     auto farm = TestFarm::Start(dir_->path());
     ASSERT_TRUE(farm.ok()) << farm.status();
-    farm_ = farm->release();
+    farm_ = *std::move(farm);
   }
-  static void TearDownTestSuite() {
-    delete farm_;
-    farm_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
+  static void TearDownSuite() {
+    farm_.reset();
+    dir_.reset();
   }
 
   // A fresh tree: the test sources under src/, an empty build/ (CMake's shape).
@@ -95,13 +94,10 @@ class FarmCcTest : public ::testing::Test {
     EXPECT_EQ(farm.stdout_text, local.stdout_text);
   }
 
-  static TempDir* dir_;
-  static TestFarm* farm_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<TestFarm> farm_;
   std::string build_id_ = "farm-cc-test";
 };
-
-TempDir* FarmCcTest::dir_ = nullptr;
-TestFarm* FarmCcTest::farm_ = nullptr;
 
 // The flag sets real builds pass: CMake's Release and RelWithDebInfo lines (absolute source,
 // -MD -MT -MF into CMakeFiles/), preprocessor flags of every kind, -Werror with GCC's

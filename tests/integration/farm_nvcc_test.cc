@@ -21,7 +21,8 @@
 #include "libfarm/net/address.h"
 #include "libfarm/process/subprocess.h"
 #include "tests/support/device_payloads.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -34,7 +35,7 @@ const char* const kNvcc = "/usr/local/cuda/bin/nvcc";
 
 std::string SourceDir() { return std::string(FARM_SOURCE_DIR) + "/tests/data/cuda"; }
 
-class FarmNvccTest : public ::testing::Test {
+class FarmNvccTest : public SuiteFixture<FarmNvccTest> {
  public:
   // Run, for helpers outside the fixture.
   CommandResult RunIn(const std::vector<std::string>& argv, const std::string& cwd) {
@@ -42,19 +43,15 @@ class FarmNvccTest : public ::testing::Test {
   }
 
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir("farm-nvcc-test");
+  static void SetUpSuite() {
+    dir_ = std::make_unique<TempDir>("farm-nvcc-test");
     auto farm = TestFarm::Start(dir_->path());
     ASSERT_TRUE(farm.ok()) << farm.status();
-    farm_ = farm->release();
-    coordinator_ = &farm_->coordinator();
+    farm_ = *std::move(farm);
   }
-  static void TearDownTestSuite() {
-    coordinator_ = nullptr;
-    delete farm_;
-    farm_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
+  static void TearDownSuite() {
+    farm_.reset();
+    dir_.reset();
   }
 
   // Runs `argv` in `cwd` with farm-nvcc's environment (debug log: one line per shard).
@@ -62,8 +59,8 @@ class FarmNvccTest : public ::testing::Test {
                     std::vector<std::string> env = {}) {
     std::vector<std::string> full = {"env", "-C", cwd};
     full.insert(full.end(), argv.begin(), argv.end());
-    env.push_back("FARM_COORDINATOR=" + coordinator_->grpc_address());
-    env.push_back("FARM_TOKEN_FILE=" + coordinator_->token_file());
+    env.push_back("FARM_COORDINATOR=" + farm_->address());
+    env.push_back("FARM_TOKEN_FILE=" + farm_->admin_token_file());
     env.push_back("FARM_NVCC_LOG=debug");
     if (std::none_of(env.begin(), env.end(),
                      [](const std::string& e) { return e.rfind("FARM_BUILD_ID=", 0) == 0; })) {
@@ -108,14 +105,9 @@ class FarmNvccTest : public ::testing::Test {
     ExpectSamePayloads(d + "/plain.o", d + "/farm.o");
   }
 
-  static TempDir* dir_;
-  static TestFarm* farm_;
-  static CoordinatorProcess* coordinator_;  // farm_'s
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<TestFarm> farm_;
 };
-
-TempDir* FarmNvccTest::dir_ = nullptr;
-TestFarm* FarmNvccTest::farm_ = nullptr;
-CoordinatorProcess* FarmNvccTest::coordinator_ = nullptr;
 
 TEST_F(FarmNvccTest, CubTemplatesOnThreeArchsMatchPlainNvcc) {
   ExpectSameDeviceCode("cub", "reduce_cub.cu",
@@ -289,9 +281,9 @@ TEST_F(FarmNvccTest, CompileErrorInARemoteShardReadsExactlyAsNvccs) {
   // At the default log level farm-nvcc adds nothing to nvcc's diagnostics.
   std::vector<std::string> cmd = {"env", "-C", farm_dir, "FARM_NVCC_LOG=info"};
   cmd.insert(cmd.end(), farm.begin(), farm.end());
-  auto f = RunCommand(cmd, absl::Minutes(5),
-                      {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
-                       "FARM_TOKEN_FILE=" + coordinator_->token_file()});
+  auto f = RunCommand(
+      cmd, absl::Minutes(5),
+      {"FARM_COORDINATOR=" + farm_->address(), "FARM_TOKEN_FILE=" + farm_->admin_token_file()});
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->exit_code, p.exit_code);
   EXPECT_EQ(f->stderr_text, p.stderr_text);
@@ -330,7 +322,7 @@ TEST_F(FarmNvccTest, UnreachableCoordinatorFallsBackToPlainNvccWithOneLine) {
       "env", "-C", d, FarmBinary("farm-nvcc"), kNvcc, "-c", "saxpy.cu", "-o", "s.o", "-arch=sm_75"};
   auto r =
       RunCommand(cmd, absl::Minutes(2),
-                 {"FARM_COORDINATOR=127.0.0.1:1", "FARM_TOKEN_FILE=" + coordinator_->token_file()});
+                 {"FARM_COORDINATOR=127.0.0.1:1", "FARM_TOKEN_FILE=" + farm_->admin_token_file()});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->exit_code, 0) << r->stderr_text;
   EXPECT_THAT(r->stderr_text, HasSubstr("farm-nvcc: running plain nvcc: "));
@@ -368,8 +360,8 @@ TEST_F(FarmNvccTest, FallbacksAreCountedPerBuildAndStrictModeRefusesThem) {
   ASSERT_EQ(fallback.exit_code, 0) << fallback.stderr_text;
   EXPECT_TRUE(fs::exists(d + "/fallback.o"));
 
-  const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
-                                             "FARM_TOKEN_FILE=" + coordinator_->token_file()};
+  const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + farm_->address(),
+                                             "FARM_TOKEN_FILE=" + farm_->admin_token_file()};
   CommandResult json = RunFarmctl({"build", build, "--json"}, farm_env);
   ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
   const nlohmann::json b = nlohmann::json::parse(json.stdout_text, nullptr, false);
@@ -388,7 +380,7 @@ TEST_F(FarmNvccTest, FallbacksAreCountedPerBuildAndStrictModeRefusesThem) {
                         "           command_line: not decomposable: -G device debug info "
                         "records the compiling directory\n"));
 
-  auto hp = ParseHostPort(coordinator_->http_address());
+  auto hp = ParseHostPort(farm_->coordinator().http_address());
   ASSERT_TRUE(hp.ok()) << hp.status();
   httplib::Client http(hp->host, hp->port);
   auto metrics = http.Get("/metrics");
@@ -451,8 +443,8 @@ TEST_F(FarmNvccTest, TheHostCompileRunsOnTheFarmThroughFarmCc) {
   ASSERT_GT(object.size(), 1000u);
   EXPECT_TRUE(object == ReadFile(d + "/off.o")) << "the farm's host compile wrote another object";
 
-  const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
-                                             "FARM_TOKEN_FILE=" + coordinator_->token_file()};
+  const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + farm_->address(),
+                                             "FARM_TOKEN_FILE=" + farm_->admin_token_file()};
   for (const auto& [build, on_farm] : std::vector<std::pair<std::string, std::string>>{
            {"nvcc-host-on-farm", "1"}, {"nvcc-host-here", ""}}) {
     CommandResult json = RunFarmctl({"build", build, "--json"}, farm_env);
@@ -489,8 +481,8 @@ TEST_F(FarmNvccTest, ABuildTheCompileCacheAnswersWholeIsListedAndCounted) {
   EXPECT_THAT(again.stderr_text, HasSubstr("/saxpy.cu: compile cache"));
   EXPECT_THAT(again.stderr_text, Not(HasSubstr("call not reported")));
 
-  const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
-                                             "FARM_TOKEN_FILE=" + coordinator_->token_file()};
+  const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + farm_->address(),
+                                             "FARM_TOKEN_FILE=" + farm_->admin_token_file()};
   CommandResult json = RunFarmctl({"build", "cached-build-again", "--json"}, farm_env);
   ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
   const nlohmann::json b = nlohmann::json::parse(json.stdout_text, nullptr, false);
@@ -510,7 +502,7 @@ TEST_F(FarmNvccTest, ABuildTheCompileCacheAnswersWholeIsListedAndCounted) {
               ::testing::ContainsRegex("cached-build-again +compile +- +succeeded"))
       << list.stdout_text;
 
-  auto hp = ParseHostPort(coordinator_->http_address());
+  auto hp = ParseHostPort(farm_->coordinator().http_address());
   ASSERT_TRUE(hp.ok()) << hp.status();
   httplib::Client http(hp->host, hp->port);
   auto metrics = http.Get("/metrics");
@@ -528,9 +520,9 @@ TEST_F(FarmNvccTest, ARefusedReportNeverFailsTheCompile) {
   EXPECT_THAT(r.stderr_text, HasSubstr("call not reported to build no-such-build-ever: no build "
                                        "'no-such-build-ever'"));
   EXPECT_TRUE(fs::exists(d + "/s.o"));
-  CommandResult b = RunFarmctl({"build", "no-such-build-ever"},
-                               {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
-                                "FARM_TOKEN_FILE=" + coordinator_->token_file()});
+  CommandResult b = RunFarmctl(
+      {"build", "no-such-build-ever"},
+      {"FARM_COORDINATOR=" + farm_->address(), "FARM_TOKEN_FILE=" + farm_->admin_token_file()});
   EXPECT_NE(b.exit_code, 0) << "a report must not create a build";
 }
 
@@ -639,9 +631,8 @@ TEST_F(FarmNvccTest, LocalStepsAndPlainNvccRunUnderTheBuildHostsJobSlots) {
   spawn.log_path = d + "/plain.log";
   spawn.extra_env = env;
   for (const std::string& e :
-       {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
-        "FARM_TOKEN_FILE=" + coordinator_->token_file(), std::string("FARM_NVCC_LOG=debug"),
-        std::string("FARM_BUILD_ID=farm-nvcc-test")}) {
+       {"FARM_COORDINATOR=" + farm_->address(), "FARM_TOKEN_FILE=" + farm_->admin_token_file(),
+        std::string("FARM_NVCC_LOG=debug"), std::string("FARM_BUILD_ID=farm-nvcc-test")}) {
     spawn.extra_env.push_back(e);
   }
   auto plain = Subprocess::Spawn({"env", "-C", d, FarmBinary("farm-nvcc"), kNvcc, "-ccbin",
@@ -759,9 +750,9 @@ TEST_F(FarmNvccTest, CompileCacheEntryNamingOtherPathsIsRefusedAndTheCallCompile
   const auto payloads = DevicePayloads(d + "/k.o");
   ASSERT_FALSE(payloads.empty());
 
-  const std::string token(absl::StripAsciiWhitespace(ReadFile(coordinator_->token_file())));
-  auto cas = CasClient::Connect(coordinator_->grpc_address(), token);
-  auto actions = ActionClient::Connect(coordinator_->grpc_address(), token);
+  const std::string token = farm_->AdminToken();
+  auto cas = CasClient::Connect(farm_->address(), token);
+  auto actions = ActionClient::Connect(farm_->address(), token);
   auto payload = cas->UploadBytes("echo pwned\n");
   ASSERT_TRUE(payload.ok()) << payload.status();
   auto honest = actions->GetCompileResult(key);

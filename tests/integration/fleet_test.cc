@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -20,38 +20,15 @@ constexpr char kTimeout[] = "2s";
 class FleetTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto c = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", kTimeout});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = *c;
-    for (const char* name : {"w1", "w2"}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_.path().string(), {"--slots", "1"});
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(*w);
-    }
-    ASSERT_TRUE(WaitFor([&] { return OnlineCount() == 2; }, absl::Seconds(30)))
-        << Workers().dump(2) << ReadFile(coordinator_->log_path());
+    auto farm = TestFarm::Start(dir_.path(), {.coordinator_args = {"--worker-timeout", kTimeout},
+                                              .workers = NumberedWorkers(2)});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
-  void TearDown() override {
-    for (auto& w : workers_) {
-      w.Stop();
-    }
-    if (coordinator_) {
-      coordinator_->Stop();
-    }
-  }
-  nlohmann::json Workers() {
-    return ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-  }
-  int OnlineCount() {
-    int n = 0;
-    for (const auto& w : Workers()) n += w.value("state", "") == "online";
-    return n;
-  }
+  nlohmann::json Workers() { return farm_->ListWorkers(); }
 
   TempDir dir_{"fleet"};
-  std::optional<CoordinatorProcess> coordinator_;
-  std::vector<WorkerProcess> workers_;
+  std::unique_ptr<TestFarm> farm_;
 };
 
 TEST_F(FleetTest, WorkersAdvertiseCudaToolkitAndPlatform) {
@@ -72,14 +49,11 @@ TEST_F(FleetTest, WorkersAdvertiseCudaToolkitAndPlatform) {
 }
 
 TEST_F(FleetTest, Kill9CoordinatorRestartKeepsRegistryAndWorkersReconnect) {
-  const int port = coordinator_->port();
-  coordinator_->process().Signal(SIGKILL);
-  ASSERT_EQ(coordinator_->process().Wait(absl::Seconds(5)), 128 + SIGKILL);
+  farm_->coordinator().process().Signal(SIGKILL);
+  ASSERT_EQ(farm_->coordinator().process().Wait(absl::Seconds(5)), 128 + SIGKILL);
 
-  auto restarted = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", kTimeout},
-                                             absl::StrCat("127.0.0.1:", port));
-  ASSERT_TRUE(restarted.ok()) << restarted.status();
-  coordinator_ = *restarted;
+  absl::Status restarted = farm_->RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
   // The registry came back from RocksDB before any worker spoke to the new process.
   nlohmann::json workers = Workers();
   ASSERT_EQ(workers.size(), 2u);
@@ -90,14 +64,13 @@ TEST_F(FleetTest, Kill9CoordinatorRestartKeepsRegistryAndWorkersReconnect) {
   // which takes heartbeats accepted by the new process.
   std::this_thread::sleep_for(std::chrono::seconds(6));
   workers = Workers();
-  EXPECT_EQ(StateOf(workers, "w1"), "online") << ReadFile(workers_[0].log_path());
-  EXPECT_EQ(StateOf(workers, "w2"), "online") << ReadFile(workers_[1].log_path());
+  EXPECT_EQ(StateOf(workers, "w1"), "online") << ReadFile(farm_->worker("w1").log_path());
+  EXPECT_EQ(StateOf(workers, "w2"), "online") << ReadFile(farm_->worker("w2").log_path());
 }
 
 TEST_F(FleetTest, KilledWorkerShowsLostAndStoppedWorkerShowsOffline) {
-  workers_[0].process().Signal(SIGKILL);
-  workers_[1].process().Signal(SIGTERM);
-  EXPECT_EQ(workers_[1].process().Wait(absl::Seconds(10)), 0);
+  farm_->worker("w1").process().Signal(SIGKILL);
+  EXPECT_EQ(farm_->StopWorker("w2", absl::Seconds(10)), 0);
   EXPECT_TRUE(WaitFor([&] { return StateOf(Workers(), "w2") == "offline"; }, absl::Seconds(5)));
   // Lost within the 2 s timeout plus one sweep.
   const absl::Time killed = absl::Now();
@@ -105,30 +78,29 @@ TEST_F(FleetTest, KilledWorkerShowsLostAndStoppedWorkerShowsOffline) {
   EXPECT_LT(absl::Now() - killed, absl::Seconds(4));
 
   // A lost worker that comes back is online again.
-  auto back = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), "w1",
-                                   dir_.path().string(), {"--slots", "1"});
-  ASSERT_TRUE(back.ok());
-  workers_[0] = *back;
-  EXPECT_TRUE(WaitFor([&] { return StateOf(Workers(), "w1") == "online"; }, absl::Seconds(20)));
+  absl::Status back = farm_->RestartWorker("w1");
+  ASSERT_TRUE(back.ok()) << back;
+  absl::Status online = farm_->WaitUntilOnline({"w1"}, absl::Seconds(20));
+  EXPECT_TRUE(online.ok()) << online;
 }
 
 TEST_F(FleetTest, ATakenNameOrWorkDirIsRefusedWithExit2AndTheHolderKeepsItsSession) {
   const nlohmann::json before = Workers();
+  WorkerProcess& w1 = farm_->worker("w1");
   // Another host (another work dir) started with the live w1's name.
-  std::filesystem::create_directories(dir_ / "other-host");
-  auto impostor = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(),
-                                       "w1", dir_ / "other-host", {"--slots", "1"});
-  ASSERT_TRUE(impostor.ok()) << impostor.status();
-  EXPECT_EQ(impostor->process().Wait(absl::Seconds(30)), 2) << ReadFile(impostor->log_path());
-  EXPECT_THAT(ReadFile(impostor->log_path()),
+  auto started = farm_->StartWorker({.name = "w1", .dir = dir_ / "other-host"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  WorkerProcess& impostor = **started;
+  EXPECT_EQ(impostor.process().Wait(absl::Seconds(30)), 2) << ReadFile(impostor.log_path());
+  EXPECT_THAT(ReadFile(impostor.log_path()),
               ::testing::HasSubstr("worker name 'w1' is taken by a live worker"));
-  EXPECT_THAT(ReadFile(impostor->log_path()), ::testing::HasSubstr("Fix: stop that worker"));
+  EXPECT_THAT(ReadFile(impostor.log_path()), ::testing::HasSubstr("Fix: stop that worker"));
   // A second process on w2's own work dir never gets as far as the coordinator.
-  auto twin = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), "w2",
-                                   dir_.path().string(), {"--slots", "1"});
-  ASSERT_TRUE(twin.ok());
-  EXPECT_EQ(twin->process().Wait(absl::Seconds(30)), 2);
-  EXPECT_THAT(ReadFile(twin->log_path()), ::testing::HasSubstr("in use by another farm-worker"));
+  started = farm_->StartWorker({.name = "w2"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  WorkerProcess& twin = **started;
+  EXPECT_EQ(twin.process().Wait(absl::Seconds(30)), 2);
+  EXPECT_THAT(ReadFile(twin.log_path()), ::testing::HasSubstr("in use by another farm-worker"));
 
   // No takeover: both keep the sessions they had, no session ended.
   const nlohmann::json after = Workers();
@@ -138,32 +110,29 @@ TEST_F(FleetTest, ATakenNameOrWorkDirIsRefusedWithExit2AndTheHolderKeepsItsSessi
     EXPECT_EQ(after[i].value("registered_at", ""), before[i].value("registered_at", ""));
     EXPECT_EQ(after[i].value("peer", ""), before[i].value("peer", ""));
   }
-  EXPECT_THAT(ReadFile(workers_[0].log_path()),
-              ::testing::Not(::testing::HasSubstr("register again")));
+  EXPECT_THAT(ReadFile(w1.log_path()), ::testing::Not(::testing::HasSubstr("register again")));
 
   // w1 itself, restarted after kill -9 from its own work dir, takes its name back.
-  workers_[0].Stop();
-  auto back = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), "w1",
-                                   dir_.path().string(), {"--slots", "1"});
-  ASSERT_TRUE(back.ok());
-  workers_[0] = *back;
+  w1.Stop();
+  started = farm_->StartWorker({.name = "w1"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  WorkerProcess& back = **started;
   EXPECT_TRUE(WaitFor(
       [&] {
         return StateOf(Workers(), "w1") == "online" &&
-               ReadFile(back->log_path()).find("registered with") != std::string::npos;
+               ReadFile(back.log_path()).find("registered with") != std::string::npos;
       },
       absl::Seconds(20)))
-      << ReadFile(back->log_path());
+      << ReadFile(back.log_path());
 }
 
 TEST_F(FleetTest, StatusSummarizesTheFleet) {
-  CommandResult r = RunFarmctl({"--coordinator", coordinator_->grpc_address(), "--token-file",
-                                coordinator_->token_file(), "--json", "status"});
+  CommandResult r = farm_->Farmctl({"--json", "status"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   auto j = nlohmann::json::parse(r.stdout_text);
   EXPECT_EQ(j["workers"]["online"], 2);
   EXPECT_EQ(j["slots_online"], 2);
-  EXPECT_EQ(j["grpc_address"], coordinator_->grpc_address());
+  EXPECT_EQ(j["grpc_address"], farm_->address());
   EXPECT_EQ(j["worker_timeout_ms"], 2000);
 }
 

@@ -10,68 +10,44 @@
 
 #include "absl/strings/str_cat.h"
 #include "libfarm/net/address.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
 
 using ::testing::HasSubstr;
 
-class GpuWorkersTest : public ::testing::Test {
+class GpuWorkersTest : public SuiteFixture<GpuWorkersTest> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir("gpu-workers");
-    auto c = CoordinatorProcess::Start(*dir_ / "data");
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = new CoordinatorProcess(std::move(*c));
-    for (const auto& [name, args] : std::vector<std::pair<std::string, std::vector<std::string>>>{
-             {"gpu1", {"--slots", "1", "--gpu", "sm_90:H100:80GiB", "--gpu", "7.5"}},
-             {"plain", {"--slots", "1"}}}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_->path().string(), args);
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(std::move(*w));
-    }
-    ASSERT_TRUE(WaitFor(
-        [] {
-          auto w = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-          return StateOf(w, "gpu1") == "online" && StateOf(w, "plain") == "online";
-        },
-        absl::Seconds(30)))
-        << ReadFile(coordinator_->log_path());
+  static void SetUpSuite() {
+    dir_ = std::make_unique<TempDir>("gpu-workers");
+    auto farm = TestFarm::Start(
+        dir_->path(),
+        {.workers = {{.name = "gpu1", .args = {"--gpu", "sm_90:H100:80GiB", "--gpu", "7.5"}},
+                     {.name = "plain"}}});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
-  static void TearDownTestSuite() {
-    for (auto& w : workers_) w.Stop();
-    workers_.clear();
-    if (coordinator_ != nullptr) coordinator_->Stop();
-    delete coordinator_;
-    coordinator_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
+  static void TearDownSuite() {
+    farm_.reset();
+    dir_.reset();
   }
 
-  static CommandResult Farmctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                               coordinator_->token_file()});
-    return RunFarmctl(args);
+  static CommandResult Farmctl(const std::vector<std::string>& args) {
+    return farm_->Farmctl(args);
   }
 
   static nlohmann::json WorkerJson(const std::string& name) {
-    for (const auto& w :
-         ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file())) {
+    for (const auto& w : farm_->ListWorkers()) {
       if (w.value("name", "") == name) return w;
     }
     return nlohmann::json::object();
   }
 
-  static TempDir* dir_;
-  static CoordinatorProcess* coordinator_;
-  static std::vector<WorkerProcess> workers_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<TestFarm> farm_;
 };
-
-TempDir* GpuWorkersTest::dir_ = nullptr;
-CoordinatorProcess* GpuWorkersTest::coordinator_ = nullptr;
-std::vector<WorkerProcess> GpuWorkersTest::workers_;
 
 TEST_F(GpuWorkersTest, DeclaredGpusAreListedInFarmctlWorkers) {
   CommandResult r = Farmctl({"workers"});
@@ -98,11 +74,11 @@ TEST_F(GpuWorkersTest, AWorkerOnAHostWithoutADriverReportsNoGpus) {
   EXPECT_EQ(plain.value("gpus", nlohmann::json("missing")), nlohmann::json::array())
       << plain.dump(2);
   EXPECT_THAT(Farmctl({"workers"}).stdout_text, ::testing::ContainsRegex("plain .* - +0/1 "));
-  EXPECT_THAT(ReadFile(workers_[1].log_path()), HasSubstr("no NVIDIA driver"));
+  EXPECT_THAT(ReadFile(farm_->worker("plain").log_path()), HasSubstr("no NVIDIA driver"));
 }
 
 TEST_F(GpuWorkersTest, TheJsonApiShowsEachWorkersGpus) {
-  auto hp = ParseHostPort(coordinator_->http_address());
+  auto hp = ParseHostPort(farm_->coordinator().http_address());
   ASSERT_TRUE(hp.ok()) << hp.status();
   httplib::Client http(hp->host, hp->port);
   auto res = http.Get("/api/v1/workers");
@@ -124,17 +100,15 @@ TEST_F(GpuWorkersTest, TheJsonApiShowsEachWorkersGpus) {
 TEST_F(GpuWorkersTest, AGpuFlagThatNamesNoGpuIsRefusedAtStart) {
   for (const char* bad : {"sm_91", "sm_90a", "sm_90:H100:lots"}) {
     auto r = RunCommand(
-        {FarmBinary("farm-worker"), "--coordinator", coordinator_->grpc_address(), "--token-file",
-         coordinator_->token_file(), "--name", "bad", "--work-dir", *dir_ / "bad", "--gpu", bad},
+        {FarmBinary("farm-worker"), "--coordinator", farm_->address(), "--token-file",
+         farm_->admin_token_file(), "--name", "bad", "--work-dir", *dir_ / "bad", "--gpu", bad},
         absl::Seconds(30));
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->exit_code, 2) << bad << ": " << Output(*r);
     EXPECT_THAT(r->stderr_text + r->stdout_text, HasSubstr(absl::StrCat("--gpu '", bad, "'")));
     EXPECT_THAT(r->stderr_text + r->stdout_text, HasSubstr("Fix: --gpu SM[:NAME[:MEMORY]]"));
   }
-  EXPECT_EQ(
-      StateOf(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()), "bad"),
-      "");
+  EXPECT_EQ(farm_->WorkerState("bad"), "");
 }
 
 }  // namespace

@@ -24,7 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "libfarm/net/address.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -34,9 +34,9 @@ using ::testing::StartsWith;
 
 TEST(HttpTest, HealthzAndMetricsFollowTheFleet) {
   TempDir dir("http");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  auto hp = ParseHostPort(c->http_address());
+  auto farm = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  auto hp = ParseHostPort((*farm)->coordinator().http_address());
   ASSERT_TRUE(hp.ok());
   httplib::Client http(hp->host, hp->port);
 
@@ -51,9 +51,8 @@ TEST(HttpTest, HealthzAndMetricsFollowTheFleet) {
   EXPECT_THAT(before->get_header_value("Content-Type"), HasSubstr("text/plain; version=0.0.4"));
   EXPECT_THAT(before->body, HasSubstr("farm_workers{state=\"online\"} 0\n"));
 
-  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "w1", dir.path().string(),
-                                {"--slots", "3", "--cuda-path", "none"});
-  ASSERT_TRUE(w.ok());
+  auto w = (*farm)->StartWorker({.name = "w1", .args = {"--cuda-path", "none"}, .slots = 3});
+  ASSERT_TRUE(w.ok()) << w.status();
   std::string body;
   EXPECT_TRUE(WaitFor(
       [&] {
@@ -73,11 +72,6 @@ TEST(HttpTest, HealthzAndMetricsFollowTheFleet) {
   auto missing = http.Get("/nope");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
-
-  w->process().Signal(SIGKILL);
-  c->process().Signal(SIGKILL);
-  w->process().Wait(absl::Seconds(5));
-  c->process().Wait(absl::Seconds(5));
 }
 
 // A raw client connection to 127.0.0.1:`port`, closed on destruction.
@@ -163,10 +157,11 @@ std::string Request(const std::string& method, const std::string& path, int port
 
 TEST(HttpLimitsTest, BodiesARouteDoesNotTakeAreRefusedBeforeTheyAreRead) {
   TempDir dir("http-body");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  const int port = PortOf(c->http_address());
-  const int64_t rss_before = ResidentKib(c->process().pid());
+  auto farm = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  CoordinatorProcess& c = (*farm)->coordinator();
+  const int port = PortOf(c.http_address());
+  const int64_t rss_before = ResidentKib(c.process().pid());
   ASSERT_GT(rss_before, 0);
 
   // 512 MiB announced to /healthz: answered 413 from the headers alone...
@@ -203,7 +198,7 @@ TEST(HttpLimitsTest, BodiesARouteDoesNotTakeAreRefusedBeforeTheyAreRead) {
   endless.Receive(absl::Seconds(5), &closed);
   EXPECT_TRUE(closed) << "an endless request line must end the connection";
 
-  const int64_t rss_after = ResidentKib(c->process().pid());
+  const int64_t rss_after = ResidentKib(c.process().pid());
   EXPECT_LT(rss_after - rss_before, 48 << 10)
       << "the coordinator grew from " << rss_before << " to " << rss_after << " KiB";
   // And it still answers.
@@ -211,15 +206,15 @@ TEST(HttpLimitsTest, BodiesARouteDoesNotTakeAreRefusedBeforeTheyAreRead) {
   auto health = http.Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
-  c->Stop();
 }
 
 TEST(HttpLimitsTest, BeyondLoopbackALargeBodyIsRefusedBeforeTheTokenCheck) {
   TempDir dir("http-public");
-  auto c = CoordinatorProcess::Start(dir / "data", {}, "127.0.0.1:0", "0.0.0.0:0");
-  ASSERT_TRUE(c.ok()) << c.status();
-  const int port = PortOf(c->http_address());
-  const int64_t rss_before = ResidentKib(c->process().pid());
+  auto farm = TestFarm::Start(dir.path(), {.http_listen = "0.0.0.0:0"});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  CoordinatorProcess& c = (*farm)->coordinator();
+  const int port = PortOf(c.http_address());
+  const int64_t rss_before = ResidentKib(c.process().pid());
   RawConnection status(port);
   ASSERT_TRUE(status.Send(Request("GET", "/api/v1/status", port, "Content-Length: 536870912\r\n")));
   const absl::Time start = absl::Now();
@@ -228,27 +223,27 @@ TEST(HttpLimitsTest, BeyondLoopbackALargeBodyIsRefusedBeforeTheTokenCheck) {
   const std::string mib(1 << 20, 'A');
   for (int i = 0; i < 64 && status.Send(mib); ++i) {
   }
-  EXPECT_LT(ResidentKib(c->process().pid()) - rss_before, 48 << 10);
+  EXPECT_LT(ResidentKib(c.process().pid()) - rss_before, 48 << 10);
   // Without a body, the token is what is missing.
   httplib::Client http("127.0.0.1", port);
   auto unauthenticated = http.Get("/api/v1/status");
   ASSERT_TRUE(unauthenticated);
   EXPECT_EQ(unauthenticated->status, 401);
-  c->Stop();
 }
 
 TEST(HttpLimitsTest, SlowHeadersDoNotStarveOtherClientsAndAreCutOff) {
   TempDir dir("http-slow");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  const int port = PortOf(c->http_address());
+  auto farm = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  CoordinatorProcess& c = (*farm)->coordinator();
+  const int port = PortOf(c.http_address());
   // 12 clients drip a header byte every 300 ms: each read arrives in time, the headers never.
   std::vector<std::unique_ptr<RawConnection>> drips;
   for (int i = 0; i < 12; ++i) {
     drips.push_back(std::make_unique<RawConnection>(port));
     ASSERT_TRUE(drips.back()->Send("GET /simple/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "))
         << "coordinator log:\n"
-        << ReadFile(c->log_path());
+        << ReadFile(c.log_path());
   }
   std::atomic<bool> stop{false};
   std::atomic<int> cut_off{0};
@@ -272,7 +267,7 @@ TEST(HttpLimitsTest, SlowHeadersDoNotStarveOtherClientsAndAreCutOff) {
     const absl::Time start = absl::Now();
     auto simple = http.Get("/simple/");
     ASSERT_TRUE(simple) << "the index did not answer while slow clients held connections";
-    EXPECT_EQ(simple->status, 200) << "coordinator log:\n" << ReadFile(c->log_path());
+    EXPECT_EQ(simple->status, 200) << "coordinator log:\n" << ReadFile(c.log_path());
     EXPECT_LT(absl::Now() - start, absl::Seconds(1));
   }
   // The drippers are cut off once their headers take longer than 10 s.
@@ -281,7 +276,6 @@ TEST(HttpLimitsTest, SlowHeadersDoNotStarveOtherClientsAndAreCutOff) {
   stop = true;
   dripper.join();
   EXPECT_TRUE(all_cut) << cut_off << " of " << drips.size() << " slow clients were cut off";
-  c->Stop();
 }
 
 // Holds `held` connections to `port`, then opens one more: true when that one is answered
@@ -304,12 +298,14 @@ bool OneOverTheBoundIsRefused(int port, int held, std::string& answer) {
 
 TEST(HttpLimitsTest, ConnectionsAreBoundedPerClientAndOverall) {
   TempDir dir("http-conns");
-  auto c = CoordinatorProcess::Start(dir / "data", {"--http-max-connections-per-client", "3"});
-  ASSERT_TRUE(c.ok()) << c.status();
-  const int port = PortOf(c->http_address());
+  auto farm =
+      TestFarm::Start(dir.path(), {.coordinator_args = {"--http-max-connections-per-client", "3"}});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  CoordinatorProcess& c = (*farm)->coordinator();
+  const int port = PortOf(c.http_address());
   std::string answer;
   EXPECT_TRUE(OneOverTheBoundIsRefused(port, 3, answer)) << answer << "\ncoordinator log:\n"
-                                                         << ReadFile(c->log_path());
+                                                         << ReadFile(c.log_path());
   // Once they go, there is room again.
   EXPECT_TRUE(WaitFor(
       [&] {
@@ -319,21 +315,23 @@ TEST(HttpLimitsTest, ConnectionsAreBoundedPerClientAndOverall) {
       },
       absl::Seconds(30)))
       << "coordinator log:\n"
-      << ReadFile(c->log_path());
-  c->Stop();
+      << ReadFile(c.log_path());
+  c.Stop();
 
   // The overall bound, the same way.
-  auto d = CoordinatorProcess::Start(dir / "data2", {"--http-max-connections", "2"});
-  ASSERT_TRUE(d.ok()) << d.status();
-  EXPECT_TRUE(OneOverTheBoundIsRefused(PortOf(d->http_address()), 2, answer)) << answer;
-  d->Stop();
+  auto second = TestFarm::Start(
+      dir.path(), {.coordinator_args = {"--http-max-connections", "2"}, .data_dir = "data2"});
+  ASSERT_TRUE(second.ok()) << second.status();
+  CoordinatorProcess& d = (*second)->coordinator();
+  EXPECT_TRUE(OneOverTheBoundIsRefused(PortOf(d.http_address()), 2, answer)) << answer;
 }
 
 TEST(HttpLimitsTest, LoopbackAnswersOnlyToLoopbackHostNames) {
   TempDir dir("http-host");
-  auto c = CoordinatorProcess::Start(dir / "data", {"--http-allow-host", "farm.test"});
-  ASSERT_TRUE(c.ok()) << c.status();
-  const int port = PortOf(c->http_address());
+  auto farm = TestFarm::Start(dir.path(), {.coordinator_args = {"--http-allow-host", "farm.test"}});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  CoordinatorProcess& c = (*farm)->coordinator();
+  const int port = PortOf(c.http_address());
   auto get = [&](const std::string& host) {
     RawConnection conn(port);
     conn.Send(
@@ -354,10 +352,11 @@ TEST(HttpLimitsTest, LoopbackAnswersOnlyToLoopbackHostNames) {
   RawConnection no_host(port);
   no_host.Send("GET /simple/ HTTP/1.0\r\n\r\n");
   EXPECT_THAT(no_host.Receive(absl::Seconds(5)), StartsWith("HTTP/1.1 400 "));
-  c->Stop();
+  c.Stop();
 
   // A name that is not one is a configuration error.
-  auto bad = CoordinatorProcess::Start(dir / "data2", {"--http-allow-host", "a/b"});
+  auto bad = TestFarm::Start(
+      dir.path(), {.coordinator_args = {"--http-allow-host", "a/b"}, .data_dir = "data2"});
   EXPECT_FALSE(bad.ok());
 }
 
@@ -372,17 +371,14 @@ std::string UploadHead(int port, uint64_t length, const std::string& token) {
                    "Content-Length: ", length, "\r\n"));
 }
 
-std::string Token(const CoordinatorProcess& c) {
-  return std::string(absl::StripAsciiWhitespace(ReadFile(c.token_file())));
-}
-
 // Issue 24, hole 8: an upload without a token used to have up to 64 MiB of its body read
 // (drained, a byte every 10 s if the client liked) before the 401.
 TEST(HttpLimitsTest, AnUploadWithoutATokenIsRefusedFromItsHeaders) {
   TempDir dir("http-upload-401");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  const int port = PortOf(c->http_address());
+  auto farm = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  CoordinatorProcess& c = (*farm)->coordinator();
+  const int port = PortOf(c.http_address());
   for (const std::string& token : {std::string(), std::string("not-a-farm-token")}) {
     // 60 MiB announced, not a byte of it sent: the answer comes from the headers alone, and
     // the connection is closed rather than read on.
@@ -391,12 +387,11 @@ TEST(HttpLimitsTest, AnUploadWithoutATokenIsRefusedFromItsHeaders) {
     bool closed = false;
     const std::string answer = upload.Receive(absl::Seconds(10), &closed);
     EXPECT_THAT(answer, StartsWith("HTTP/1.1 401 ")) << "coordinator log:\n"
-                                                     << ReadFile(c->log_path());
+                                                     << ReadFile(c.log_path());
     EXPECT_THAT(answer, HasSubstr("WWW-Authenticate: Basic realm=\"wheelfarm\""));
     EXPECT_THAT(answer, HasSubstr("twine upload -u __token__"));
     EXPECT_TRUE(closed) << "a refused upload's connection must be closed, not drained";
   }
-  c->Stop();
 }
 
 // Sends one byte a second on `conn` until it fails or `stop` is set.
@@ -410,11 +405,12 @@ std::thread Drip(RawConnection& conn, std::atomic<bool>& stop) {
 // connection for as long as the client liked. Now it must keep up 64 KiB/s after a 10 s grace.
 TEST(HttpLimitsTest, AnUploadBodyDrippingInIsCutOffAtTheMinimumRate) {
   TempDir dir("http-upload-slow");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  const int port = PortOf(c->http_address());
+  auto farm = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  CoordinatorProcess& c = (*farm)->coordinator();
+  const int port = PortOf(c.http_address());
   RawConnection upload(port);
-  ASSERT_TRUE(upload.Send(UploadHead(port, 100000, Token(*c))));
+  ASSERT_TRUE(upload.Send(UploadHead(port, 100000, (*farm)->AdminToken())));
   std::atomic<bool> stop{false};
   std::thread dripper = Drip(upload, stop);
   bool closed = false;
@@ -423,11 +419,10 @@ TEST(HttpLimitsTest, AnUploadBodyDrippingInIsCutOffAtTheMinimumRate) {
   stop = true;
   dripper.join();
   EXPECT_THAT(answer, StartsWith("HTTP/1.1 408 ")) << "coordinator log:\n"
-                                                   << ReadFile(c->log_path());
+                                                   << ReadFile(c.log_path());
   EXPECT_THAT(answer,
               HasSubstr("the request body arrived slower than 64.0 KiB/s after its first 10s"));
   EXPECT_TRUE(closed);
-  c->Stop();
 }
 
 // Slow bodies may hold half of a client's connections; the rest answer at once. All loopback
@@ -435,10 +430,11 @@ TEST(HttpLimitsTest, AnUploadBodyDrippingInIsCutOffAtTheMinimumRate) {
 // local client's /healthz, /metrics and index requests 503.
 TEST(HttpLimitsTest, HealthzAnswersWhileSlowBodiesAreInFlight) {
   TempDir dir("http-upload-reserve");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  const int port = PortOf(c->http_address());
-  const std::string token = Token(*c);
+  auto farm = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  CoordinatorProcess& c = (*farm)->coordinator();
+  const int port = PortOf(c.http_address());
+  const std::string token = (*farm)->AdminToken();
   constexpr int kSlow = 16;  // --http-max-connections-per-client's default
   std::vector<std::unique_ptr<RawConnection>> uploads;
   std::atomic<bool> stop{false};
@@ -455,7 +451,7 @@ TEST(HttpLimitsTest, HealthzAnswersWhileSlowBodiesAreInFlight) {
   for (int i = 0; i < 5; ++i) {
     auto health = http.Get("/healthz");
     ASSERT_TRUE(health) << "/healthz did not answer while slow uploads were in flight";
-    EXPECT_EQ(health->status, 200) << "coordinator log:\n" << ReadFile(c->log_path());
+    EXPECT_EQ(health->status, 200) << "coordinator log:\n" << ReadFile(c.log_path());
     auto metrics = http.Get("/metrics");
     ASSERT_TRUE(metrics);
     EXPECT_EQ(metrics->status, 200);
@@ -469,7 +465,6 @@ TEST(HttpLimitsTest, HealthzAnswersWhileSlowBodiesAreInFlight) {
   EXPECT_EQ(refused, kSlow / 2);
   stop = true;
   for (std::thread& t : drippers) t.join();
-  c->Stop();
 }
 
 }  // namespace

@@ -24,7 +24,7 @@
 #include "libfarm/digest/digest.h"
 #include "libfarm/net/address.h"
 #include "libfarm/process/subprocess.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -78,10 +78,6 @@ std::string BuildDemoWheel(const TempDir& dir, const std::string& out) {
   const std::string wheel = absl::StrCat(out, "/", kWheelName);
   EXPECT_TRUE(fs::exists(wheel)) << Output(r);
   return wheel;
-}
-
-std::string Token(const CoordinatorProcess& c) {
-  return std::string(absl::StripAsciiWhitespace(ReadFile(c.token_file())));
 }
 
 httplib::Client HttpTo(const std::string& address) {
@@ -144,11 +140,12 @@ TEST(IndexTest, TwineUploadsPipInstallsBadUploadsAreRefusedAndRestartKeepsIt) {
   const std::string wheel_bytes = ReadFile(wheel);
   const std::string wheel_sha = Sha256Of(wheel_bytes);
 
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  const std::string base = absl::StrCat("http://", c->http_address());
-  const std::string token = Token(*c);
-  httplib::Client http = HttpTo(c->http_address());
+  auto started = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(started.ok()) << started.status();
+  TestFarm& test_farm = **started;
+  const std::string base = absl::StrCat("http://", test_farm.coordinator().http_address());
+  const std::string token = test_farm.AdminToken();
+  httplib::Client http = HttpTo(test_farm.coordinator().http_address());
 
   // twine with a wrong token: refused, and twine says why.
   CommandResult bad = RunTool({kPython, "-m", "twine", "upload", "--non-interactive",
@@ -277,8 +274,8 @@ TEST(IndexTest, TwineUploadsPipInstallsBadUploadsAreRefusedAndRestartKeepsIt) {
                "--repository-url", base + "/legacy/", "-u", "__token__", "-p", token, renamed});
   EXPECT_NE(twine_conflict.exit_code, 0) << Output(twine_conflict);
   EXPECT_THAT(twine_conflict.stdout_text + twine_conflict.stderr_text, HasSubstr("409"));
-  const std::vector<std::string> farm = {"--coordinator", c->grpc_address(), "--token-file",
-                                         c->token_file()};
+  const std::vector<std::string> farm = {"--coordinator", test_farm.address(), "--token-file",
+                                         test_farm.admin_token_file()};
   std::vector<std::string> publish = farm;
   publish.insert(publish.end(), {"publish", renamed, "--to", "builtin"});
   CommandResult taken = RunFarmctl(publish);
@@ -331,11 +328,11 @@ TEST(IndexTest, TwineUploadsPipInstallsBadUploadsAreRefusedAndRestartKeepsIt) {
   EXPECT_EQ(imported.stdout_text, "42\n");
 
   // A restart keeps the package listed and served.
-  c->process().Signal(SIGTERM);
-  ASSERT_EQ(c->process().Wait(absl::Seconds(15)), 0);
-  auto restarted = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(restarted.ok()) << restarted.status();
-  httplib::Client after = HttpTo(restarted->http_address());
+  test_farm.coordinator().process().Signal(SIGTERM);
+  ASSERT_EQ(test_farm.coordinator().process().Wait(absl::Seconds(15)), 0);
+  absl::Status restarted = test_farm.RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  httplib::Client after = HttpTo(test_farm.coordinator().http_address());
   auto listed = Get(after, page, kJson);
   ASSERT_TRUE(listed);
   ASSERT_EQ(listed->status, 200);
@@ -343,8 +340,8 @@ TEST(IndexTest, TwineUploadsPipInstallsBadUploadsAreRefusedAndRestartKeepsIt) {
   auto served = after.Get(url.c_str());
   ASSERT_TRUE(served);
   EXPECT_EQ(Sha256Of(served->body), wheel_sha);
-  restarted->process().Signal(SIGTERM);
-  restarted->process().Wait(absl::Seconds(15));
+  test_farm.coordinator().process().Signal(SIGTERM);
+  test_farm.coordinator().process().Wait(absl::Seconds(15));
 }
 
 // A wheel named `filename` for project `name` at `version`, whose module holds `payload`
@@ -391,11 +388,12 @@ httplib::Result Upload(httplib::Client& client, const std::string& token, const 
 TEST(IndexTest, NameSpellingsOfAPublishedFileAreRefusedAndPipGetsThePublishedBytes) {
   RequireTools();
   TempDir dir("index-names");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  const std::string base = absl::StrCat("http://", c->http_address());
-  const std::string token = Token(*c);
-  httplib::Client http = HttpTo(c->http_address());
+  auto started = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(started.ok()) << started.status();
+  TestFarm& test_farm = **started;
+  const std::string base = absl::StrCat("http://", test_farm.coordinator().http_address());
+  const std::string token = test_farm.AdminToken();
+  httplib::Client http = HttpTo(test_farm.coordinator().http_address());
 
   const std::string published =
       WriteProbeWheel(dir / "a", "probe_ok-2.0-py3-none-any.whl", "probe_ok", "2.0", "V = 1\n");
@@ -447,7 +445,6 @@ TEST(IndexTest, NameSpellingsOfAPublishedFileAreRefusedAndPipGetsThePublishedByt
   }
   ASSERT_EQ(fetched, std::vector<std::string>{"probe_ok-2.0-py3-none-any.whl"});
   EXPECT_EQ(Sha256Of(ReadFile(dir / "dl/probe_ok-2.0-py3-none-any.whl")), published_sha);
-  c->Stop();
 }
 
 TEST(IndexTest, FarmctlPublishesToPypiserverToTheBuiltinIndexAndThroughAHook) {
@@ -523,18 +520,21 @@ TEST(IndexTest, FarmctlPublishesToPypiserverToTheBuiltinIndexAndThroughAHook) {
   server->Wait(absl::Seconds(10));
 
   // --to builtin: the coordinator's own index, with the farm token.
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  CommandResult builtin = RunFarmctl({"--coordinator", c->grpc_address(), "--token-file",
-                                      c->token_file(), "publish", wheel, "--to", "builtin"});
-  ASSERT_EQ(builtin.exit_code, 0) << Output(builtin) << ReadFile(c->log_path());
-  httplib::Client http = HttpTo(c->http_address());
+  auto started = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(started.ok()) << started.status();
+  TestFarm& test_farm = **started;
+  CommandResult builtin =
+      RunFarmctl({"--coordinator", test_farm.address(), "--token-file",
+                  test_farm.admin_token_file(), "publish", wheel, "--to", "builtin"});
+  ASSERT_EQ(builtin.exit_code, 0) << Output(builtin)
+                                  << ReadFile(test_farm.coordinator().log_path());
+  httplib::Client http = HttpTo(test_farm.coordinator().http_address());
   auto page = Get(http, absl::StrCat("/simple/", kProject, "/"), "text/html");
   ASSERT_TRUE(page);
   EXPECT_EQ(FilesFromHtml(page->body),
             (std::map<std::string, std::string>{{kWheelName, Sha256Of(ReadFile(wheel))}}));
-  c->process().Signal(SIGTERM);
-  c->process().Wait(absl::Seconds(15));
+  test_farm.coordinator().process().Signal(SIGTERM);
+  test_farm.coordinator().process().Wait(absl::Seconds(15));
 
   // A command hook: the wheel is copied; a failing hook shows its stderr.
   const std::string shelf = dir / "shelf";

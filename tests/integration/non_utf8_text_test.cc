@@ -26,7 +26,7 @@
 #include "libfarm/net/address.h"
 #include "libfarm/status/exit_code.h"
 #include "tests/support/fake_wheel.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -50,18 +50,18 @@ std::string WriteWheel(const fs::path& dir, const std::string& requires_python) 
   return path.ok() ? ReadFile(*path) : "";
 }
 
-httplib::Client HttpTo(const CoordinatorProcess& c) {
-  auto hp = ParseHostPort(c.http_address());
-  EXPECT_TRUE(hp.ok()) << c.http_address();
+httplib::Client HttpTo(const TestFarm& farm) {
+  auto hp = ParseHostPort(farm.coordinator().http_address());
+  EXPECT_TRUE(hp.ok()) << farm.coordinator().http_address();
   httplib::Client client(hp->host, hp->port);
   client.set_read_timeout(std::chrono::seconds(30));
   return client;
 }
 
 // The upload twine sends.
-httplib::Result Upload(const CoordinatorProcess& c, const std::string& wheel) {
-  httplib::Client client = HttpTo(c);
-  const std::string token(absl::StripAsciiWhitespace(ReadFile(c.token_file())));
+httplib::Result Upload(const TestFarm& farm, const std::string& wheel) {
+  httplib::Client client = HttpTo(farm);
+  const std::string token = farm.AdminToken();
   client.set_basic_auth("__token__", token.c_str());
   httplib::MultipartFormDataItems items = {
       {":action", "file_upload", "", ""},
@@ -74,21 +74,18 @@ httplib::Result Upload(const CoordinatorProcess& c, const std::string& wheel) {
   return client.Post("/legacy/", items);
 }
 
-httplib::Result ProjectJson(const CoordinatorProcess& c) {
-  httplib::Client client = HttpTo(c);
+httplib::Result ProjectJson(const TestFarm& farm) {
+  httplib::Client client = HttpTo(farm);
   return client.Get(absl::StrCat("/simple/", kProject, "/"), {{"Accept", kJson}});
 }
 
-CommandResult Farmctl(const CoordinatorProcess& c, const std::vector<std::string>& args) {
-  std::vector<std::string> all = {"--coordinator", c.grpc_address(), "--token-file",
-                                  c.token_file()};
-  all.insert(all.end(), args.begin(), args.end());
-  return RunFarmctl(all);
+CommandResult Farmctl(const TestFarm& farm, const std::vector<std::string>& args) {
+  return farm.Farmctl(args);
 }
 
 // The value of an unlabelled gauge in /metrics, or -1.
-double Gauge(const CoordinatorProcess& c, const std::string& name) {
-  httplib::Client client = HttpTo(c);
+double Gauge(const TestFarm& farm, const std::string& name) {
+  httplib::Client client = HttpTo(farm);
   auto res = client.Get("/metrics");
   if (!res || res->status != 200) return -1;
   const std::string prefix = "\n" + name + " ";
@@ -143,14 +140,13 @@ class RawStore {
 TEST(NonUtf8TextTest, AStoreWithRecordsTodaysCoordinatorCannotReadStartsAndServesThem) {
   TempDir dir("non-utf8-restart");
   const std::string data = dir / "data";
-  {
-    auto c = CoordinatorProcess::Start(data);
-    ASSERT_TRUE(c.ok()) << c.status();
-    auto up = Upload(*c, WriteWheel(dir / "ok", ">=3.8"));
-    ASSERT_TRUE(up) << "no answer";
-    ASSERT_EQ(up->status, 200) << up->body;
-    c->Stop();
-  }
+  auto started = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(started.ok()) << started.status();
+  TestFarm& test_farm = **started;
+  auto up = Upload(test_farm, WriteWheel(dir / "ok", ">=3.8"));
+  ASSERT_TRUE(up) << "no answer";
+  ASSERT_EQ(up->status, 200) << up->body;
+  test_farm.StopCoordinator();
   // What coordinators before the fix stored: a Requires-Python with a byte that is not UTF-8,
   // a build that failed on a wheel member named in Latin-1, and a record that is no record.
   const std::string package_key = absl::StrCat(kProject, "/", kWheelName);
@@ -176,35 +172,35 @@ TEST(NonUtf8TextTest, AStoreWithRecordsTodaysCoordinatorCannotReadStartsAndServe
     raw.Put("builds", "truncated-build", std::string("\x0a\xff\xff\x03", 4));
   }
 
-  auto c = CoordinatorProcess::Start(data);
-  ASSERT_TRUE(c.ok()) << c.status();
-  const std::string log = ReadFile(c->log_path());
+  absl::Status restarted = test_farm.RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  const std::string log = ReadFile(test_farm.coordinator().log_path());
   EXPECT_THAT(log, HasSubstr("record \"latin1-build\" of table builds held 1 text value(s) that "
                              "are not UTF-8"));
   EXPECT_THAT(log, HasSubstr(absl::StrCat("record \"", package_key, "\" of table packages held")));
   EXPECT_THAT(log,
               HasSubstr("record \"truncated-build\" of table builds does not parse as a "
                         "farm.v1.Build: moved to the quarantine as \"builds/truncated-build\""));
-  EXPECT_EQ(Gauge(*c, "farm_state_quarantined_records"), 3);
+  EXPECT_EQ(Gauge(test_farm, "farm_state_quarantined_records"), 3);
 
   // Every client reads the builds again, the Latin-1 byte shown escaped.
-  CommandResult builds = Farmctl(*c, {"builds"});
+  CommandResult builds = Farmctl(test_farm, {"builds"});
   EXPECT_EQ(builds.exit_code, 0) << Output(builds);
   EXPECT_THAT(builds.stdout_text, HasSubstr("latin1-build"));
-  CommandResult build = Farmctl(*c, {"build", "latin1-build"});
+  CommandResult build = Farmctl(test_farm, {"build", "latin1-build"});
   EXPECT_EQ(build.exit_code, 0) << Output(build);
   EXPECT_THAT(build.stdout_text, HasSubstr("member 'non_utf8_demo/caf\\xe9.py'"));
-  CommandResult json = Farmctl(*c, {"--json", "builds"});
+  CommandResult json = Farmctl(test_farm, {"--json", "builds"});
   ASSERT_EQ(json.exit_code, 0) << Output(json);
   EXPECT_THAT(json.stdout_text, HasSubstr("caf\\\\xe9.py"));  // JSON escapes the backslash
   // The index serves the project, its Requires-Python escaped.
-  auto page = ProjectJson(*c);
+  auto page = ProjectJson(test_farm);
   ASSERT_TRUE(page) << "no answer";
   ASSERT_EQ(page->status, 200) << page->body;
   auto j = nlohmann::json::parse(page->body);
   ASSERT_EQ(j["files"].size(), 1u) << page->body;
   EXPECT_EQ(j["files"][0]["requires-python"], ">=3.8\\xff");
-  c->Stop();
+  test_farm.StopCoordinator();
 
   // Nothing was lost: the quarantine holds the original bytes; the records read cleanly now.
   {
@@ -218,60 +214,52 @@ TEST(NonUtf8TextTest, AStoreWithRecordsTodaysCoordinatorCannotReadStartsAndServe
               "the wheel cannot be tagged for publishing: member 'non_utf8_demo/caf\\xe9.py' ...");
   }
   // And the next start finds nothing new to set aside (its log goes on in the same file).
-  const size_t logged_before = ReadFile(c->log_path()).size();
-  auto again = CoordinatorProcess::Start(data);
-  ASSERT_TRUE(again.ok()) << again.status();
-  const std::string new_log = ReadFile(again->log_path()).substr(logged_before);
+  const size_t logged_before = ReadFile(test_farm.coordinator().log_path()).size();
+  absl::Status again = test_farm.RestartCoordinator();
+  ASSERT_TRUE(again.ok()) << again;
+  const std::string new_log = ReadFile(test_farm.coordinator().log_path()).substr(logged_before);
   EXPECT_THAT(new_log, Not(HasSubstr("of table builds held")));
   EXPECT_THAT(new_log, Not(HasSubstr("moved to the quarantine")));
   EXPECT_THAT(new_log, HasSubstr("holds 3 quarantined record(s)"));
-  EXPECT_EQ(Farmctl(*again, {"builds"}).exit_code, 0);
-  again->Stop();
+  EXPECT_EQ(Farmctl(test_farm, {"builds"}).exit_code, 0);
 }
 
 TEST(NonUtf8TextTest, AnIndexUploadWhoseMetadataIsNotUtf8IsRefusedAndTheIndexServesOn) {
   TempDir dir("non-utf8-upload");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  auto refused = Upload(*c, WriteWheel(dir / "bad", ">=3.8\xff"));
+  auto started = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(started.ok()) << started.status();
+  TestFarm& test_farm = **started;
+  auto refused = Upload(test_farm, WriteWheel(dir / "bad", ">=3.8\xff"));
   ASSERT_TRUE(refused) << "no answer";
   EXPECT_EQ(refused->status, 400) << refused->body;
   EXPECT_THAT(refused->body, HasSubstr("METADATA line 4 is not UTF-8 (byte 23 of "
                                        "\"Requires-Python: >=3.8\\xff\"): Core Metadata is UTF-8"));
   EXPECT_THAT(refused->body, HasSubstr("Fix:"));
-  auto none = ProjectJson(*c);
+  auto none = ProjectJson(test_farm);
   ASSERT_TRUE(none) << "no answer";
   EXPECT_EQ(none->status, 404) << none->body;
 
   // The same wheel in UTF-8 is published; the page and a restart are fine.
-  auto ok = Upload(*c, WriteWheel(dir / "ok", ">=3.8"));
+  auto ok = Upload(test_farm, WriteWheel(dir / "ok", ">=3.8"));
   ASSERT_TRUE(ok) << "no answer";
   EXPECT_EQ(ok->status, 200) << ok->body;
-  c->Stop();
-  auto again = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(again.ok()) << again.status();
-  auto page = ProjectJson(*again);
+  absl::Status again = test_farm.RestartCoordinator();
+  ASSERT_TRUE(again.ok()) << again;
+  auto page = ProjectJson(test_farm);
   ASSERT_TRUE(page) << "no answer";
   EXPECT_EQ(page->status, 200) << page->body;
   EXPECT_THAT(page->body, HasSubstr("\"requires-python\":\">=3.8\""));
-  again->Stop();
 }
 
 TEST(NonUtf8TextTest, ActionsWhoseOutputIsNotUtf8CompleteWithItEscapedAndTheBytesKept) {
   TempDir dir("non-utf8-actions");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "w1", dir.path().string(),
-                                {"--slots", "3", "--cuda-path", "none"});
-  ASSERT_TRUE(w.ok()) << w.status();
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "w1") == "online";
-      },
-      absl::Seconds(30)));
-  const std::string token = *ReadTokenFile(c->token_file());
-  auto actions = ActionClient::Connect(c->grpc_address(), token);
-  auto cas = CasClient::Connect(c->grpc_address(), token);
+  auto started = TestFarm::Start(
+      dir.path(), {.workers = {{.name = "w1", .args = {"--cuda-path", "none"}, .slots = 3}}});
+  ASSERT_TRUE(started.ok()) << started.status();
+  TestFarm& test_farm = **started;
+  const std::string token = test_farm.AdminToken();
+  auto actions = ActionClient::Connect(test_farm.address(), token);
+  auto cas = CasClient::Connect(test_farm.address(), token);
   auto shell = [](const std::string& script) {
     farm::v1::Action a;
     a.add_argv("/bin/sh");
@@ -305,8 +293,6 @@ TEST(NonUtf8TextTest, ActionsWhoseOutputIsNotUtf8CompleteWithItEscapedAndTheByte
   EXPECT_EQ((*done)[1].result().stderr_tail(), std::string(4095, 'a'));
   EXPECT_EQ((*done)[2].result().exit_code(), 3);
   EXPECT_EQ((*done)[2].result().stderr_tail(), "caf\\xe9");
-  w->Stop();
-  c->Stop();
 }
 
 // A worker's capabilities are text the worker read from its host (hostname, toolkit and
@@ -317,8 +303,9 @@ TEST(NonUtf8TextTest, ActionsWhoseOutputIsNotUtf8CompleteWithItEscapedAndTheByte
 // naming the field.
 TEST(NonUtf8TextTest, AWorkerCapabilityThatIsNotUtf8IsSentEscapedOrRefusedNamingIt) {
   TempDir dir("non-utf8-worker");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
+  auto started = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(started.ok()) << started.status();
+  TestFarm& test_farm = **started;
 
   // The toolkit, seen through a directory whose name is Latin-1.
   const fs::path toolkit = dir / "cuda-caf\xe9";
@@ -326,33 +313,30 @@ TEST(NonUtf8TextTest, AWorkerCapabilityThatIsNotUtf8IsSentEscapedOrRefusedNaming
   for (const auto& entry : fs::directory_iterator("/usr/local/cuda")) {
     fs::create_symlink(fs::canonical(entry.path()), toolkit / entry.path().filename());
   }
-  auto w = WorkerProcess::Start(c->grpc_address(), c->token_file(), "latin1", dir.path().string(),
-                                {"--cuda-path", toolkit.string()});
+  auto w = test_farm.StartWorker(
+      {.name = "latin1", .args = {"--cuda-path", toolkit.string()}, .slots = 0});
   ASSERT_TRUE(w.ok()) << w.status();
-  const bool online = WaitFor(
-      [&] {
-        return StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "latin1") == "online";
-      },
-      absl::Seconds(60));
-  EXPECT_TRUE(online) << ReadFile(w->log_path());
-  EXPECT_THAT(ReadFile(w->log_path()),
+  const absl::Status online = test_farm.WaitUntilOnline({"latin1"}, absl::Seconds(60));
+  EXPECT_TRUE(online.ok()) << online;
+  EXPECT_THAT(ReadFile((*w)->log_path()),
               HasSubstr("cuda[0].path (\"" + (dir / "cuda-caf\\xe9") +
                         "\") is not UTF-8: the coordinator is sent it escaped"));
-  CommandResult workers = Farmctl(*c, {"workers"});
+  CommandResult workers = Farmctl(test_farm, {"workers"});
   EXPECT_THAT(workers.stdout_text, HasSubstr("latin1")) << workers.stdout_text;
-  w->Stop();
+  test_farm.KillWorker("latin1");
 
-  auto labelled =
-      WorkerProcess::Start(c->grpc_address(), c->token_file(), "labelled", dir.path().string(),
-                           {"--cuda-path", "none", "--labels", "zone=caf\xe9"});
-  ASSERT_TRUE(labelled.ok()) << labelled.status();
-  EXPECT_EQ(labelled->process().Wait(absl::Seconds(30)), kExitConfig)
-      << ReadFile(labelled->log_path());
-  EXPECT_THAT(ReadFile(labelled->log_path()),
+  auto started_labelled =
+      test_farm.StartWorker({.name = "labelled",
+                             .args = {"--cuda-path", "none", "--labels", "zone=caf\xe9"},
+                             .slots = 0});
+  ASSERT_TRUE(started_labelled.ok()) << started_labelled.status();
+  WorkerProcess& labelled = **started_labelled;
+  EXPECT_EQ(labelled.process().Wait(absl::Seconds(30)), kExitConfig)
+      << ReadFile(labelled.log_path());
+  EXPECT_THAT(ReadFile(labelled.log_path()),
               HasSubstr("label 'zone' (\"caf\\xe9\") is not UTF-8, which the coordinator "
                         "cannot take. Fix: pass --labels as UTF-8 text"));
-  EXPECT_EQ(StateOf(ListWorkersJson(c->grpc_address(), c->token_file()), "labelled"), "");
-  c->Stop();
+  EXPECT_EQ(test_farm.WorkerState("labelled"), "");
 }
 
 }  // namespace

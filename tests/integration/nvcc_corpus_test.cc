@@ -17,7 +17,8 @@
 #include "libfarm/nvcc/shell_words.h"
 #include "libfarm/process/subprocess.h"
 #include "tests/support/device_payloads.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -75,19 +76,17 @@ std::string CaseName(const ::testing::TestParamInfo<CorpusCase>& info) {
   return name;
 }
 
-class NvccCorpusTest : public ::testing::TestWithParam<CorpusCase> {
+class NvccCorpusTest : public SuiteFixture<NvccCorpusTest, ::testing::TestWithParam<CorpusCase>> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir("nvcc-corpus-test");
+  static void SetUpSuite() {
+    dir_ = std::make_unique<TempDir>("nvcc-corpus-test");
     auto farm = TestFarm::Start(dir_->path());
     ASSERT_TRUE(farm.ok()) << farm.status();
-    farm_ = farm->release();
+    farm_ = *std::move(farm);
   }
-  static void TearDownTestSuite() {
-    delete farm_;
-    farm_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
+  static void TearDownSuite() {
+    farm_.reset();
+    dir_.reset();
   }
 
   // The case's words with its placeholders filled in, or a test failure.
@@ -110,12 +109,9 @@ class NvccCorpusTest : public ::testing::TestWithParam<CorpusCase> {
     return r.ok() ? *r : CommandResult{};
   }
 
-  static TempDir* dir_;
-  static TestFarm* farm_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<TestFarm> farm_;
 };
-
-TempDir* NvccCorpusTest::dir_ = nullptr;
-TestFarm* NvccCorpusTest::farm_ = nullptr;
 
 TEST_P(NvccCorpusTest, SplitsWithNoFallbackAndTheSameDeviceCode) {
   const CorpusCase& c = GetParam();

@@ -5,62 +5,38 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
 
-class PackageMatrixTest : public ::testing::Test {
+class PackageMatrixTest : public SuiteFixture<PackageMatrixTest> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir("package-matrix-test");
-    auto c =
-        CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", FARM_SOURCE_DIR "/recipes"});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = new CoordinatorProcess(std::move(*c));
-    for (const std::string name : {"w1", "w2"}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_->path().string(), {"--slots", "2"});
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(new WorkerProcess(std::move(*w)));
-    }
-    ASSERT_TRUE(WaitFor(
-        [] {
-          auto ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-          return StateOf(ws, "w1") == "online" && StateOf(ws, "w2") == "online";
-        },
-        absl::Seconds(30)));
+  static void SetUpSuite() {
+    dir_ = std::make_unique<TempDir>("package-matrix-test");
+    auto farm = TestFarm::Start(dir_->path(),
+                                {.coordinator_args = {"--recipes-dir", FARM_SOURCE_DIR "/recipes"},
+                                 .workers = NumberedWorkers(2, {.slots = 2})});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
 
-  static void TearDownTestSuite() {
-    for (WorkerProcess* w : workers_) {
-      w->Stop();
-      delete w;
-    }
-    workers_.clear();
-    if (coordinator_ != nullptr) coordinator_->Stop();
-    delete coordinator_;
-    coordinator_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
+  static void TearDownSuite() {
+    farm_.reset();
+    dir_.reset();
   }
 
   // A dry run as docs/packages.md runs it: these workers are x86_64 Debian 12 hosts with
   // python3.11 and glibc 2.36, while the recipes ask for python3.10 and glibc <= 2.35.
   static CommandResult DryRun(const std::string& ref, const std::string& archs) {
-    return RunFarmctl({"--coordinator", coordinator_->grpc_address(), "--token-file",
-                       coordinator_->token_file(), "submit", ref, "--archs", archs, "--dry-run",
-                       "--python", "3.11", "--glibc-max", "2.36"});
+    return farm_->Farmctl(
+        {"submit", ref, "--archs", archs, "--dry-run", "--python", "3.11", "--glibc-max", "2.36"});
   }
 
-  static TempDir* dir_;
-  static CoordinatorProcess* coordinator_;
-  static std::vector<WorkerProcess*> workers_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<TestFarm> farm_;
 };
-
-TempDir* PackageMatrixTest::dir_ = nullptr;
-CoordinatorProcess* PackageMatrixTest::coordinator_ = nullptr;
-std::vector<WorkerProcess*> PackageMatrixTest::workers_;
 
 struct Planned {
   std::string ref, archs;
@@ -118,9 +94,8 @@ TEST_F(PackageMatrixTest, TorchPackagesNeedTheFarmsTorchForTheirArchSet) {
     }
   }
   CommandResult stack =
-      RunFarmctl({"--coordinator", coordinator_->grpc_address(), "--token-file",
-                  coordinator_->token_file(), "submit", "torchvision-0.24.1", "pytorch-2.9.1",
-                  "--archs", "7.5", "--dry-run", "--python", "3.11", "--glibc-max", "2.36"});
+      farm_->Farmctl({"submit", "torchvision-0.24.1", "pytorch-2.9.1", "--archs", "7.5",
+                      "--dry-run", "--python", "3.11", "--glibc-max", "2.36"});
   EXPECT_NE(stack.exit_code, 0) << Output(stack);
   EXPECT_NE(stack.stderr_text.find("pytorch-2.9.1: no online worker can host the build"),
             std::string::npos)

@@ -14,8 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "tests/support/demo_recipe.h"
-#include "tests/support/farm_processes.h"
 #include "tests/support/simple_index.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -48,11 +49,11 @@ std::string DeepSpeedRecipe() {
   return text;
 }
 
-class PypiSourceTest : public ::testing::Test {
+class PypiSourceTest : public SuiteFixture<PypiSourceTest> {
  protected:
-  static void SetUpTestSuite() {
+  static void SetUpSuite() {
     LeaveVirtualenvs();  // the workers make the recipe's environment themselves
-    dir_ = new TempDir("pypi-source-test");
+    dir_ = std::make_unique<TempDir>("pypi-source-test");
     // The demo as its sdist, and a copy whose setup.py downloads at build time, as flash-attn's
     // does when it looks for a prebuilt wheel.
     MakeSdist("demo_cuda_ext-0.1.0", "");
@@ -61,7 +62,7 @@ class PypiSourceTest : public ::testing::Test {
               "urllib.request.urlopen('https://pypi.org/simple/pip/', timeout=30)\n");
     auto index = SimpleIndex::Start(*dir_ / "index");
     ASSERT_TRUE(index.ok()) << index.status();
-    index_ = new SimpleIndex(std::move(*index));
+    index_ = std::make_unique<SimpleIndex>(std::move(*index));
     index_->Publish("demo-cuda-ext", *dir_ / "demo_cuda_ext-0.1.0.tar.gz");
     index_->Publish("netgrab-demo", *dir_ / "netgrab_demo-0.1.0.tar.gz");
     fs::copy_file(*dir_ / "demo_cuda_ext-0.1.0.tar.gz", *dir_ / "tampered_demo-0.1.0.tar.gz");
@@ -83,39 +84,18 @@ class PypiSourceTest : public ::testing::Test {
                                     index_->url(), "\""));
     WriteText(recipes + "/deepspeed.toml", DeepSpeedRecipe());
 
-    auto c = CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", recipes});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = new CoordinatorProcess(std::move(*c));
-    for (const char* name : {"w1", "w2"}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_->path().string(),
-                                    {"--slots", "2", "--builds-dir", *dir_ / "builds"});
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(new WorkerProcess(std::move(*w)));
-      ASSERT_TRUE(WaitFor(
-          [&] {
-            return StateOf(
-                       ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()),
-                       name) == "online";
-          },
-          absl::Seconds(30)))
-          << name << " did not come online";
-    }
+    auto farm = TestFarm::Start(
+        dir_->path(),
+        {.coordinator_args = {"--recipes-dir", recipes},
+         .workers = NumberedWorkers(2, {.args = {"--builds-dir", *dir_ / "builds"}, .slots = 2})});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
 
-  static void TearDownTestSuite() {
-    for (WorkerProcess* w : workers_) {
-      w->Stop();
-      delete w;
-    }
-    workers_.clear();
-    if (coordinator_ != nullptr) coordinator_->Stop();
-    delete coordinator_;
-    coordinator_ = nullptr;
-    delete index_;
-    index_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
+  static void TearDownSuite() {
+    farm_.reset();
+    index_.reset();
+    dir_.reset();
   }
 
   // <dir>/<stem>.tar.gz: the demo's tree under <stem>/, `preamble` put before its setup.py.
@@ -132,27 +112,19 @@ class PypiSourceTest : public ::testing::Test {
     ASSERT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->stderr_text : r.status().ToString());
   }
 
-  static CommandResult Farmctl(std::vector<std::string> args,
+  static CommandResult Farmctl(const std::vector<std::string>& args,
                                absl::Duration timeout = absl::Seconds(120)) {
-    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                               coordinator_->token_file()});
-    return RunFarmctl(args, {}, timeout);
+    return farm_->Farmctl(args, {}, timeout);
   }
 
   static std::string Logs(const CommandResult& submitted) {
     return Farmctl({"logs", SubmittedBuildId(submitted)}).stdout_text;
   }
 
-  static TempDir* dir_;
-  static SimpleIndex* index_;
-  static CoordinatorProcess* coordinator_;
-  static std::vector<WorkerProcess*> workers_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<SimpleIndex> index_;
+  static inline std::unique_ptr<TestFarm> farm_;
 };
-
-TempDir* PypiSourceTest::dir_ = nullptr;
-SimpleIndex* PypiSourceTest::index_ = nullptr;
-CoordinatorProcess* PypiSourceTest::coordinator_ = nullptr;
-std::vector<WorkerProcess*> PypiSourceTest::workers_;
 
 TEST_F(PypiSourceTest, TheSdistIsFetchedCheckedAndBuiltWithoutNetworkEveryCallOnTheFarm) {
   CommandResult plan = Farmctl({"submit", "fromsdist-0.1.0", "--archs", "7.5;9.0", "--dry-run"});

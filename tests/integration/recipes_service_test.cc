@@ -7,9 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "absl/cleanup/cleanup.h"
-
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -40,11 +38,11 @@ TEST(RecipesServiceTest, BadRecipeIsLoggedAndTheOthersAreServed) {
   std::ofstream(recipes / "tiny.toml") << kTiny;
   std::ofstream(recipes / "broken.toml") << "name = \"broken\"\npackage = \"b\"\nverions = []\n";
 
-  auto c = CoordinatorProcess::Start(dir / "data", {"--recipes-dir", recipes.string()});
-  ASSERT_TRUE(c.ok()) << c.status();
-  absl::Cleanup stop = [&] { c->Stop(); };
-  const std::vector<std::string> target = {"--coordinator", c->grpc_address(), "--token-file",
-                                           c->token_file()};
+  auto farm =
+      TestFarm::Start(dir.path(), {.coordinator_args = {"--recipes-dir", recipes.string()}});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  const std::vector<std::string> target = {"--coordinator", (*farm)->address(), "--token-file",
+                                           (*farm)->admin_token_file()};
   auto with = [&](std::vector<std::string> args) {
     args.insert(args.begin(), target.begin(), target.end());
     return args;
@@ -69,10 +67,10 @@ TEST(RecipesServiceTest, BadRecipeIsLoggedAndTheOthersAreServed) {
   ASSERT_EQ(listed["load_errors"].size(), 1u);
   const std::string error = listed["load_errors"][0];
   EXPECT_NE(error.find("broken.toml:3:1: verions: unknown key"), std::string::npos) << error;
-  EXPECT_NE(
-      ReadFile(c->log_path()).find("recipe not loaded: " + (recipes / "broken.toml").string()),
-      std::string::npos)
-      << ReadFile(c->log_path());
+  EXPECT_NE(ReadFile((*farm)->coordinator().log_path())
+                .find("recipe not loaded: " + (recipes / "broken.toml").string()),
+            std::string::npos)
+      << ReadFile((*farm)->coordinator().log_path());
 
   CommandResult text = RunFarmctl(with({"recipes"}));
   ASSERT_EQ(text.exit_code, 0) << text.stderr_text;
@@ -87,18 +85,17 @@ TEST(RecipesServiceTest, BadRecipeIsLoggedAndTheOthersAreServed) {
   const std::string bad_token = dir / "bad-token";
   std::ofstream(bad_token) << "not-the-farm-token-0123456789abcdef\n";
   CommandResult refused =
-      RunFarmctl({"--coordinator", c->grpc_address(), "--token-file", bad_token, "recipes"});
+      RunFarmctl({"--coordinator", (*farm)->address(), "--token-file", bad_token, "recipes"});
   EXPECT_EQ(refused.exit_code, 3) << refused.stderr_text;
   EXPECT_EQ(RunFarmctl(with({"status"})).exit_code, 0);
 }
 
 TEST(RecipesServiceTest, DefaultsToTheSourceTreeRecipes) {
   TempDir dir("recipes_default");
-  auto c = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  absl::Cleanup stop = [&] { c->Stop(); };
-  CommandResult json = RunFarmctl(
-      {"--coordinator", c->grpc_address(), "--token-file", c->token_file(), "--json", "recipes"});
+  auto farm = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(farm.ok()) << farm.status();
+  CommandResult json = RunFarmctl({"--coordinator", (*farm)->address(), "--token-file",
+                                   (*farm)->admin_token_file(), "--json", "recipes"});
   ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
   const nlohmann::json listed = nlohmann::json::parse(json.stdout_text);
   EXPECT_EQ(listed["recipes_dir"], std::string(FARM_SOURCE_TREE) + "/recipes");

@@ -18,7 +18,7 @@
 #include "libfarm/net/address.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -30,51 +30,36 @@ using ::testing::Not;
 class RolesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto c = CoordinatorProcess::Start(dir_ / "data");
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = std::move(*c);
-  }
-  void TearDown() override {
-    for (WorkerProcess& w : workers_) w.Stop();
-    if (coordinator_) coordinator_->Stop();
+    auto farm = TestFarm::Start(dir_.path(), FarmOptions{});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
 
   CommandResult Farmctl(const std::vector<std::string>& args, const std::string& token_file) {
-    std::vector<std::string> all = {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                                    token_file};
-    all.insert(all.end(), args.begin(), args.end());
-    return RunFarmctl(all, {"XDG_STATE_HOME=" + (dir_ / "state"), "FARM_TOKEN_FILE="});
+    return farm_->Farmctl(args, {}, absl::Seconds(120), token_file);
   }
-  CommandResult Admin(const std::vector<std::string>& args) {
-    return Farmctl(args, coordinator_->token_file());
-  }
+  CommandResult Admin(const std::vector<std::string>& args) { return farm_->Farmctl(args); }
   // A new token of `role` in a file named after it; its id.
   std::string MakeToken(const std::string& role, const std::string& name) {
-    const std::string file = dir_ / (name + ".token");
-    CommandResult r =
-        Admin({"--json", "token", "create", "--role", role, "--name", name, "--out", file});
-    EXPECT_EQ(r.exit_code, 0) << Output(r);
-    nlohmann::json j = nlohmann::json::parse(r.stdout_text, nullptr, false);
-    return j.is_object() ? j.value("id", "") : "";
+    auto made = farm_->CreateToken(role, name);
+    EXPECT_TRUE(made.ok()) << made.status();
+    return made.ok() ? made->id : "";
   }
   std::string TokenFile(const std::string& name) { return dir_ / (name + ".token"); }
 
-  bool StartWorker(const std::string& name, const std::string& token_name,
-                   const std::string& home) {
-    fs::create_directories(dir_ / home);
-    auto w = WorkerProcess::Start(coordinator_->grpc_address(), TokenFile(token_name), name,
-                                  dir_ / home, {"--slots", "1"});
-    if (!w.ok()) return false;
-    workers_.push_back(std::move(*w));
-    return true;
+  // Starts worker `name` with the token made for `token_name`, its work dir under `home`; the
+  // worker started last.
+  WorkerProcess* StartWorker(const std::string& name, const std::string& token_name,
+                             const std::string& home) {
+    auto w =
+        farm_->StartWorker({.name = name, .token_file = TokenFile(token_name), .dir = dir_ / home});
+    EXPECT_TRUE(w.ok()) << w.status();
+    return w.ok() ? *w : nullptr;
   }
-  std::string WorkerState(const std::string& name) {
-    return StateOf(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()), name);
-  }
+  std::string WorkerState(const std::string& name) { return farm_->WorkerState(name); }
 
   TempDir dir_{"roles"};
-  std::optional<CoordinatorProcess> coordinator_;
-  std::vector<WorkerProcess> workers_;
+  std::unique_ptr<TestFarm> farm_;
 };
 
 TEST_F(RolesTest, EachRoleDoesItsJobAndIsRefusedTheRestWithTheFix) {
@@ -99,12 +84,13 @@ TEST_F(RolesTest, EachRoleDoesItsJobAndIsRefusedTheRestWithTheFix) {
   CommandResult backup = Farmctl({"admin", "backup", dir_ / "backup"}, TokenFile("ci"));
   EXPECT_NE(backup.exit_code, 0);
   EXPECT_THAT(backup.stderr_text, HasSubstr("may not call AdminService.Backup")) << Output(backup);
-  ASSERT_TRUE(StartWorker("w-ci", "ci", "ci-home"));
+  WorkerProcess* w_ci = StartWorker("w-ci", "ci", "ci-home");
+  ASSERT_NE(w_ci, nullptr);
   // A refused role is a configuration error: the worker exits at once, saying why.
-  std::optional<int> exited = workers_.back().process().Wait(absl::Seconds(20));
-  ASSERT_TRUE(exited.has_value()) << ReadFile(workers_.back().log_path());
+  std::optional<int> exited = w_ci->process().Wait(absl::Seconds(20));
+  ASSERT_TRUE(exited.has_value()) << ReadFile(w_ci->log_path());
   EXPECT_NE(*exited, 0);
-  EXPECT_THAT(ReadFile(workers_.back().log_path()),
+  EXPECT_THAT(ReadFile(w_ci->log_path()),
               HasSubstr("'submit' token may not call WorkerService.Register"));
   EXPECT_EQ(WorkerState("w-ci"), "");
   // Unknown roles are named.
@@ -136,7 +122,7 @@ TEST_F(RolesTest, ARevokedTokenIsRefusedAtOnceWithoutARestart) {
 TEST_F(RolesTest, TokensAreStoredOnlyAsHashesAndSurviveARestart) {
   const std::string id = MakeToken("submit", "ci");
   const std::string token = ReadFile(TokenFile("ci")).substr(0, 64);
-  coordinator_->Stop();
+  farm_->StopCoordinator();
   // Nothing in the data dir holds the token's text; its SHA-256 is there.
   bool text_found = false;
   bool digest_found = false;
@@ -148,9 +134,8 @@ TEST_F(RolesTest, TokensAreStoredOnlyAsHashesAndSurviveARestart) {
   }
   EXPECT_FALSE(text_found);
   EXPECT_TRUE(digest_found);
-  auto c = CoordinatorProcess::Start(dir_ / "data");
-  ASSERT_TRUE(c.ok()) << c.status();
-  coordinator_ = std::move(*c);
+  absl::Status restarted = farm_->RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
   EXPECT_EQ(Farmctl({"status"}, TokenFile("ci")).exit_code, 0);
   EXPECT_THAT(Admin({"token", "list"}).stdout_text, HasSubstr(id));
 }
@@ -158,26 +143,27 @@ TEST_F(RolesTest, TokensAreStoredOnlyAsHashesAndSurviveARestart) {
 TEST_F(RolesTest, AWorkerNameIsBoundToTheTokenThatRegisteredItFirst) {
   const std::string first = MakeToken("worker", "grace-1");
   MakeToken("worker", "grace-2");
-  ASSERT_TRUE(StartWorker("w1", "grace-1", "home-1"));
-  ASSERT_TRUE(WaitFor([&] { return WorkerState("w1") == "online"; }, absl::Seconds(20)));
+  ASSERT_NE(StartWorker("w1", "grace-1", "home-1"), nullptr);
+  absl::Status online = farm_->WaitUntilOnline({"w1"}, absl::Seconds(20));
+  ASSERT_TRUE(online.ok()) << online;
   // The first worker stops; another token's worker may not take its name...
-  workers_.back().Stop();
-  ASSERT_TRUE(StartWorker("w1", "grace-2", "home-2"));
+  farm_->KillWorker("w1");
+  WorkerProcess* other = StartWorker("w1", "grace-2", "home-2");
+  ASSERT_NE(other, nullptr);
   EXPECT_TRUE(WaitFor(
       [&] {
-        return ReadFile(workers_.back().log_path()).find("is bound to token " + first) !=
-               std::string::npos;
+        return ReadFile(other->log_path()).find("is bound to token " + first) != std::string::npos;
       },
       absl::Seconds(20)))
-      << ReadFile(workers_.back().log_path());
-  std::optional<int> exited = workers_.back().process().Wait(absl::Seconds(20));
+      << ReadFile(other->log_path());
+  std::optional<int> exited = other->process().Wait(absl::Seconds(20));
   ASSERT_TRUE(exited.has_value());
   EXPECT_NE(*exited, 0);
   // ...until that token is revoked.
   ASSERT_EQ(Admin({"token", "revoke", first}).exit_code, 0);
-  ASSERT_TRUE(StartWorker("w1", "grace-2", "home-3"));
-  EXPECT_TRUE(WaitFor([&] { return WorkerState("w1") == "online"; }, absl::Seconds(20)))
-      << ReadFile(workers_.back().log_path());
+  ASSERT_NE(StartWorker("w1", "grace-2", "home-3"), nullptr);
+  online = farm_->WaitUntilOnline({"w1"}, absl::Seconds(20));
+  EXPECT_TRUE(online.ok()) << online;
 }
 
 // Issue 24, hole 6: with a worker token of its own, and a worker's name and the session that
@@ -186,14 +172,15 @@ TEST_F(RolesTest, AWorkerNameIsBoundToTheTokenThatRegisteredItFirst) {
 TEST_F(RolesTest, AnotherWorkerTokenCannotActForAWorker) {
   MakeToken("worker", "grace-1");
   MakeToken("worker", "grace-2");
-  ASSERT_TRUE(StartWorker("w1", "grace-1", "home-1"));
-  ASSERT_TRUE(WaitFor([&] { return WorkerState("w1") == "online"; }, absl::Seconds(20)));
+  ASSERT_NE(StartWorker("w1", "grace-1", "home-1"), nullptr);
+  absl::Status online = farm_->WaitUntilOnline({"w1"}, absl::Seconds(20));
+  ASSERT_TRUE(online.ok()) << online;
 
   // The fleet as a reader sees it, and as anyone on this host sees it without a token.
-  for (const auto& w : ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file())) {
+  for (const auto& w : farm_->ListWorkers()) {
     EXPECT_FALSE(w.contains("session_id")) << "farmctl workers --json";
   }
-  auto hp = ParseHostPort(coordinator_->http_address());
+  auto hp = ParseHostPort(farm_->coordinator().http_address());
   ASSERT_TRUE(hp.ok()) << hp.status();
   httplib::Client http(hp->host, hp->port);
   auto listed = http.Get("/api/v1/workers");
@@ -208,7 +195,7 @@ TEST_F(RolesTest, AnotherWorkerTokenCannotActForAWorker) {
   const std::string session = w1.value("session_id", "unknown");
 
   // grace-2 acts as w1, with w1's session where a listing gave it away.
-  auto stub = farm::v1::WorkerService::NewStub(DialCoordinator(coordinator_->grpc_address()));
+  auto stub = farm::v1::WorkerService::NewStub(DialCoordinator(farm_->address()));
   const std::string other = *ReadTokenFile(TokenFile("grace-2"));
   auto refused = [&](auto method, auto request, auto response, const char* call) {
     request.set_name("w1");
@@ -238,8 +225,7 @@ TEST_F(RolesTest, AnotherWorkerTokenCannotActForAWorker) {
 
   // w1 is still online and runs the farm's work.
   EXPECT_EQ(WorkerState("w1"), "online");
-  auto actions = ActionClient::Connect(coordinator_->grpc_address(),
-                                       *ReadTokenFile(coordinator_->token_file()));
+  auto actions = ActionClient::Connect(farm_->address(), farm_->AdminToken());
   farm::v1::Action a;
   a.add_argv("/bin/true");
   a.set_build_id("after-the-attempt");

@@ -20,7 +20,7 @@
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/cc/loader_closure.h"
 #include "libfarm/process/process_table.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -32,32 +32,18 @@ using ::testing::Not;
 class SandboxedActionsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto c = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", "2s"});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = *c;
-    StartWorker("w1");
-    token_ = *ReadTokenFile(coordinator_->token_file());
-    actions_ = ActionClient::Connect(coordinator_->grpc_address(), token_);
-    cas_ = CasClient::Connect(coordinator_->grpc_address(), token_);
+    auto farm = TestFarm::Start(dir_.path(), {.coordinator_args = {"--worker-timeout", "2s"},
+                                              .workers = {WorkerSpec("w1")}});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
+    token_ = farm_->AdminToken();
+    actions_ = ActionClient::Connect(farm_->address(), token_);
+    cas_ = CasClient::Connect(farm_->address(), token_);
   }
-  void TearDown() override {
-    for (auto& [name, w] : workers_) w.Stop();
-    coordinator_->Stop();
-  }
-  void StartWorker(const std::string& name, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--slots", "1", "--cuda-path", "none"};
+  static TestWorker WorkerSpec(const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--cuda-path", "none"};
     args.insert(args.end(), extra.begin(), extra.end());
-    auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                  dir_.path().string(), args);
-    ASSERT_TRUE(w.ok()) << w.status();
-    workers_.insert_or_assign(name, *w);
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          return StateOf(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()),
-                         name) == "online";
-        },
-        absl::Seconds(30)))
-        << ReadFile(workers_.at(name).log_path());
+    return {.name = name, .args = args};
   }
   std::string ScratchRoot(const std::string& worker) { return dir_ / (worker + "/scratch"); }
   farm::v1::Action Shell(const std::string& script) {
@@ -95,7 +81,7 @@ class SandboxedActionsTest : public ::testing::Test {
           return false;
         },
         absl::Seconds(30)))
-        << ReadFile(workers_.at("w1").log_path());
+        << ReadFile(farm_->worker("w1").log_path());
     return submitted->front().action_id();
   }
   // A grandchild in a session of its own (out of the action's process group), found by the
@@ -107,12 +93,12 @@ class SandboxedActionsTest : public ::testing::Test {
     return absl::StrCat("wheelfarm-", what, "-", ::getpid(), "-", dir_.path().filename().string());
   }
   std::string Describe(const farm::v1::ActionStatus& s) {
-    return absl::StrCat(s.DebugString(), "\nworker log:\n", ReadFile(workers_.at("w1").log_path()));
+    return absl::StrCat(s.DebugString(), "\nworker log:\n",
+                        ReadFile(farm_->worker("w1").log_path()));
   }
 
   TempDir dir_{"sandbox"};
-  std::optional<CoordinatorProcess> coordinator_;
-  std::map<std::string, WorkerProcess> workers_;
+  std::unique_ptr<TestFarm> farm_;
   std::string token_;
   std::unique_ptr<ActionClient> actions_;
   std::unique_ptr<CasClient> cas_;
@@ -254,7 +240,7 @@ TEST_F(SandboxedActionsTest, WritingOutsideTheScratchDirFails) {
 
 TEST_F(SandboxedActionsTest, TheWorkersTokenFileIsUnreadable) {
   auto status =
-      RunOne(Shell(absl::StrCat("cat ", coordinator_->token_file(),
+      RunOne(Shell(absl::StrCat("cat ", farm_->admin_token_file(),
                                 " 2>&1; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; "
                                 "ls /etc/wheelfarm 2>&1; true")));
   ASSERT_EQ(status.state(), farm::v1::ACTION_STATE_COMPLETED) << Describe(status);
@@ -301,7 +287,7 @@ TEST_F(SandboxedActionsTest, SetsidGrandchildDiesOnCancel) {
   ASSERT_FALSE(id.empty());
   EXPECT_EQ(actions_->Cancel(id)->state(), farm::v1::ACTION_STATE_CANCELLED);
   EXPECT_TRUE(WaitFor([&] { return !AnyProcessCommandLineContains(marker); }, absl::Seconds(10)))
-      << ReadFile(workers_.at("w1").log_path());
+      << ReadFile(farm_->worker("w1").log_path());
   EXPECT_TRUE(WaitFor([&] { return fs::is_empty(ScratchRoot("w1")); }, absl::Seconds(5)));
 }
 
@@ -310,7 +296,7 @@ TEST_F(SandboxedActionsTest, KilledWorkersActionDiesAndItsScratchDirGoesOnRestar
   const std::string id =
       StartWithEscapee(Shell(Escapee(marker) + "echo left-behind > left.txt; sleep 300"), marker);
   ASSERT_FALSE(id.empty());
-  workers_.at("w1").Stop();  // SIGKILL
+  farm_->KillWorker("w1");
   EXPECT_TRUE(WaitFor([&] { return !AnyProcessCommandLineContains(marker); }, absl::Seconds(10)));
   ASSERT_FALSE(fs::is_empty(ScratchRoot("w1")));  // what the dead worker could not clean
   // The action is not to run again: the restart's cleanup is what is looked at.
@@ -327,24 +313,25 @@ TEST_F(SandboxedActionsTest, KilledWorkersActionDiesAndItsScratchDirGoesOnRestar
   ASSERT_TRUE(outlived.ok()) << outlived.status();
   ASSERT_TRUE(WaitFor([&] { return AnyProcessCommandLineContains(straggler); }, absl::Seconds(10)));
   // Until the coordinator sees the dead worker lost, "online" would be about it.
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return StateOf(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()),
-                       "w1") == "lost";
-      },
-      absl::Seconds(30)));
-  StartWorker("w1");
-  EXPECT_TRUE(fs::is_empty(ScratchRoot("w1"))) << ReadFile(workers_.at("w1").log_path());
-  EXPECT_THAT(ReadFile(workers_.at("w1").log_path()), HasSubstr("left by an earlier run"));
+  ASSERT_TRUE(WaitFor([&] { return farm_->WorkerState("w1") == "lost"; }, absl::Seconds(30)));
+  absl::Status restarted = farm_->RestartWorker("w1");
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  absl::Status online = farm_->WaitUntilOnline({"w1"});
+  ASSERT_TRUE(online.ok()) << online;
+  EXPECT_TRUE(fs::is_empty(ScratchRoot("w1"))) << ReadFile(farm_->worker("w1").log_path());
+  EXPECT_THAT(ReadFile(farm_->worker("w1").log_path()), HasSubstr("left by an earlier run"));
   EXPECT_TRUE(outlived->Wait(absl::Seconds(10)).has_value());
   EXPECT_FALSE(AnyProcessCommandLineContains(straggler));
-  EXPECT_THAT(ReadFile(workers_.at("w1").log_path()),
+  EXPECT_THAT(ReadFile(farm_->worker("w1").log_path()),
               HasSubstr("sandbox process(es) left by an earlier run"));
 }
 
 TEST_F(SandboxedActionsTest, NoSandboxWorkerShowsInFarmctlWorkers) {
-  StartWorker("w2", {"--no-sandbox"});
-  auto listed = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+  auto w2 = farm_->StartWorker(WorkerSpec("w2", {"--no-sandbox"}));
+  ASSERT_TRUE(w2.ok()) << w2.status();
+  absl::Status online = farm_->WaitUntilOnline({"w2"});
+  ASSERT_TRUE(online.ok()) << online;
+  auto listed = farm_->ListWorkers();
   bool saw_w1 = false, saw_w2 = false;
   for (const auto& w : listed) {
     if (w.value("name", "") == "w1") saw_w1 = w.value("sandboxed", false);
@@ -352,13 +339,12 @@ TEST_F(SandboxedActionsTest, NoSandboxWorkerShowsInFarmctlWorkers) {
   }
   EXPECT_TRUE(saw_w1) << listed.dump(2);
   EXPECT_TRUE(saw_w2) << listed.dump(2);
-  CommandResult table = RunFarmctl({"--coordinator", coordinator_->grpc_address(), "--token-file",
-                                    coordinator_->token_file(), "workers"});
+  CommandResult table = farm_->Farmctl({"workers"});
   ASSERT_EQ(table.exit_code, 0) << Output(table);
   EXPECT_THAT(table.stdout_text, HasSubstr("SANDBOX"));
   EXPECT_THAT(table.stdout_text, ::testing::ContainsRegex("w1 .* yes "));
   EXPECT_THAT(table.stdout_text, ::testing::ContainsRegex("w2 .* NO "));
-  EXPECT_THAT(ReadFile(workers_.at("w2").log_path()), HasSubstr("--no-sandbox"));
+  EXPECT_THAT(ReadFile(farm_->worker("w2").log_path()), HasSubstr("--no-sandbox"));
 }
 
 // A host where bubblewrap cannot run: the worker refuses to start (exit 2, like other
@@ -368,21 +354,19 @@ TEST_F(SandboxedActionsTest, WorkerWithoutBubblewrapRefusesToStart) {
   WriteText(bin + "/bwrap",
             "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n");
   fs::permissions(bin + "/bwrap", fs::perms(0755));
-  auto no_userns =
-      RunCommand({FarmBinary("farm-worker"), "--coordinator", coordinator_->grpc_address(),
-                  "--token-file", coordinator_->token_file(), "--name", "w3", "--work-dir",
-                  dir_ / "w3", "--cuda-path", "none"},
-                 absl::Seconds(30), {absl::StrCat("PATH=", bin, ":/usr/bin:/bin")});
+  auto no_userns = RunCommand(
+      {FarmBinary("farm-worker"), "--coordinator", farm_->address(), "--token-file",
+       farm_->admin_token_file(), "--name", "w3", "--work-dir", dir_ / "w3", "--cuda-path", "none"},
+      absl::Seconds(30), {absl::StrCat("PATH=", bin, ":/usr/bin:/bin")});
   ASSERT_TRUE(no_userns.ok());
   EXPECT_EQ(no_userns->exit_code, 2) << Output(*no_userns);
   EXPECT_THAT(no_userns->stderr_text + no_userns->stdout_text,
               HasSubstr("No permissions to creating new namespace"));
   EXPECT_THAT(no_userns->stderr_text + no_userns->stdout_text, HasSubstr("--no-sandbox"));
-  auto missing =
-      RunCommand({FarmBinary("farm-worker"), "--coordinator", coordinator_->grpc_address(),
-                  "--token-file", coordinator_->token_file(), "--name", "w4", "--work-dir",
-                  dir_ / "w4", "--cuda-path", "none"},
-                 absl::Seconds(30), {"PATH=" + dir_ / "empty-bin"});
+  auto missing = RunCommand(
+      {FarmBinary("farm-worker"), "--coordinator", farm_->address(), "--token-file",
+       farm_->admin_token_file(), "--name", "w4", "--work-dir", dir_ / "w4", "--cuda-path", "none"},
+      absl::Seconds(30), {"PATH=" + dir_ / "empty-bin"});
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(missing->exit_code, 2) << Output(*missing);
   EXPECT_THAT(missing->stderr_text + missing->stdout_text, HasSubstr("apt-get install bubblewrap"));

@@ -19,7 +19,7 @@
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/cc/loader_closure.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -39,40 +39,23 @@ class SharedWorkerTest : public ::testing::Test {
  protected:
   // The worker's disk limit is small so that the tests can go over it cheaply.
   void SetUp() override {
-    auto c = CoordinatorProcess::Start(dir_ / "data");
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = *c;
-    auto w = WorkerProcess::Start(
-        coordinator_->grpc_address(), coordinator_->token_file(), "w1", dir_.path().string(),
-        {"--slots", "4", "--cuda-path", "none", "--max-action-disk", "32MiB"});
-    ASSERT_TRUE(w.ok()) << w.status();
-    worker_ = *w;
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          return StateOf(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()),
-                         "w1") == "online";
-        },
-        absl::Seconds(30)))
-        << ReadFile(worker_->log_path());
-    admin_token_ = *ReadTokenFile(coordinator_->token_file());
-    cas_ = CasClient::Connect(coordinator_->grpc_address(), admin_token_);
-  }
-  void TearDown() override {
-    if (worker_) worker_->Stop();
-    if (coordinator_) coordinator_->Stop();
+    auto farm = TestFarm::Start(
+        dir_.path(), {.workers = {{.name = "w1",
+                                   .args = {"--cuda-path", "none", "--max-action-disk", "32MiB"},
+                                   .slots = 4}}});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
+    admin_token_ = farm_->AdminToken();
+    cas_ = CasClient::Connect(farm_->address(), admin_token_);
   }
 
   // A submit token of its own: one tenant.
   std::unique_ptr<ActionClient> Tenant(const std::string& name) {
-    const std::string file = dir_ / (name + ".token");
-    const CommandResult r = RunFarmctl(
-        {"--coordinator", coordinator_->grpc_address(), "--token-file", coordinator_->token_file(),
-         "token", "create", "--role", "submit", "--name", name, "--out", file},
-        {"XDG_STATE_HOME=" + (dir_ / "state")});
-    EXPECT_EQ(r.exit_code, 0) << Output(r);
-    auto token = ReadTokenFile(file);
+    auto made = farm_->CreateToken("submit", name);
+    EXPECT_TRUE(made.ok()) << made.status();
+    auto token = ReadTokenFile(dir_ / (name + ".token"));
     EXPECT_TRUE(token.ok()) << token.status();
-    return ActionClient::Connect(coordinator_->grpc_address(), token.ok() ? *token : "");
+    return ActionClient::Connect(farm_->address(), token.ok() ? *token : "");
   }
 
   // The files of `programs` and what they load, plus `extra` {path, text, executable}, as a
@@ -140,12 +123,12 @@ class SharedWorkerTest : public ::testing::Test {
     return done.ok() ? done->front() : farm::v1::ActionStatus();
   }
   std::string Describe(const farm::v1::ActionStatus& s) {
-    return absl::StrCat(s.DebugString(), "\nworker log:\n", ReadFile(worker_->log_path()));
+    return absl::StrCat(s.DebugString(), "\nworker log:\n",
+                        ReadFile(farm_->worker("w1").log_path()));
   }
 
   TempDir dir_{"shared-worker"};
-  std::optional<CoordinatorProcess> coordinator_;
-  std::optional<WorkerProcess> worker_;
+  std::unique_ptr<TestFarm> farm_;
   std::string admin_token_;
   std::unique_ptr<CasClient> cas_;
 };

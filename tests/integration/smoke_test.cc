@@ -20,7 +20,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tests/support/demo_recipe.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -39,12 +40,12 @@ const std::string kSlowSmoke =
     "[smoke]\ncommand = [\"python\", \"-c\", \"import demo_cuda_ext, time; time.sleep(20); "
     "print('slow smoke test passed', demo_cuda_ext.compiled_archs())\"]\n";
 
-class SmokeTest : public ::testing::Test {
+class SmokeTest : public SuiteFixture<SmokeTest> {
  protected:
-  static void SetUpTestSuite() {
+  static void SetUpSuite() {
     // As in submit_test: the workers make the recipe's environment themselves.
     LeaveVirtualenvs();
-    dir_ = new TempDir("smoke-test");
+    dir_ = std::make_unique<TempDir>("smoke-test");
     const fs::path src = *dir_ / "src";
     fs::copy(FARM_SOURCE_DIR "/examples/demo-cuda-ext", src, fs::copy_options::recursive);
     for (const char* leftover : {"build", "dist", "demo_cuda_ext.egg-info"}) {
@@ -77,32 +78,17 @@ class SmokeTest : public ::testing::Test {
     recipe("slow2", "require_gpu = true\n", kSlowSmoke);  // queued behind it
     recipe("lost", "require_gpu = true\n", kSlowSmoke);   // its action lost in a restart
 
-    StartCoordinator();
-    auto w = WorkerProcess::Start(
-        coordinator_->grpc_address(), coordinator_->token_file(), "gpu1", dir_->path().string(),
-        {"--slots", "2", "--builds-dir", *dir_ / "builds", "--gpu", "sm_90:CI stand-in"});
-    ASSERT_TRUE(w.ok()) << w.status();
-    worker_ = new WorkerProcess(std::move(*w));
-    ASSERT_TRUE(WaitFor(
-        [] {
-          return StateOf(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()),
-                         "gpu1") == "online";
-        },
-        absl::Seconds(30)));
+    auto farm = TestFarm::Start(
+        dir_->path(),
+        {.coordinator_args = {"--recipes-dir", *dir_ / "recipes"},
+         .workers = {{.name = "gpu1",
+                      .args = {"--builds-dir", *dir_ / "builds", "--gpu", "sm_90:CI stand-in"},
+                      .slots = 2}}});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
 
-  static void StartCoordinator(const std::string& grpc = "127.0.0.1:0",
-                               const std::string& http = "127.0.0.1:0") {
-    auto c =
-        CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", *dir_ / "recipes"}, grpc, http);
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = new CoordinatorProcess(std::move(*c));
-  }
-
-  static bool Online(const std::string& worker) {
-    return StateOf(ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file()),
-                   worker) == "online";
-  }
+  static bool Online(const std::string& worker) { return farm_->WorkerState(worker) == "online"; }
 
   // Polls build `id`'s JSON until `holds`; the last JSON read.
   static nlohmann::json WaitForBuild(const std::string& id,
@@ -117,21 +103,13 @@ class SmokeTest : public ::testing::Test {
     return build;
   }
 
-  static void TearDownTestSuite() {
-    if (worker_ != nullptr) worker_->Stop();
-    delete worker_;
-    worker_ = nullptr;
-    if (coordinator_ != nullptr) coordinator_->Stop();
-    delete coordinator_;
-    coordinator_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
+  static void TearDownSuite() {
+    farm_.reset();
+    dir_.reset();
   }
 
-  static CommandResult Farmctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                               coordinator_->token_file()});
-    return RunFarmctl(args);
+  static CommandResult Farmctl(const std::vector<std::string>& args) {
+    return farm_->Farmctl(args);
   }
 
   static nlohmann::json BuildJson(const std::string& id) {
@@ -156,20 +134,15 @@ class SmokeTest : public ::testing::Test {
 
   static std::string Log(const std::string& id) { return Farmctl({"logs", id}).stdout_text; }
 
-  static TempDir* dir_;
-  static CoordinatorProcess* coordinator_;
-  static WorkerProcess* worker_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<TestFarm> farm_;
 };
-
-TempDir* SmokeTest::dir_ = nullptr;
-CoordinatorProcess* SmokeTest::coordinator_ = nullptr;
-WorkerProcess* SmokeTest::worker_ = nullptr;
 
 // sm_90 on the declared GPU: the demo's own smoke command passes there; sm_75 has no GPU
 // worker, so it is reported not smoke-tested and (require_gpu = false) the wheel is published.
 TEST_F(SmokeTest, TheDemoSmokeTestPassesOnTheDeclaredGpuAndAnSmWithoutOneIsNotSmokeTested) {
   CommandResult r = Farmctl({"submit", "shipped-0.1.0", "--archs", "7.5;9.0", "--wait"});
-  ASSERT_EQ(r.exit_code, 0) << Output(r) << ReadFile(worker_->log_path());
+  ASSERT_EQ(r.exit_code, 0) << Output(r) << ReadFile(farm_->worker("gpu1").log_path());
   EXPECT_THAT(r.stdout_text, HasSubstr("smoke tests"));
   EXPECT_THAT(r.stdout_text, ::testing::ContainsRegex("sm_90 +passed +sm_90 +gpu1"));
   EXPECT_THAT(r.stdout_text, ::testing::ContainsRegex("sm_75 +not run"));
@@ -273,19 +246,16 @@ TEST_F(SmokeTest, ARequiredSmokeTestRunningAcrossACoordinatorRestartIsFollowedTo
       id, [](const auto& b) { return SmokeOf(b, "sm_90").value("state", "") == "running"; });
   ASSERT_EQ(SmokeOf(build, "sm_90").value("state", ""), "running") << build.dump(2) << Log(id);
 
-  const std::string grpc = coordinator_->grpc_address();
-  const std::string http = coordinator_->http_address();
-  coordinator_->Stop();
-  delete coordinator_;
-  coordinator_ = nullptr;
-  StartCoordinator(grpc, http);
+  farm_->StopCoordinator();
+  absl::Status restarted = farm_->RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
 
   build = WaitForBuild(id, [](const auto& b) {
     return b.value("state", "") != "BUILD_STATE_VERIFYING" &&
            b.value("state", "") != "BUILD_STATE_PUBLISHING";
   });
   EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED")
-      << build.dump(2) << Log(id) << ReadFile(worker_->log_path());
+      << build.dump(2) << Log(id) << ReadFile(farm_->worker("gpu1").log_path());
   const nlohmann::json sm90 = SmokeOf(build, "sm_90");
   EXPECT_EQ(sm90.value("state", ""), "passed") << build.dump(2);
   EXPECT_EQ(sm90.value("worker", ""), "gpu1");
@@ -332,13 +302,10 @@ TEST_F(SmokeTest, ARequiredSmokeTestWhoseActionIsLostAcrossARestartIsQueuedAgain
   const std::string lost = SmokeOf(build, "sm_90").value("action_id", "");
   ASSERT_FALSE(lost.empty()) << build.dump(2) << Log(id);
 
-  const std::string grpc = coordinator_->grpc_address();
-  const std::string http = coordinator_->http_address();
-  coordinator_->Stop();
-  delete coordinator_;
-  coordinator_ = nullptr;
+  farm_->StopCoordinator();
   ForgetAction(*dir_ / "data", lost);
-  StartCoordinator(grpc, http);
+  absl::Status restarted = farm_->RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
 
   build = WaitForBuild(id, [](const auto& b) {
     return b.value("state", "") != "BUILD_STATE_VERIFYING" &&
@@ -357,11 +324,11 @@ TEST_F(SmokeTest, ARequiredSmokeTestWhoseActionIsLostAcrossARestartIsQueuedAgain
 // require_gpu: a smoke test still queued for a GPU worker's slot when the coordinator restarts
 // runs once the slot is free, after the restart, and the wheel is published.
 TEST_F(SmokeTest, ARequiredSmokeTestQueuedAcrossACoordinatorRestartRunsAfterIt) {
-  auto gpu3 = WorkerProcess::Start(
-      coordinator_->grpc_address(), coordinator_->token_file(), "gpu3", dir_->path().string(),
-      {"--slots", "1", "--builds-dir", *dir_ / "builds3", "--gpu", "sm_80:CI stand-in"});
+  auto gpu3 = farm_->StartWorker(
+      {.name = "gpu3", .args = {"--builds-dir", *dir_ / "builds3", "--gpu", "sm_80:CI stand-in"}});
   ASSERT_TRUE(gpu3.ok()) << gpu3.status();
-  ASSERT_TRUE(WaitFor([] { return Online("gpu3"); }, absl::Seconds(30)));
+  absl::Status online = farm_->WaitUntilOnline({"gpu3"});
+  ASSERT_TRUE(online.ok()) << online;
   std::vector<std::string> ids;
   for (const char* ref : {"slow-0.1.0", "slow2-0.1.0"}) {
     CommandResult r = Farmctl({"submit", ref, "--archs", "8.0"});
@@ -383,12 +350,9 @@ TEST_F(SmokeTest, ARequiredSmokeTestQueuedAcrossACoordinatorRestartRunsAfterIt) 
       absl::Seconds(300)))
       << BuildJson(ids[0]).dump(2) << BuildJson(ids[1]).dump(2);
 
-  const std::string grpc = coordinator_->grpc_address();
-  const std::string http = coordinator_->http_address();
-  coordinator_->Stop();
-  delete coordinator_;
-  coordinator_ = nullptr;
-  StartCoordinator(grpc, http);
+  farm_->StopCoordinator();
+  absl::Status restarted = farm_->RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
 
   for (const std::string& id : ids) {
     SCOPED_TRACE(id == queued ? "queued at the restart" : "running at the restart");
@@ -402,8 +366,7 @@ TEST_F(SmokeTest, ARequiredSmokeTestQueuedAcrossACoordinatorRestartRunsAfterIt) 
     EXPECT_EQ(sm80.value("worker", ""), "gpu3");
   }
   // gpu3 leaves cleanly: the next test sees no sm_80 GPU online.
-  gpu3->process().Signal(SIGTERM);
-  gpu3->process().Wait(absl::Seconds(30));
+  farm_->StopWorker("gpu3", absl::Seconds(30));
   ASSERT_TRUE(WaitFor([] { return !Online("gpu3"); }, absl::Seconds(30)));
 }
 
@@ -433,28 +396,24 @@ TEST_F(SmokeTest, ARequiredSmWaitsForAGpuWorkerAcrossARestartAndIsTestedWhenOneC
   EXPECT_THAT(Published("required"), ::testing::IsEmpty());
 
   // The coordinator restarts: the build is still verifying, sm_75 still waiting.
-  const std::string grpc = coordinator_->grpc_address();
-  const std::string http = coordinator_->http_address();
-  coordinator_->Stop();
-  delete coordinator_;
-  coordinator_ = nullptr;
-  StartCoordinator(grpc, http);
+  farm_->StopCoordinator();
+  absl::Status restarted = farm_->RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
   ASSERT_TRUE(WaitFor([] { return Online("gpu1"); }, absl::Seconds(60)));
   build = BuildJson(id);
   EXPECT_EQ(build.value("state", ""), "BUILD_STATE_VERIFYING") << build.dump(2);
   EXPECT_EQ(SmokeOf(build, "sm_75").value("state", ""), "waiting") << build.dump(2);
 
   // A worker whose GPU runs sm_75 comes online: the test runs there and the wheel is published.
-  auto w = WorkerProcess::Start(
-      coordinator_->grpc_address(), coordinator_->token_file(), "gpu2", dir_->path().string(),
-      {"--slots", "1", "--builds-dir", *dir_ / "builds2", "--gpu", "sm_75:CI stand-in"});
+  auto w = farm_->StartWorker(
+      {.name = "gpu2", .args = {"--builds-dir", *dir_ / "builds2", "--gpu", "sm_75:CI stand-in"}});
   ASSERT_TRUE(w.ok()) << w.status();
   build = WaitForBuild(id, [](const auto& b) {
     return b.value("state", "") != "BUILD_STATE_VERIFYING" &&
            b.value("state", "") != "BUILD_STATE_PUBLISHING";
   });
-  const std::string worker_log = ReadFile(w->log_path());
-  w->Stop();
+  const std::string worker_log = ReadFile((*w)->log_path());
+  farm_->KillWorker("gpu2");
   EXPECT_EQ(build.value("state", ""), "BUILD_STATE_SUCCEEDED") << build.dump(2) << worker_log;
   const nlohmann::json sm75 = SmokeOf(build, "sm_75");
   EXPECT_EQ(sm75.value("state", ""), "passed") << build.dump(2);

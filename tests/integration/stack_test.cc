@@ -16,7 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tests/support/demo_recipe.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -87,34 +87,15 @@ class StackTest : public ::testing::Test {
                           {kRequirements, kRequirements + "\nfarm_requirements = "
                                                           "[\"wheelfarm-broken-base==0.1.0\"]"},
                           {kBuildCommand, "command = \"echo NEVER-RUNS; exit 3\""}}));
-    auto c = CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", recipes});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = std::make_unique<CoordinatorProcess>(std::move(*c));
-    for (const std::string name : {"w1", "w2"}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_->path().string(),
-                                    {"--slots", "2", "--builds-dir", *dir_ / "builds"});
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(std::move(*w));
-    }
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          auto ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-          return StateOf(ws, "w1") == "online" && StateOf(ws, "w2") == "online";
-        },
-        absl::Seconds(30)));
+    auto farm = TestFarm::Start(
+        dir_->path(),
+        {.coordinator_args = {"--recipes-dir", recipes},
+         .workers = NumberedWorkers(2, {.args = {"--builds-dir", *dir_ / "builds"}, .slots = 2})});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
 
-  void TearDown() override {
-    for (WorkerProcess& w : workers_) w.Stop();
-    if (coordinator_ != nullptr) coordinator_->Stop();
-  }
-
-  CommandResult Farmctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                               coordinator_->token_file()});
-    return RunFarmctl(args);
-  }
+  CommandResult Farmctl(const std::vector<std::string>& args) { return farm_->Farmctl(args); }
 
   // The farm's builds by package.
   std::map<std::string, nlohmann::json> BuildsByPackage() {
@@ -128,8 +109,7 @@ class StackTest : public ::testing::Test {
   }
 
   std::unique_ptr<TempDir> dir_;
-  std::unique_ptr<CoordinatorProcess> coordinator_;
-  std::vector<WorkerProcess> workers_;
+  std::unique_ptr<TestFarm> farm_;
 };
 
 // Bad input: a build dependency the farm's index lacks is refused at plan time, with or
@@ -239,7 +219,7 @@ TEST_F(StackTest, AStackBuildsInDependencyOrderAndAFailureStopsOnlyItsDependents
 
   // The consumer waited for the demo's wheel, then installed it from the farm's sm75 index,
   // pinned with its whole label, and its build imported it from its environment.
-  const std::string index = "http://" + coordinator_->http_address() + "/sm75/simple/";
+  const std::string index = "http://" + farm_->coordinator().http_address() + "/sm75/simple/";
   const std::string log = Farmctl({"logs", consumer.value("id", "")}).stdout_text;
   const size_t waited = log.find("wheelfarm: waiting for this stack's demo-0.1.0 to be published");
   const size_t published = log.find("wheelfarm: its dependencies are published");

@@ -20,7 +20,7 @@
 #include "libfarm/net/address.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -73,38 +73,22 @@ double Sample(const nlohmann::json& metrics, const std::string& family, const st
 class StatusTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StartCoordinator();
-    for (const char* name : {"w1", "w2"}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_.path().string(), {"--slots", "2", "--cuda-path", "none"});
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(*w);
-    }
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          auto w = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-          return StateOf(w, "w1") == "online" && StateOf(w, "w2") == "online";
-        },
-        absl::Seconds(30)));
+    auto farm = TestFarm::Start(
+        dir_.path(),
+        {.coordinator_args = {"--worker-timeout", "2s"},
+         .workers = NumberedWorkers(2, {.args = {"--cuda-path", "none"}, .slots = 2})});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
+    Connect();
   }
-  void TearDown() override {
-    for (auto& w : workers_) {
-      w.Stop();
-    }
-    if (coordinator_) {
-      coordinator_->Stop();
-    }
-  }
-  void StartCoordinator() {
-    auto c = CoordinatorProcess::Start(dir_ / "data", {"--worker-timeout", "2s"});
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = *c;
-    token_ = *ReadTokenFile(coordinator_->token_file());
-    auto channel = DialCoordinator(coordinator_->grpc_address());
+  // Clients of the coordinator, made again after a restart.
+  void Connect() {
+    token_ = farm_->AdminToken();
+    auto channel = DialCoordinator(farm_->address());
     builds_ = farm::v1::BuildService::NewStub(channel);
-    farm_ = farm::v1::FarmService::NewStub(channel);
-    actions_ = ActionClient::Connect(coordinator_->grpc_address(), token_);
-    auto hp = ParseHostPort(coordinator_->http_address());
+    farm_service_ = farm::v1::FarmService::NewStub(channel);
+    actions_ = ActionClient::Connect(farm_->address(), token_);
+    auto hp = ParseHostPort(farm_->coordinator().http_address());
     ASSERT_TRUE(hp.ok());
     http_ = std::make_unique<httplib::Client>(hp->host, hp->port);
   }
@@ -140,17 +124,16 @@ class StatusTest : public ::testing::Test {
     return r ? r->body : "";
   }
   std::vector<std::string> Farmctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                               coordinator_->token_file()});
+    args.insert(args.begin(),
+                {"--coordinator", farm_->address(), "--token-file", farm_->admin_token_file()});
     return args;
   }
 
   TempDir dir_{"status"};
-  std::optional<CoordinatorProcess> coordinator_;
-  std::vector<WorkerProcess> workers_;
+  std::unique_ptr<TestFarm> farm_;
   std::string token_;
   std::unique_ptr<farm::v1::BuildService::Stub> builds_;
-  std::unique_ptr<farm::v1::FarmService::Stub> farm_;
+  std::unique_ptr<farm::v1::FarmService::Stub> farm_service_;
   std::unique_ptr<ActionClient> actions_;
   std::unique_ptr<httplib::Client> http_;
 };
@@ -253,7 +236,7 @@ TEST_F(StatusTest, ProgressFailureApiMetricsFarmctlAndRestartAgree) {
     grpc::ClientContext ctx;
     AttachToken(ctx, token_);
     farm::v1::GetStatusResponse resp;
-    ASSERT_TRUE(farm_->GetStatus(&ctx, farm::v1::GetStatusRequest(), &resp).ok());
+    ASSERT_TRUE(farm_service_->GetStatus(&ctx, farm::v1::GetStatusRequest(), &resp).ok());
     EXPECT_EQ(GetJson("/api/v1/status"), AsApiJson(resp));
   }
   auto missing = http_->Get("/api/v1/builds/no-such-build");
@@ -312,8 +295,10 @@ TEST_F(StatusTest, ProgressFailureApiMetricsFarmctlAndRestartAgree) {
   EXPECT_THAT(unknown.stderr_text, HasSubstr("farmctl builds"));
 
   // A restart keeps the build record, rebuilt the same.
-  coordinator_->Stop();
-  StartCoordinator();
+  farm_->StopCoordinator();
+  absl::Status back = farm_->RestartCoordinator();
+  ASSERT_TRUE(back.ok()) << back;
+  Connect();
   const farm::v1::Build restarted = GetBuild();
   EXPECT_EQ(AsApiJson(restarted), AsApiJson(after_log));
 }

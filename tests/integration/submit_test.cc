@@ -35,7 +35,8 @@
 #include "libfarm/rpc/token_auth.h"
 #include "tests/support/demo_recipe.h"
 #include "tests/support/fake_wheel.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -135,16 +136,16 @@ for cache in caches:
 sys.exit(3)
 )";
 
-class SubmitTest : public ::testing::Test {
+class SubmitTest : public SuiteFixture<SubmitTest> {
  protected:
-  static void SetUpTestSuite() {
+  static void SetUpSuite() {
     // The workers start with a stock environment: no virtualenv on PATH (not the tools venv
     // this test drives pypiserver from, not one ctest was started in). The recipe's build
     // environment is theirs to make.
     ASSERT_TRUE(fs::exists(kVenvBin + "/python3.11"))
         << "the tools venv is missing. Fix: bash scripts/install-deps.sh";
     LeaveVirtualenvs();
-    dir_ = new TempDir("submit-test");
+    dir_ = std::make_unique<TempDir>("submit-test");
     const std::string recipes = *dir_ / "recipes";
     WriteText(recipes + "/demo.toml", DemoRecipe("demo"));
     WriteText(recipes + "/pytorch.toml", ReadFile(FARM_SOURCE_DIR "/recipes/pytorch.toml"));
@@ -255,20 +256,12 @@ class SubmitTest : public ::testing::Test {
                                         pypi_url_,
                                         "\"\nusername = \"alice\"\npassword_env = "
                                         "\"WHEELFARM_TEST_PYPI_PASSWORD\"\n")}}));
-    StartCoordinator();
-    for (const std::string name : {"w1", "w2"}) {
-      auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                    dir_->path().string(),
-                                    {"--slots", "2", "--builds-dir", *dir_ / "builds"});
-      ASSERT_TRUE(w.ok()) << w.status();
-      workers_.push_back(new WorkerProcess(std::move(*w)));
-    }
-    ASSERT_TRUE(WaitFor(
-        [] {
-          auto ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
-          return StateOf(ws, "w1") == "online" && StateOf(ws, "w2") == "online";
-        },
-        absl::Seconds(30)));
+    auto farm = TestFarm::Start(
+        dir_->path(),
+        {.coordinator_args = {"--recipes-dir", *dir_ / "recipes"},
+         .workers = NumberedWorkers(2, {.args = {"--builds-dir", *dir_ / "builds"}, .slots = 2})});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
 
   static void StartPypiserver() {
@@ -286,7 +279,7 @@ class SubmitTest : public ::testing::Test {
          std::to_string(port), "-P", htpasswd, "-a", "update", *dir_ / "pypi-packages"},
         {.log_path = *dir_ / "pypiserver.log"});
     ASSERT_TRUE(server.ok()) << server.status();
-    pypiserver_ = new Subprocess(*server);
+    pypiserver_ = std::make_unique<Subprocess>(*server);
     pypi_url_ = absl::StrCat("http://127.0.0.1:", port, "/");
     ASSERT_TRUE(WaitFor(
         [&] {
@@ -300,39 +293,18 @@ class SubmitTest : public ::testing::Test {
         << ReadFile(*dir_ / "pypiserver.log");
   }
 
-  static void StartCoordinator(const std::string& grpc = "127.0.0.1:0",
-                               const std::string& http = "127.0.0.1:0") {
-    auto c =
-        CoordinatorProcess::Start(*dir_ / "data", {"--recipes-dir", *dir_ / "recipes"}, grpc, http);
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = new CoordinatorProcess(std::move(*c));
-  }
-
-  static void TearDownTestSuite() {
-    for (WorkerProcess* w : workers_) {
-      w->Stop();
-      delete w;
-    }
-    workers_.clear();
-    if (coordinator_ != nullptr) {
-      coordinator_->Stop();
-    }
+  static void TearDownSuite() {
+    farm_.reset();
     if (pypiserver_ != nullptr) {
       pypiserver_->Signal(SIGKILL);
       pypiserver_->Wait(absl::Seconds(5));
     }
-    delete pypiserver_;
-    pypiserver_ = nullptr;
-    delete coordinator_;
-    coordinator_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
+    pypiserver_.reset();
+    dir_.reset();
   }
 
-  static CommandResult Farmctl(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                               coordinator_->token_file()});
-    return RunFarmctl(args);
+  static CommandResult Farmctl(const std::vector<std::string>& args) {
+    return farm_->Farmctl(args);
   }
 
   static nlohmann::json BuildJson(const std::string& id) {
@@ -352,8 +324,8 @@ class SubmitTest : public ::testing::Test {
   // Submits the tokenprobe recipe with `token_file` and returns its build id and the build
   // token it printed (what its build's code can read), once it runs; empty on failure.
   static std::pair<std::string, std::string> StartTokenProbe(const std::string& token_file) {
-    CommandResult r = RunFarmctl({"--coordinator", coordinator_->grpc_address(), "--token-file",
-                                  token_file, "submit", "tokenprobe-0.1.0", "--archs", "9.0"});
+    CommandResult r = RunFarmctl({"--coordinator", farm_->address(), "--token-file", token_file,
+                                  "submit", "tokenprobe-0.1.0", "--archs", "9.0"});
     EXPECT_EQ(r.exit_code, 0) << Output(r);
     const std::string id = SubmittedBuildId(r);
     if (id.empty()) return {};
@@ -374,10 +346,9 @@ class SubmitTest : public ::testing::Test {
 
   // A new token of `role` in a file named after `name`; the file.
   static std::string MakeToken(const std::string& role, const std::string& name) {
-    const std::string file = *dir_ / (name + ".token");
-    CommandResult r = Farmctl({"token", "create", "--role", role, "--name", name, "--out", file});
-    EXPECT_EQ(r.exit_code, 0) << Output(r);
-    return file;
+    auto made = farm_->CreateToken(role, name);
+    EXPECT_TRUE(made.ok()) << made.status();
+    return made.ok() ? made->file : "";
   }
 
   // Whether some build holds a build tree under the workers' shared --builds-dir (a host's
@@ -395,18 +366,11 @@ class SubmitTest : public ::testing::Test {
     return false;
   }
 
-  static TempDir* dir_;
-  static CoordinatorProcess* coordinator_;
-  static std::vector<WorkerProcess*> workers_;
-  static Subprocess* pypiserver_;
-  static std::string pypi_url_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<TestFarm> farm_;
+  static inline std::unique_ptr<Subprocess> pypiserver_;
+  static inline std::string pypi_url_;
 };
-
-TempDir* SubmitTest::dir_ = nullptr;
-CoordinatorProcess* SubmitTest::coordinator_ = nullptr;
-std::vector<WorkerProcess*> SubmitTest::workers_;
-Subprocess* SubmitTest::pypiserver_ = nullptr;
-std::string SubmitTest::pypi_url_;
 
 TEST_F(SubmitTest, DryRunPrintsThePlanAndQueuesNothing) {
   CommandResult r = Farmctl({"submit", "demo-0.1.0", "--archs", "7.5;9.0;12.1", "--dry-run"});
@@ -495,7 +459,7 @@ TEST_F(SubmitTest, DryRunListsEachPrerequisiteAndWhereItComesFrom) {
   CommandResult refused = Farmctl({"submit", "needslib-0.1.0", "--archs", "9.0"});
   EXPECT_NE(refused.exit_code, 0) << Output(refused);
   EXPECT_EQ(Farmctl({"submit", "demo-0.1.0", "--archs", "9.0", "--dry-run"}).exit_code, 0);
-  auto ws = ListWorkersJson(coordinator_->grpc_address(), coordinator_->token_file());
+  auto ws = farm_->ListWorkers();
   EXPECT_EQ(StateOf(ws, "w1"), "online");
   EXPECT_EQ(StateOf(ws, "w2"), "online");
 }
@@ -556,11 +520,10 @@ TEST_F(SubmitTest, WatchAndLogsFollowRideOutACoordinatorRestart) {
       },
       absl::Seconds(120)))
       << Output(Farmctl({"build", id})) << Output(Farmctl({"logs", id}));
-  const std::string grpc = coordinator_->grpc_address();
-  const std::string http = coordinator_->http_address();
+  const std::string grpc = farm_->address();
   auto follower = [&](std::vector<std::string> args, const std::string& log) {
     args.insert(args.begin(), {FarmBinary("farmctl"), "--coordinator", grpc, "--token-file",
-                               coordinator_->token_file()});
+                               farm_->admin_token_file()});
     return Subprocess::Spawn(args, {.log_path = log});
   };
   const std::string watch_log = *dir_ / "watch-restart.log";
@@ -577,8 +540,8 @@ TEST_F(SubmitTest, WatchAndLogsFollowRideOutACoordinatorRestart) {
       absl::Seconds(30)))
       << ReadFile(watch_log) << ReadFile(logs_log);
 
-  coordinator_->process().Signal(SIGKILL);
-  ASSERT_EQ(coordinator_->process().Wait(absl::Seconds(10)), 128 + SIGKILL);
+  farm_->coordinator().process().Signal(SIGKILL);
+  ASSERT_EQ(farm_->coordinator().process().Wait(absl::Seconds(10)), 128 + SIGKILL);
   absl::SleepFor(absl::Seconds(2));
   EXPECT_FALSE(watch->Wait(absl::ZeroDuration()).has_value())
       << "watch ended with the coordinator:\n"
@@ -586,9 +549,8 @@ TEST_F(SubmitTest, WatchAndLogsFollowRideOutACoordinatorRestart) {
   EXPECT_FALSE(logs->Wait(absl::ZeroDuration()).has_value())
       << "logs --follow ended with the coordinator:\n"
       << ReadFile(logs_log);
-  delete coordinator_;
-  coordinator_ = nullptr;
-  StartCoordinator(grpc, http);
+  absl::Status restarted = farm_->RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
 
   // The build's command fails (exit 3) after the restart: watch says so with exit 1, and
   // logs --follow printed what came after the restart.
@@ -665,17 +627,16 @@ TEST_F(SubmitTest, CancelStopsABuildAndCannotCancelTwice) {
 }
 
 TEST_F(SubmitTest, AWheelBuildsTokenActsForThatBuildOnlyAndOnlyWhileItRuns) {
-  const std::pair<std::string, std::string> probe = StartTokenProbe(coordinator_->token_file());
+  const std::pair<std::string, std::string> probe = StartTokenProbe(farm_->admin_token_file());
   const std::string& id = probe.first;
   const std::string& token = probe.second;
   ASSERT_FALSE(token.empty());
   // Not the worker's token (nor the coordinator's, which the workers here hold).
-  EXPECT_NE(token, ReadFile(coordinator_->token_file()).substr(0, 64));
+  EXPECT_NE(token, ReadFile(farm_->admin_token_file()).substr(0, 64));
   const std::string token_file = *dir_ / "build.token";
   WriteText(token_file, token + "\n");
   auto as_build = [&](std::vector<std::string> args) {
-    args.insert(args.begin(),
-                {"--coordinator", coordinator_->grpc_address(), "--token-file", token_file});
+    args.insert(args.begin(), {"--coordinator", farm_->address(), "--token-file", token_file});
     return RunFarmctl(args);
   };
   // Nothing a build's farm-nvcc does not do: no fleet status, no logs, no submits.
@@ -688,7 +649,7 @@ TEST_F(SubmitTest, AWheelBuildsTokenActsForThatBuildOnlyAndOnlyWhileItRuns) {
     EXPECT_THAT(refused.stderr_text, HasSubstr("'build' token may not call")) << Output(refused);
   }
   // Its own build's log, yes; another build's, no.
-  auto channel = DialCoordinator(coordinator_->grpc_address());
+  auto channel = DialCoordinator(farm_->address());
   auto builds = farm::v1::BuildService::NewStub(channel);
   auto append = [&](const std::string& build, const std::string& with = "") {
     grpc::ClientContext ctx;
@@ -704,14 +665,14 @@ TEST_F(SubmitTest, AWheelBuildsTokenActsForThatBuildOnlyAndOnlyWhileItRuns) {
   EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED) << other.error_message();
   EXPECT_THAT(other.error_message(), HasSubstr("belongs to build '" + id + "'"));
   // Issue 24: nor another build's actions, whose status names their outputs.
-  const std::string admin(absl::StripAsciiWhitespace(ReadFile(coordinator_->token_file())));
+  const std::string admin = farm_->AdminToken();
   farm::v1::Action theirs;
   theirs.add_argv("true");
   theirs.set_build_id("someone-elses-build");
-  auto queued = ActionClient::Connect(coordinator_->grpc_address(), admin)->Execute({theirs});
+  auto queued = ActionClient::Connect(farm_->address(), admin)->Execute({theirs});
   ASSERT_TRUE(queued.ok()) << queued.status();
   const std::string their_id = queued->front().action_id();
-  auto as_build_actions = ActionClient::Connect(coordinator_->grpc_address(), token);
+  auto as_build_actions = ActionClient::Connect(farm_->address(), token);
   for (const absl::Status& refused :
        {as_build_actions->Get(their_id).status(),
         as_build_actions->WaitAll({their_id}, absl::Seconds(1)).status()}) {
@@ -757,12 +718,12 @@ TEST_F(SubmitTest, ASubmitTokensBuildCannotAnswerAnAdminsCompile) {
   const std::string work = *dir_ / "admin-compile";
   WriteText(work + "/k.cu", "__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\n");
   auto admin_compile = [&] {
-    auto r = RunCommand({"env", "-C", work, FarmBinary("farm-nvcc"), "/usr/local/cuda/bin/nvcc",
-                         "-c", "k.cu", "-o", "k.o", "-arch=sm_90"},
-                        absl::Minutes(3),
-                        {"FARM_COORDINATOR=" + coordinator_->grpc_address(),
-                         "FARM_TOKEN_FILE=" + coordinator_->token_file(), "FARM_NVCC_LOG=debug",
-                         "FARM_BUILD_ID=admin-compile"});
+    auto r = RunCommand(
+        {"env", "-C", work, FarmBinary("farm-nvcc"), "/usr/local/cuda/bin/nvcc", "-c", "k.cu", "-o",
+         "k.o", "-arch=sm_90"},
+        absl::Minutes(3),
+        {"FARM_COORDINATOR=" + farm_->address(), "FARM_TOKEN_FILE=" + farm_->admin_token_file(),
+         "FARM_NVCC_LOG=debug", "FARM_BUILD_ID=admin-compile"});
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : CommandResult{};
   };
@@ -773,16 +734,14 @@ TEST_F(SubmitTest, ASubmitTokensBuildCannotAnswerAnAdminsCompile) {
   const std::string honest = ReadFile(work + "/k.o");
 
   // The build's code puts its own object under that key, with the token it can read.
-  auto trojan =
-      CasClient::Connect(coordinator_->grpc_address(), build_token)->UploadBytes("trojan object\n");
+  auto trojan = CasClient::Connect(farm_->address(), build_token)->UploadBytes("trojan object\n");
   ASSERT_TRUE(trojan.ok()) << trojan.status();
   farm::v1::CompileResult entry;
   auto* object = entry.add_outputs();
   object->set_path("object");
   *object->mutable_digest() = *trojan;
-  EXPECT_TRUE(ActionClient::Connect(coordinator_->grpc_address(), build_token)
-                  ->PutCompileResult(key, entry)
-                  .ok());
+  EXPECT_TRUE(
+      ActionClient::Connect(farm_->address(), build_token)->PutCompileResult(key, entry).ok());
 
   // The admin's next compile restores the admin's own object.
   std::filesystem::remove(work + "/k.o");
@@ -834,7 +793,7 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   const std::string id = SubmittedBuildId(r);
   EXPECT_NE(r.stdout_text.find("verification passed"), std::string::npos) << r.stdout_text;
   const std::string pip_hint =
-      "pip install --index-url http://" + coordinator_->http_address() +
+      "pip install --index-url http://" + farm_->coordinator().http_address() +
       "/sm75-sm90-sm121/simple/ demo-cuda-ext==0.1.0+cu130.sm75.sm90.sm121";
   EXPECT_NE(r.stdout_text.find(pip_hint), std::string::npos) << r.stdout_text;
   nlohmann::json build = BuildJson(id);
@@ -869,10 +828,11 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   const std::string venv = *dir_ / "venv";
   auto made = RunCommand({"/usr/bin/python3", "-m", "venv", venv}, absl::Minutes(2));
   ASSERT_TRUE(made.ok() && made->exit_code == 0) << (made.ok() ? Output(*made) : "spawn failed");
-  auto pip = RunCommand({venv + "/bin/pip", "install", "-q", "--disable-pip-version-check",
-                         "--index-url", "http://" + coordinator_->http_address() + "/simple/",
-                         "demo-cuda-ext==0.1.0+cu130.sm75.sm90.sm121"},
-                        absl::Minutes(3));
+  auto pip =
+      RunCommand({venv + "/bin/pip", "install", "-q", "--disable-pip-version-check", "--index-url",
+                  "http://" + farm_->coordinator().http_address() + "/simple/",
+                  "demo-cuda-ext==0.1.0+cu130.sm75.sm90.sm121"},
+                 absl::Minutes(3));
   ASSERT_TRUE(pip.ok() && pip->exit_code == 0) << (pip.ok() ? Output(*pip) : "spawn failed");
   auto imported = RunCommand(
       {venv + "/bin/python", "-c", "import demo_cuda_ext as d; print(d.compiled_archs())"},
@@ -900,14 +860,11 @@ TEST_F(SubmitTest, BuildsVerifiesPublishesAndInstallsTheDemo) {
   ASSERT_TRUE(
       WaitFor([&] { return BuildJson(again_id).value("state", "") == "BUILD_STATE_BUILDING"; },
               absl::Seconds(60)));
-  const std::string grpc = coordinator_->grpc_address();
-  const std::string http = coordinator_->http_address();
-  coordinator_->Stop();
-  delete coordinator_;
-  coordinator_ = nullptr;
-  StartCoordinator(grpc, http);
+  farm_->StopCoordinator();
+  absl::Status restarted = farm_->RestartCoordinator();
+  ASSERT_TRUE(restarted.ok()) << restarted;
   CommandResult waited = Farmctl({"watch", again_id});
-  ASSERT_EQ(waited.exit_code, 0) << Output(waited) << ReadFile(coordinator_->log_path());
+  ASSERT_EQ(waited.exit_code, 0) << Output(waited) << ReadFile(farm_->coordinator().log_path());
   build = BuildJson(again_id);
   shards = Shards(build);
   for (const std::string sm : {"sm_75", "sm_90", "sm_121"}) {
@@ -949,7 +906,7 @@ TEST_F(SubmitTest, TwoArchSetsOfOneVersionArePublishedSideBySideEachWithItsOwnIn
   ASSERT_TRUE(WaitFor([] { return !SomeBuildTreeIsHeld(); }, absl::Seconds(60)))
       << "a build tree under " << *dir_ / "builds"
       << " is still held";
-  const std::string http = "http://" + coordinator_->http_address();
+  const std::string http = "http://" + farm_->coordinator().http_address();
   // The dry run names the wheel's version and index before anything compiles.
   CommandResult planned = Farmctl({"submit", "demo-0.1.0", "--archs", "9.0 7.5", "--dry-run"});
   ASSERT_EQ(planned.exit_code, 0) << Output(planned);

@@ -18,8 +18,8 @@
 #include "libfarm/net/address.h"
 #include "libfarm/tls/client_tls.h"
 #include "tests/support/fake_wheel.h"
-#include "tests/support/farm_processes.h"
 #include "tests/support/test_certificates.h"
+#include "tests/support/test_farm.h"
 #include "worker/coordinator_relay.h"
 
 namespace farm::testing {
@@ -39,26 +39,25 @@ class TlsTest : public ::testing::Test {
     ASSERT_TRUE(pki.ok()) << pki.status();
     pki_ = *pki;
   }
-  void TearDown() override {
-    for (auto& w : workers_) w.Stop();
-    if (coordinator_) coordinator_->Stop();
-  }
 
   std::vector<std::string> ServerTlsArgs(bool mutual) const {
     std::vector<std::string> args = {"--tls-cert", pki_.server.cert, "--tls-key", pki_.server.key};
     if (mutual) args.insert(args.end(), {"--tls-client-ca", pki_.ca});
     return args;
   }
+  // The farm's own farmctl calls (waiting for workers, listing them) use the client
+  // certificate: with `mutual`, the coordinator takes no call without one.
   void StartCoordinator(bool mutual) {
-    auto c = CoordinatorProcess::Start(dir_ / "data", ServerTlsArgs(mutual));
-    ASSERT_TRUE(c.ok()) << c.status();
-    coordinator_ = *c;
+    auto farm = TestFarm::Start(
+        dir_.path(), {.coordinator_args = ServerTlsArgs(mutual), .farmctl_args = ClientTls()});
+    ASSERT_TRUE(farm.ok()) << farm.status();
+    farm_ = *std::move(farm);
   }
   // farmctl against the coordinator with the given TLS flags (none: plain text).
   CommandResult Farmctl(const std::vector<std::string>& tls_args,
                         const std::vector<std::string>& command) {
-    std::vector<std::string> argv = {"--coordinator", coordinator_->grpc_address(), "--token-file",
-                                     coordinator_->token_file()};
+    std::vector<std::string> argv = {"--coordinator", farm_->address(), "--token-file",
+                                     farm_->admin_token_file()};
     argv.insert(argv.end(), tls_args.begin(), tls_args.end());
     argv.insert(argv.end(), command.begin(), command.end());
     // No FARM_TLS_* from the environment running the tests, and no local farm.
@@ -69,20 +68,11 @@ class TlsTest : public ::testing::Test {
   std::vector<std::string> ClientTls() const {
     return {"--tls-ca", pki_.ca, "--tls-cert", pki_.client.cert, "--tls-key", pki_.client.key};
   }
-  absl::StatusOr<WorkerProcess> StartWorker(const std::string& name,
-                                            const std::vector<std::string>& tls_args) {
-    std::vector<std::string> args = {"--slots", "1", "--cuda-path", "none"};
+  absl::StatusOr<WorkerProcess*> StartWorker(const std::string& name,
+                                             const std::vector<std::string>& tls_args) {
+    std::vector<std::string> args = {"--cuda-path", "none"};
     args.insert(args.end(), tls_args.begin(), tls_args.end());
-    auto w = WorkerProcess::Start(coordinator_->grpc_address(), coordinator_->token_file(), name,
-                                  dir_.path().string(), args);
-    if (w.ok()) workers_.push_back(*w);
-    return w;
-  }
-  std::string WorkerState(const std::string& name) {
-    CommandResult r = Farmctl(ClientTls(), {"--json", "workers"});
-    if (r.exit_code != 0) return "";
-    auto list = nlohmann::json::parse(r.stdout_text, nullptr, false);
-    return list.is_array() ? StateOf(list, name) : "";
+    return farm_->StartWorker({.name = name, .args = args});
   }
   // An in-process client with certificate PEMs as given, past the start-up checks farmctl
   // and workers make, so that only the coordinator's handshake decides.
@@ -90,9 +80,8 @@ class TlsTest : public ::testing::Test {
     ChannelTls tls{.ca_pem = *ReadFileContents(pki_.ca),
                    .cert_pem = *ReadFileContents(client.cert),
                    .key_pem = *ReadFileContents(client.key)};
-    auto actions = ActionClient::Connect(coordinator_->grpc_address(),
-                                         *ReadTokenFile(coordinator_->token_file()),
-                                         ChannelOptions{.tls = tls});
+    auto actions =
+        ActionClient::Connect(farm_->address(), farm_->AdminToken(), ChannelOptions{.tls = tls});
     return actions->Get("no-such-action").status();
   }
   // farm-coordinator run to its exit with `args`; its exit code and log.
@@ -112,24 +101,22 @@ class TlsTest : public ::testing::Test {
 
   TempDir dir_{"tls"};
   TestPki pki_;
-  std::optional<CoordinatorProcess> coordinator_;
-  std::vector<WorkerProcess> workers_;
+  std::unique_ptr<TestFarm> farm_;
 };
 
 TEST_F(TlsTest, WorkerRegistersAndRunsAnActionOverMutualTls) {
   StartCoordinator(/*mutual=*/true);
   auto w = StartWorker("w1", ClientTls());
   ASSERT_TRUE(w.ok()) << w.status();
-  ASSERT_TRUE(WaitFor([&] { return WorkerState("w1") == "online"; }, absl::Seconds(30)))
-      << ReadFile(w->log_path());
+  absl::Status online = farm_->WaitUntilOnline({"w1"});
+  ASSERT_TRUE(online.ok()) << online;
   // The coordinator saw who the worker is from its certificate.
-  EXPECT_THAT(ReadFile(coordinator_->log_path()), HasSubstr("certificate CN=w1"));
-  EXPECT_THAT(ReadFile(coordinator_->log_path()), HasSubstr("serving gRPC (TLS)"));
+  EXPECT_THAT(ReadFile(farm_->coordinator().log_path()), HasSubstr("certificate CN=w1"));
+  EXPECT_THAT(ReadFile(farm_->coordinator().log_path()), HasSubstr("serving gRPC (TLS)"));
 
   auto channel = LoadChannelOptions({pki_.ca, pki_.client.cert, pki_.client.key});
   ASSERT_TRUE(channel.ok()) << channel.status();
-  auto actions = ActionClient::Connect(coordinator_->grpc_address(),
-                                       *ReadTokenFile(coordinator_->token_file()), *channel);
+  auto actions = ActionClient::Connect(farm_->address(), farm_->AdminToken(), *channel);
   farm::v1::Action a;
   for (const char* arg : {"/bin/sh", "-c", "echo over tls"}) a.add_argv(arg);
   (*a.mutable_env())["PATH"] = "/usr/bin:/bin";
@@ -147,21 +134,20 @@ TEST_F(TlsTest, WorkerRegistersAndRunsAnActionOverMutualTls) {
   EXPECT_EQ(j.value("tls", false), true);
   CommandResult text = Farmctl(ClientTls(), {"status"});
   ASSERT_EQ(text.exit_code, 0) << Output(text);
-  EXPECT_THAT(text.stdout_text, HasSubstr("https://" + coordinator_->http_address()));
+  EXPECT_THAT(text.stdout_text, HasSubstr("https://" + farm_->coordinator().http_address()));
 }
 
 // A build without network (a PyPI sdist's) dials the coordinator through the worker's relayed
 // Unix socket: TLS still runs end to end, the certificate checked against FARM_TLS_SERVER_NAME.
 TEST_F(TlsTest, ARelayedSocketReachesTheCoordinatorWithTheCertificateCheckedByName) {
   StartCoordinator(/*mutual=*/true);
-  auto relay = worker::CoordinatorRelay::Start(dir_ / "relay.sock", coordinator_->grpc_address());
+  auto relay = worker::CoordinatorRelay::Start(dir_ / "relay.sock", farm_->address());
   ASSERT_TRUE(relay.ok()) << relay.status();
   auto call = [&](const std::string& server_name) {
     auto channel = LoadChannelOptions(
         {pki_.ca, pki_.client.cert, pki_.client.key, /*server_name=*/server_name});
     EXPECT_TRUE(channel.ok()) << channel.status();
-    auto actions = ActionClient::Connect((*relay)->address(),
-                                         *ReadTokenFile(coordinator_->token_file()), *channel);
+    auto actions = ActionClient::Connect((*relay)->address(), farm_->AdminToken(), *channel);
     return actions->Get("no-such-action").status();
   };
   // The coordinator answered (no such action): the handshake passed, through the relay.
@@ -186,7 +172,7 @@ TEST_F(TlsTest, PlainTextAndAForeignCaAreRefused) {
   EXPECT_THAT(foreign.stderr_text, HasSubstr("certificate"));
 
   // HTTP: plain text gets nothing; a foreign CA fails verification.
-  auto hp = ParseHostPort(coordinator_->http_address());
+  auto hp = ParseHostPort(farm_->coordinator().http_address());
   ASSERT_TRUE(hp.ok());
   httplib::Client http(hp->host, hp->port);
   http.set_connection_timeout(5);
@@ -208,9 +194,9 @@ TEST_F(TlsTest, MutualTlsRefusesWorkersWithoutAGoodClientCertificate) {
   ASSERT_TRUE(bare.ok());
   // A worker whose handshake succeeds registers within a second or two (see above).
   absl::SleepFor(absl::Seconds(4));
-  EXPECT_EQ(WorkerState("bare"), "");
-  EXPECT_FALSE(bare->process().Wait(absl::ZeroDuration()).has_value())
-      << "a refused handshake is retried, not fatal: " << ReadFile(bare->log_path());
+  EXPECT_EQ(farm_->WorkerState("bare"), "");
+  EXPECT_FALSE((*bare)->process().Wait(absl::ZeroDuration()).has_value())
+      << "a refused handshake is retried, not fatal: " << ReadFile((*bare)->log_path());
 
   // Only the coordinator's verification stands between these and a call.
   EXPECT_FALSE(CallWithClientCertificate(pki_.client).code() == absl::StatusCode::kUnavailable)
@@ -227,8 +213,8 @@ TEST_F(TlsTest, MutualTlsRefusesWorkersWithoutAGoodClientCertificate) {
   auto w = StartWorker("late", {"--tls-ca", pki_.ca, "--tls-cert", pki_.expired_client.cert,
                                 "--tls-key", pki_.expired_client.key});
   ASSERT_TRUE(w.ok());
-  EXPECT_EQ(w->process().Wait(absl::Seconds(20)), 2) << ReadFile(w->log_path());
-  EXPECT_THAT(ReadFile(w->log_path()), HasSubstr(pki_.expired_client.cert));
+  EXPECT_EQ((*w)->process().Wait(absl::Seconds(20)), 2) << ReadFile((*w)->log_path());
+  EXPECT_THAT(ReadFile((*w)->log_path()), HasSubstr(pki_.expired_client.cert));
 }
 
 TEST_F(TlsTest, CoordinatorRefusesBadTlsFilesWithExit2) {
@@ -267,20 +253,24 @@ TEST_F(TlsTest, CoordinatorRefusesBadTlsFilesWithExit2) {
 }
 
 TEST_F(TlsTest, NonLoopbackWithoutTlsWarnsAndWithTlsDoesNot) {
-  auto plain = CoordinatorProcess::Start(dir_ / "plain", {}, "0.0.0.0:0", "");
+  auto plain =
+      TestFarm::Start(dir_.path(), {.listen = "0.0.0.0:0", .http_listen = "", .data_dir = "plain"});
   ASSERT_TRUE(plain.ok()) << plain.status();
-  plain->Stop();
-  EXPECT_THAT(ReadFile(plain->log_path()), HasSubstr("without TLS"));
-  auto tls = CoordinatorProcess::Start(dir_ / "tls", ServerTlsArgs(false), "0.0.0.0:0", "");
+  (*plain)->StopCoordinator();
+  EXPECT_THAT(ReadFile((*plain)->coordinator().log_path()), HasSubstr("without TLS"));
+  auto tls = TestFarm::Start(dir_.path(), {.coordinator_args = ServerTlsArgs(false),
+                                           .listen = "0.0.0.0:0",
+                                           .http_listen = "",
+                                           .data_dir = "tls"});
   ASSERT_TRUE(tls.ok()) << tls.status();
-  tls->Stop();
-  EXPECT_THAT(ReadFile(tls->log_path()), Not(HasSubstr("without TLS")));
+  (*tls)->StopCoordinator();
+  EXPECT_THAT(ReadFile((*tls)->coordinator().log_path()), Not(HasSubstr("without TLS")));
 }
 
 TEST_F(TlsTest, HttpsHealthzAndThePackageIndexThroughPip) {
   ASSERT_TRUE(fs::exists(kPython)) << kPython << " missing: run scripts/install-deps.sh";
   StartCoordinator(/*mutual=*/true);
-  auto hp = ParseHostPort(coordinator_->http_address());
+  auto hp = ParseHostPort(farm_->coordinator().http_address());
   ASSERT_TRUE(hp.ok());
   httplib::SSLClient https(hp->host, hp->port);
   https.set_ca_cert_path(pki_.ca.c_str());
@@ -303,7 +293,8 @@ TEST_F(TlsTest, HttpsHealthzAndThePackageIndexThroughPip) {
   ASSERT_EQ(published.exit_code, 0) << Output(published);
   EXPECT_THAT(published.stdout_text + published.stderr_text, HasSubstr("https://"));
 
-  const std::string index = absl::StrCat("https://", coordinator_->http_address(), "/simple/");
+  const std::string index =
+      absl::StrCat("https://", farm_->coordinator().http_address(), "/simple/");
   auto pip_download = [&](const std::string& ca) {
     auto r = RunCommand({kPython, "-m", "pip", "download", "--no-deps", "--no-cache-dir",
                          "--disable-pip-version-check", "--retries", "0", "-d", dir_ / "dl",

@@ -20,7 +20,8 @@
 #include "libfarm/toolkit/toolkit_check.h"
 #include "libfarm/toolkit/toolkit_probe.h"
 #include "tests/support/device_payloads.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/suite_fixture.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {
@@ -55,11 +56,12 @@ std::string ReleaseOf(const std::string& root) {
   return info.ok() ? info->release.substr(1) : "";
 }
 
-class ToolkitsSideBySideTest : public ::testing::Test {
+class ToolkitsSideBySideTest : public SuiteFixture<ToolkitsSideBySideTest> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir("toolkits");
-    pypi_root_ = new std::string(absl::StrCat(ToolkitCache(), "/", kPyPIRelease, "-x86_64"));
+  static void SetUpSuite() {
+    dir_ = std::make_unique<TempDir>("toolkits");
+    pypi_root_ =
+        std::make_unique<std::string>(absl::StrCat(ToolkitCache(), "/", kPyPIRelease, "-x86_64"));
     // farmctl itself, as a user runs it: the first run downloads (~115 MB), later ones find
     // the checked toolkit and return at once.
     const absl::Time start = absl::Now();
@@ -73,22 +75,21 @@ class ToolkitsSideBySideTest : public ::testing::Test {
     std::cerr << "toolkit install " << kPyPIRelease << ": "
               << absl::FormatDuration(absl::Now() - start) << "\n"
               << install->stdout_text;
-    installed_release_ = new std::string(ReleaseOf(kInstalledRoot));
+    installed_release_ = std::make_unique<std::string>(ReleaseOf(kInstalledRoot));
     ASSERT_EQ(ReleaseOf(*pypi_root_), kPyPIRelease);
     ASSERT_NE(*installed_release_, kPyPIRelease);
 
-    auto farm = TestFarm::Start(dir_->path(), {{"wA", {"--cuda-path", kInstalledRoot}},
-                                               {"wB", {"--cuda-path", *pypi_root_}}});
+    auto farm = TestFarm::Start(
+        dir_->path(), {.workers = {{.name = "wA", .args = {"--cuda-path", kInstalledRoot}},
+                                   {.name = "wB", .args = {"--cuda-path", *pypi_root_}}}});
     ASSERT_TRUE(farm.ok()) << farm.status();
-    farm_ = farm->release();
+    farm_ = *std::move(farm);
   }
-  static void TearDownTestSuite() {
-    delete farm_;
-    farm_ = nullptr;
-    delete dir_;
-    dir_ = nullptr;
-    delete pypi_root_;
-    delete installed_release_;
+  static void TearDownSuite() {
+    farm_.reset();
+    dir_.reset();
+    pypi_root_.reset();
+    installed_release_.reset();
   }
 
   CommandResult Run(const std::vector<std::string>& argv, const std::string& cwd) {
@@ -109,16 +110,11 @@ class ToolkitsSideBySideTest : public ::testing::Test {
     return d;
   }
 
-  static TempDir* dir_;
-  static TestFarm* farm_;
-  static std::string* pypi_root_;
-  static std::string* installed_release_;
+  static inline std::unique_ptr<TempDir> dir_;
+  static inline std::unique_ptr<TestFarm> farm_;
+  static inline std::unique_ptr<std::string> pypi_root_;
+  static inline std::unique_ptr<std::string> installed_release_;
 };
-
-TempDir* ToolkitsSideBySideTest::dir_ = nullptr;
-TestFarm* ToolkitsSideBySideTest::farm_ = nullptr;
-std::string* ToolkitsSideBySideTest::pypi_root_ = nullptr;
-std::string* ToolkitsSideBySideTest::installed_release_ = nullptr;
 
 // Each nvcc's device actions run only on the worker with its release, and give the bytes
 // that toolkit's plain nvcc gives: the PyPI layout works with the $FARM_CUDA_ROOT scripts.
@@ -177,10 +173,8 @@ TEST_F(ToolkitsSideBySideTest, TheActionCacheNeverAnswersOneReleaseWithAnother) 
 // One action, byte for byte, that differs only in the release it requires: each runs on its
 // worker with that toolkit as $FARM_CUDA_ROOT, and neither result answers the other.
 TEST_F(ToolkitsSideBySideTest, AnActionRequiringAReleaseGetsThatToolkitAndItsOwnCacheEntry) {
-  auto actions = ActionClient::Connect(farm_->coordinator().grpc_address(),
-                                       *ReadTokenFile(farm_->coordinator().token_file()));
-  auto cas = CasClient::Connect(farm_->coordinator().grpc_address(),
-                                *ReadTokenFile(farm_->coordinator().token_file()));
+  auto actions = ActionClient::Connect(farm_->address(), farm_->AdminToken());
+  auto cas = CasClient::Connect(farm_->address(), farm_->AdminToken());
   auto run = [&](const std::string& release) {
     farm::v1::Action a;
     a.add_argv("/bin/sh");
@@ -221,8 +215,7 @@ TEST_F(ToolkitsSideBySideTest, AnActionRequiringAReleaseGetsThatToolkitAndItsOwn
 
 // No worker has the release: refused at once, naming what each worker has.
 TEST_F(ToolkitsSideBySideTest, AReleaseNoWorkerHasIsRefusedNamingTheReleasesOnOffer) {
-  auto actions = ActionClient::Connect(farm_->coordinator().grpc_address(),
-                                       *ReadTokenFile(farm_->coordinator().token_file()));
+  auto actions = ActionClient::Connect(farm_->address(), farm_->AdminToken());
   farm::v1::Action a;
   a.add_argv("true");
   a.mutable_requirements()->set_cuda_release("13.0.1");
@@ -269,8 +262,8 @@ TEST(ToolkitInstallTest, APinnedReleasePipCannotFindSaysSoInPipsWords) {
 // A worker whose --cuda-path is broken never registers: it exits at start naming the path.
 TEST(WorkerToolkitTest, AToolkitMissingCiccOrThatCannotRunIsRefusedAtStart) {
   TempDir dir("toolkit-worker");
-  auto coordinator = CoordinatorProcess::Start(dir / "data");
-  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  auto farm = TestFarm::Start(dir.path(), FarmOptions{});
+  ASSERT_TRUE(farm.ok()) << farm.status();
   // Files linked from the installed toolkit, less cicc; and one whose nvcc is for a CPU
   // nothing here runs (ELF machine 0x1234: exec fails with ENOEXEC).
   const fs::path no_cicc = dir.path() / "no-cicc";
@@ -300,20 +293,18 @@ TEST(WorkerToolkitTest, AToolkitMissingCiccOrThatCannotRunIsRefusedAtStart) {
                                    "cannot run it")}}) {
     const std::string name = c.root.filename().string();
     SCOPED_TRACE(name);
-    auto w = WorkerProcess::Start(coordinator->grpc_address(), coordinator->token_file(), name,
-                                  dir.path().string(), {"--cuda-path", c.root.string()});
+    auto w =
+        (*farm)->StartWorker({.name = name, .args = {"--cuda-path", c.root.string()}, .slots = 0});
     ASSERT_TRUE(w.ok()) << w.status();
-    auto exit_code = w->process().Wait(absl::Seconds(30));
+    auto exit_code = (*w)->process().Wait(absl::Seconds(30));
     ASSERT_TRUE(exit_code.has_value()) << "the worker kept running";
     EXPECT_EQ(*exit_code, 2);
-    const std::string log = ReadFile(w->log_path());
+    const std::string log = ReadFile((*w)->log_path());
     EXPECT_THAT(log, HasSubstr("--cuda-path " + c.root.string() + " refused: "));
     EXPECT_THAT(log, HasSubstr(c.says)) << log;
     EXPECT_THAT(log, HasSubstr("Fix: "));
-    EXPECT_EQ(
-        StateOf(ListWorkersJson(coordinator->grpc_address(), coordinator->token_file()), name), "");
+    EXPECT_EQ((*farm)->WorkerState(name), "");
   }
-  coordinator->Stop();
 }
 
 }  // namespace

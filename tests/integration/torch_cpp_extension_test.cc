@@ -24,7 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "libfarm/process/subprocess.h"
 #include "tests/support/device_payloads.h"
-#include "tests/support/farm_processes.h"
+#include "tests/support/test_farm.h"
 
 namespace farm::testing {
 namespace {

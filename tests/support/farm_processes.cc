@@ -191,59 +191,6 @@ void WorkerProcess::Stop() {
   process_->Wait(absl::Seconds(5));
 }
 
-absl::StatusOr<std::unique_ptr<TestFarm>> TestFarm::Start(const std::filesystem::path& dir,
-                                                          int workers) {
-  std::vector<TestWorker> specs;
-  for (int i = 1; i <= workers; ++i) specs.push_back({absl::StrCat("w", i), {}});
-  return Start(dir, specs);
-}
-
-absl::StatusOr<std::unique_ptr<TestFarm>> TestFarm::Start(const std::filesystem::path& dir,
-                                                          const std::vector<TestWorker>& workers) {
-  auto c = CoordinatorProcess::Start((dir / "data").string());
-  if (!c.ok()) return c.status();
-  std::unique_ptr<TestFarm> farm(new TestFarm(*std::move(c)));
-  std::vector<std::string> names;
-  for (const TestWorker& spec : workers) {
-    names.push_back(spec.name);
-    std::vector<std::string> args = {"--slots", "1"};
-    args.insert(args.end(), spec.args.begin(), spec.args.end());
-    auto w = WorkerProcess::Start(farm->coordinator_.grpc_address(),
-                                  farm->coordinator_.token_file(), spec.name, dir.string(), args);
-    if (!w.ok()) return w.status();
-    farm->workers_.push_back(*std::move(w));
-  }
-  const bool online = WaitFor(
-      [&] {
-        auto listed =
-            ListWorkersJson(farm->coordinator_.grpc_address(), farm->coordinator_.token_file());
-        for (const std::string& name : names) {
-          if (StateOf(listed, name) != "online") return false;
-        }
-        return true;
-      },
-      absl::Seconds(30));
-  if (!online) {
-    std::string logs;
-    for (const std::string& name : names) {
-      absl::StrAppend(&logs, "\n", name, ":\n", ReadFile(dir.string() + "/" + name + ".log"));
-    }
-    return absl::DeadlineExceededError(
-        absl::StrCat("the test farm's workers did not come online; their logs:", logs));
-  }
-  return farm;
-}
-
-TestFarm::~TestFarm() {
-  for (WorkerProcess& w : workers_) w.Stop();
-  coordinator_.Stop();
-}
-
-std::vector<std::string> TestFarm::ClientEnvironment() const {
-  return {"FARM_COORDINATOR=" + coordinator_.grpc_address(),
-          "FARM_TOKEN_FILE=" + coordinator_.token_file()};
-}
-
 int CountOccurrences(const std::string& text, const std::string& needle) {
   int n = 0;
   for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;

@@ -1,5 +1,7 @@
 // Real farm processes for integration tests: a coordinator and workers on loopback with
-// ephemeral ports, started from the built binaries, each in its own temp directory.
+// ephemeral ports, started from the built binaries, each in its own temp directory. These are
+// the building blocks of TestFarm (test_farm.h), the fixture every suite starts its farm with;
+// a test uses them directly only to drive one process by hand.
 #pragma once
 
 #include <filesystem>
@@ -74,34 +76,6 @@ class WorkerProcess {
  private:
   std::optional<Subprocess> process_;
   std::string log_;
-};
-
-// One worker of a TestFarm: its name and the flags it gets besides --slots 1.
-struct TestWorker {
-  std::string name;
-  std::vector<std::string> args;
-};
-
-// The farm most compile tests run on: a coordinator and workers w1, w2, ... with one slot
-// each, all online. Stops every process it started when destroyed.
-class TestFarm {
- public:
-  static absl::StatusOr<std::unique_ptr<TestFarm>> Start(const std::filesystem::path& dir,
-                                                         int workers = 2);
-  // The same with workers of their own names and flags (e.g. each its own --cuda-path).
-  static absl::StatusOr<std::unique_ptr<TestFarm>> Start(const std::filesystem::path& dir,
-                                                         const std::vector<TestWorker>& workers);
-  TestFarm(const TestFarm&) = delete;
-  TestFarm& operator=(const TestFarm&) = delete;
-  ~TestFarm();
-  CoordinatorProcess& coordinator() { return coordinator_; }
-  // FARM_COORDINATOR and FARM_TOKEN_FILE for a farm-nvcc or farmctl talking to this farm.
-  std::vector<std::string> ClientEnvironment() const;
-
- private:
-  explicit TestFarm(CoordinatorProcess coordinator) : coordinator_(std::move(coordinator)) {}
-  CoordinatorProcess coordinator_;
-  std::vector<WorkerProcess> workers_;
 };
 
 // Runs farmctl with `args` and the given extra environment, for at most `timeout` (a
