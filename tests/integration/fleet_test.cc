@@ -60,8 +60,10 @@ TEST_F(FleetTest, Kill9CoordinatorRestartKeepsRegistryAndWorkersReconnect) {
   EXPECT_EQ(workers[0]["name"], "w1");
   EXPECT_EQ(workers[0]["cuda"][0]["version"], "13.0");
 
-  // Workers reconnect on their own: three timeouts after the restart they are still online,
-  // which takes heartbeats accepted by the new process.
+  // Workers reconnect on their own (after their backoff, which a loaded host stretches) and
+  // stay online three timeouts later, which takes heartbeats accepted by the new process.
+  absl::Status online = farm_->WaitUntilOnline({"w1", "w2"}, absl::Seconds(30));
+  ASSERT_TRUE(online.ok()) << online;
   std::this_thread::sleep_for(std::chrono::seconds(6));
   workers = Workers();
   EXPECT_EQ(StateOf(workers, "w1"), "online") << ReadFile(farm_->worker("w1").log_path());
