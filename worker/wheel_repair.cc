@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "libfarm/process/output_tail.h"
+#include "libfarm/wheel/wheel_filename.h"
 #include "worker/echoed_command.h"
 #include "worker/python_interpreters.h"
 
@@ -178,6 +179,9 @@ std::optional<std::string> WheelRepair::Run(const farm::v1::Lease& lease,
                                             const RepairRequest& request, const std::string& wheel,
                                             const std::atomic<bool>& cancel, BuildLogStreamer* log,
                                             farm::v1::Completion& completion) {
+  // A name that is no wheel name is the coordinator's to refuse, naming the rule it breaks
+  // (it never publishes one); repaired, or failing in auditwheel, it would only hide that.
+  if (!ParseWheelFilename(wheel).ok()) return wheel;
   auto python = RepairToolPython(request.pythons, request.recipe_python);
   if (!python.ok()) {
     Fail(completion, std::string(python.status().message()), log);

@@ -10,7 +10,8 @@ only adds what the farm asks of it before the repair, with the extension and the
   the driver's library would be loaded instead of the host's and break on any other driver;
 - a library to carry that has no soname (or is linked by path): a copy renamed with a hash
   cannot be matched to its DT_NEEDED entry the way every other carried library is;
-- a library to carry that is not on the build host at all.
+- a library to carry that is not on the build host at all;
+- an ELF file the wheel's RECORD does not list (auditwheel reads only what RECORD lists).
 
 Then `auditwheel repair --plat auto` writes the repaired wheel into OUT_DIR, tagged with the
 most compatible manylinux policy the wheel meets (the coordinator keeps that tag unless the
@@ -18,6 +19,7 @@ wheel's glibc symbols need more). A wheel with no ELF file is left as built: not
 Every line the farm reads starts with "wheelfarm: "; the last one of a failure is the reason.
 """
 import argparse
+import csv
 import os
 import re
 import shutil
@@ -90,6 +92,23 @@ def main():
                     "break on any other driver release. Fix: leave it out of the package (link "
                     "against the toolkit's stub, lib64/stubs; the loader finds the driver's at "
                     "run time)" % member)
+
+        # auditwheel reads the files RECORD lists, and only those: an ELF file left out of it
+        # would leave the wheel with libraries nobody looked at.
+        record = [n for n in z.namelist() if n.count("/") == 1 and n.endswith(".dist-info/RECORD")]
+        listed = set()
+        if len(record) == 1:
+            text = z.read(record[0]).decode("utf-8", "replace")
+            listed = {row[0] for row in csv.reader(text.splitlines()) if row}
+        for info in z.infolist():
+            if info.is_dir() or info.filename in listed:
+                continue
+            with z.open(info) as f:
+                if f.read(4) == b"\x7fELF":
+                    fail(
+                        "%s is an ELF file the wheel's RECORD does not list, so no tool checks "
+                        "what it needs. Fix: build the wheel with the package's own backend "
+                        "(pip wheel), which lists every file in RECORD" % info.filename)
 
     excluded = frozenset(args.exclude)
     try:

@@ -127,7 +127,8 @@ TEST_F(WheelRepairTest, AHostLibraryOutsideThePolicyIsCarriedAndTheTagIsAuditwhe
   ASSERT_FALSE(wheel.empty()) << Output(r);
   const std::string filename = fs::path(wheel).filename().string();
   std::smatch tag;
-  ASSERT_TRUE(std::regex_search(filename, tag, std::regex("-(manylinux_2_[0-9]+_x86_64)\\.whl$")))
+  ASSERT_TRUE(
+      std::regex_search(filename, tag, std::regex("-(manylinux_2_[0-9]+_(x86_64|aarch64))\\.whl$")))
       << filename;
 
   // The build log says what was carried, from where, how big.
@@ -169,7 +170,8 @@ TEST_F(WheelRepairTest, AHostLibraryOutsideThePolicyIsCarriedAndTheTagIsAuditwhe
   // It loads where the host's libpng cannot be: in a mount namespace whose libpng files read
   // as empty, the library is the wheel's copy (the control: the host's own fails to load).
   std::vector<std::string> hidden = {"bwrap", "--dev-bind", "/", "/"};
-  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"}) {
+  for (const char* dir : {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
+                          "/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu"}) {
     if (!fs::exists(dir) || fs::is_symlink(dir)) continue;
     for (const auto& e : fs::directory_iterator(dir)) {
       if (e.path().filename().string().rfind("libpng16.so", 0) == 0 && !e.is_symlink()) {
