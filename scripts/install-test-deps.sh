@@ -8,6 +8,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 bash "$here/install-deps.sh"
 # g++-11 beside Debian 12's g++-12: farm_cc_test's two toolchains that must never answer each other.
 bash "$here/apt-ensure.sh" install-test-deps chromium chromium-driver g++-11
+# libpng's headers: wheel_repair_test's extension links the host's libpng, a library outside the
+# manylinux policy that the repair step must carry into the wheel.
+bash "$here/apt-ensure.sh" install-test-deps libpng-dev
 # GCC's German messages and a German locale: farm-cc reads the compiler's include search list
 # under a translated GCC (dependency_scan_test).
 bash "$here/apt-ensure.sh" install-test-deps gcc-12-locales locales

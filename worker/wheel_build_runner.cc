@@ -28,6 +28,7 @@
 #include "worker/pypi_sdist.h"
 #include "worker/python_interpreters.h"
 #include "worker/wheel_prerequisites.h"
+#include "worker/wheel_repair.h"
 
 extern char** environ;
 
@@ -500,6 +501,23 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
     FailCompletion(completion, std::string(wheel.status().message()), &streamer);
     return completion;
   }
+  // Every wheel leaves through the farm's repair step (worker/wheel_repair.h): what it needs
+  // beyond the manylinux policy is carried inside it, or the build fails naming it.
+  WheelRepair repair(dir->path() + ".repair", &environments_, runner_);
+  const std::optional<std::string> repaired =
+      repair.Run(lease,
+                 {.pythons = options_.pythons,
+                  .recipe_python = task.recipe().python(),
+                  .cuda = request.cuda,
+                  .cuda_home = request.cuda_home,
+                  .env = env,
+                  .mounts = mounts,
+                  .build_tree = (fs::path(dir->path()) / "root").string(),
+                  .builds = builds_,
+                  .build_token = lease.build_token()},
+                 *wheel, cancel, &streamer, completion);
+  if (!repaired) return completion;
+  wheel = *repaired;
   auto digest = cas_->UploadFile(*wheel);
   if (!digest.ok()) {
     completion.set_infra_error(absl::StrCat("uploading the wheel: ", digest.status().message()));

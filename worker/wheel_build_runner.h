@@ -3,7 +3,8 @@
 // commands in a build directory whose path is the same for every build of
 // that package version (so the preprocessed device code, which names source paths, and with
 // it the farm's action cache, match across builds and hosts), streams the output to the
-// build log, and returns the wheel.
+// build log, and returns the wheel once the repair step carried the libraries it needs beyond
+// the manylinux policy inside it (wheel_repair.h).
 #pragma once
 
 #include <cstdint>

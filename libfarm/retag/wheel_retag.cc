@@ -8,9 +8,11 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "libfarm/cuda/arch_set_label.h"
 #include "libfarm/digest/sha256.h"
 #include "libfarm/elf/elf_file.h"
@@ -134,6 +136,35 @@ absl::StatusOr<ScannedMember> ScanMember(const ZipArchive& zip, const ZipEntry& 
 }
 
 }  // namespace
+
+std::optional<DottedVersion> ManylinuxTagFloor(const std::vector<std::string>& platform_tags,
+                                               const std::string& cpu_arch) {
+  // PEP 600's legacy aliases.
+  static const std::map<std::string, DottedVersion> kLegacy = {
+      {"manylinux1", DottedVersion{{2, 5}}},
+      {"manylinux2010", DottedVersion{{2, 12}}},
+      {"manylinux2014", DottedVersion{{2, 17}}}};
+  std::optional<DottedVersion> lowest;
+  const std::string suffix = absl::StrCat("_", cpu_arch);
+  for (const std::string& tag : platform_tags) {
+    absl::string_view rest = tag;
+    if (!absl::ConsumeSuffix(&rest, suffix)) continue;
+    std::optional<DottedVersion> glibc;
+    if (auto legacy = kLegacy.find(std::string(rest)); legacy != kLegacy.end()) {
+      glibc = legacy->second;
+    } else if (absl::ConsumePrefix(&rest, "manylinux_")) {
+      std::vector<std::string> parts = absl::StrSplit(rest, '_');
+      int major = 0;
+      int minor = 0;
+      if (parts.size() == 2 && absl::SimpleAtoi(parts[0], &major) &&
+          absl::SimpleAtoi(parts[1], &minor)) {
+        glibc = DottedVersion{{major, minor}};
+      }
+    }
+    if (glibc && (!lowest || *glibc < *lowest)) lowest = glibc;
+  }
+  return lowest;
+}
 
 std::string CudaLocalVersion(const ToolkitVersion& cuda) {
   return absl::StrCat("+cu", cuda.major, cuda.minor);
@@ -270,6 +301,19 @@ absl::StatusOr<RetagResult> RetagWheel(const std::string& wheel_path, const Reta
     return absl::InvalidArgumentError(absl::StrCat(wheel_path, " has no ", dist_info, "/METADATA"));
   }
 
+  // The repair step's tag (worker/wheel_repair.h): auditwheel's policy also weighs the
+  // libstdc++ and libgcc symbol versions and has no policy for some glibc releases, so its tag
+  // can be above the GLIBC floor; kept then, so that `auditwheel show` agrees with the tag.
+  // Never below the floor: a tag is the build host's word, the GLIBC versions are the wheel's.
+  if (std::optional<DottedVersion> tagged =
+          ManylinuxTagFloor(name->platform_tags, options.cpu_arch);
+      tagged && result.glibc_floor < *tagged) {
+    result.glibc_floor = *tagged;
+    result.floor_member = absl::StrCat(
+        "the wheel's manylinux_", absl::StrJoin(tagged->parts, "_"), "_", options.cpu_arch,
+        " tag (from the build host's auditwheel repair: the symbol versions of its libraries, "
+        "libstdc++'s and libgcc's included)");
+  }
   if (options.glibc_ceiling < result.glibc_floor) {
     return absl::FailedPreconditionError(absl::StrCat(
         result.floor_member, " needs glibc ", result.glibc_floor.ToString(),

@@ -13,7 +13,12 @@
 // - NN is the highest GLIBC_2.x any ELF member needs (auditwheel's rule, read from
 //   .gnu.version_r); above the recipe's ceiling the wheel is refused, naming the library.
 //   A wheel whose ELFs need no versioned glibc symbol gets manylinux_2_17 (manylinux2014,
-//   the oldest policy that covers aarch64).
+//   the oldest policy that covers aarch64). Every ELF member counts, the libraries the
+//   repair step carried in `<package>.libs/` too.
+// - A manylinux tag the wheel already has (the build host's auditwheel repair,
+//   worker/wheel_repair.h, sets the policy's) raises NN to it: auditwheel's policy also weighs
+//   libstdc++'s and libgcc's symbol versions, and `auditwheel show` must agree with the tag.
+//   It never lowers NN: below the GLIBC floor the tag would be false.
 // - Every ELF member must be for `cpu_arch` (e_machine): an x86_64 library in an aarch64
 //   wheel is refused rather than mislabelled.
 // - RECORD.jws / RECORD.p7s signatures are dropped: they signed the old RECORD.
@@ -25,7 +30,9 @@
 // - ZIP64 is written when a member or the archive outgrows 4 GiB.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "libfarm/cuda/arch_list.h"
@@ -47,8 +54,14 @@ struct RetagResult {
   std::string version;       // "2.9.1+cu130.sm75.sm90"
   std::string platform_tag;  // "manylinux_2_35_aarch64"
   DottedVersion glibc_floor;  // what the libraries need (2.17 when nothing)
-  std::string floor_member;   // the member that needs the floor ("" when none)
+  // The member that needs the floor, or the wheel's own tag that set it ("" when none).
+  std::string floor_member;
 };
+
+// The glibc of the most compatible manylinux tag among `platform_tags` for `cpu_arch`
+// ("manylinux_2_34_x86_64", or a legacy alias: manylinux2014 is 2.17); nullopt when none is.
+std::optional<DottedVersion> ManylinuxTagFloor(const std::vector<std::string>& platform_tags,
+                                               const std::string& cpu_arch);
 
 // "+cu130" for CUDA 13.0.
 std::string CudaLocalVersion(const ToolkitVersion& cuda);

@@ -189,6 +189,61 @@ TEST_F(WheelRetagTest, RefusesAGlibcFloorAboveTheCeiling) {
   EXPECT_TRUE(fs::is_empty(*root_ / "low"));
 }
 
+// The build host's repair step tags the wheel with auditwheel's policy, which can be above the
+// GLIBC floor (libstdc++'s symbol versions): that tag is kept, and `auditwheel show` agrees.
+TEST_F(WheelRetagTest, KeepsTheRepairsManylinuxTagAboveTheFloorButNeverGoesBelowIt) {
+  ASSERT_NE(wheel_, nullptr);
+  const std::string cpu = ProbeHost().cpu_arch;
+  auto tagged = [&](const std::string& platform) {
+    const fs::path dir = *root_ / ("tagged-" + platform);
+    fs::create_directories(dir);
+    std::string name = fs::path(*wheel_).filename().string();
+    name = name.substr(0, name.rfind('-') + 1) + platform + ".whl";
+    fs::copy_file(*wheel_, dir / name, fs::copy_options::overwrite_existing);
+    return (dir / name).string();
+  };
+  auto raised = RetagWheel(tagged(absl::StrCat("manylinux_2_35_", cpu)),
+                           Options((*root_ / "raised").string()));
+  ASSERT_TRUE(raised.ok()) << raised.status();
+  EXPECT_EQ(raised->platform_tag, absl::StrCat("manylinux_2_35_", cpu));
+  EXPECT_EQ(raised->floor_member,
+            absl::StrCat("the wheel's manylinux_2_35_", cpu,
+                         " tag (from the build host's auditwheel repair: the symbol versions of "
+                         "its libraries, libstdc++'s and libgcc's included)"));
+  // A tag below what the libraries' GLIBC versions need is not believed.
+  auto kept =
+      RetagWheel(tagged(absl::StrCat("manylinux2014_", cpu)), Options((*root_ / "kept").string()));
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->platform_tag, absl::StrCat("manylinux_2_34_", cpu));
+  EXPECT_EQ(kept->floor_member, "tinypkg/libtiny.so");
+  // Above the ceiling, refused naming the tag.
+  auto refused = RetagWheel(tagged(absl::StrCat("manylinux_2_39_", cpu)),
+                            Options((*root_ / "refused").string()));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(absl::StrCat("the wheel's manylinux_2_39_", cpu,
+                                                         " tag (from the build host's auditwheel")),
+            std::string::npos)
+      << refused.status();
+  EXPECT_NE(refused.status().message().find("needs glibc 2.39, above the recipe's ceiling 2.36"),
+            std::string::npos)
+      << refused.status();
+}
+
+TEST(ManylinuxTagFloorTest, TheMostCompatibleTagOfTheArchCountsLegacyAliasesIncluded) {
+  EXPECT_EQ(ManylinuxTagFloor({"manylinux_2_34_x86_64"}, "x86_64"), DottedVersion({{2, 34}}));
+  EXPECT_EQ(
+      ManylinuxTagFloor({"manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64"},
+                        "x86_64"),
+      DottedVersion({{2, 17}}));
+  EXPECT_EQ(ManylinuxTagFloor({"manylinux1_x86_64"}, "x86_64"), DottedVersion({{2, 5}}));
+  EXPECT_EQ(ManylinuxTagFloor({"manylinux2010_x86_64"}, "x86_64"), DottedVersion({{2, 12}}));
+  EXPECT_EQ(ManylinuxTagFloor({"linux_x86_64"}, "x86_64"), std::nullopt);
+  EXPECT_EQ(ManylinuxTagFloor({"manylinux_2_35_aarch64"}, "x86_64"), std::nullopt);
+  EXPECT_EQ(ManylinuxTagFloor({"musllinux_1_2_x86_64", "any"}, "x86_64"), std::nullopt);
+  EXPECT_EQ(ManylinuxTagFloor({"manylinux_2_x_x86_64", "manylinux_2_35_1_x86_64"}, "x86_64"),
+            std::nullopt);
+}
+
 TEST_F(WheelRetagTest, RefusesALibraryForAnotherCpu) {
   ASSERT_NE(wheel_, nullptr);
   RetagOptions options = Options((*root_ / "other").string());
