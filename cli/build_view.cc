@@ -426,7 +426,8 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
                     pre.version(), ": ", where, "\n");
   }
   // Each build dependency and where it comes from: a package index, or the farm's own
-  // wheels (farm_requirements), published already or by an earlier build of the stack.
+  // wheels (farm_requirements), published already or by an earlier build of the stack, or
+  // the recipe's fallback index for one the farm has none of.
   for (const auto& d : p.build_dependencies()) {
     std::string where;
     if (d.source() == "farm") {
@@ -436,6 +437,13 @@ std::string PlanReport(const farm::v1::BuildPlan& p) {
       where = absl::StrCat("farm: ", d.project(), " ", d.wheel_version(),
                            ", built first by this stack's ", d.stack_recipe(),
                            ", from the farm's index ", d.index_path());
+    } else if (!d.fallback_cuda().empty()) {
+      // A farm requirement the farm has no wheel of, from the recipe's farm_fallback.
+      where = absl::StrCat(
+          "from the package index ",
+          d.index_url().empty() ? "of the build host (PIP_INDEX_URL, else PyPI)" : d.index_url(),
+          ", wheels built for CUDA ", d.fallback_cuda(), " (farm_fallback: ", d.fallback_reason(),
+          ")");
     } else {
       where = "package index (PyPI, or the build host's PIP_INDEX_URL)";
     }

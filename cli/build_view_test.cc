@@ -263,5 +263,26 @@ TEST(BuildViewTest, ThePlanNamesTheWheelsVersionAndItsArchSetIndex) {
                         "/sm75-sm80-compute80-sm90/simple/)\n"));
 }
 
+// A farm requirement the farm has none of, from the recipe's fallback: the plan names the
+// index, the CUDA release of its wheels and why not the farm's.
+TEST(BuildViewTest, AFallbackBuildDependencySaysWhichIndexAndWhy) {
+  farm::v1::BuildPlan p;
+  auto* d = p.add_build_dependencies();
+  d->set_requirement("torch==2.11.0");
+  d->set_source("index");
+  d->set_project("torch");
+  d->set_index_url("https://download.pytorch.org/whl/cu130");
+  d->set_fallback_cuda("13.0");
+  d->set_fallback_reason("the farm has no torch==2.11.0 wheel for this build");
+  EXPECT_THAT(PlanReport(p),
+              HasSubstr("build dep  torch==2.11.0: from the package index "
+                        "https://download.pytorch.org/whl/cu130, wheels built for CUDA 13.0 "
+                        "(farm_fallback: the farm has no torch==2.11.0 wheel for this build)\n"));
+  d->clear_index_url();
+  EXPECT_THAT(PlanReport(p), HasSubstr("build dep  torch==2.11.0: from the package index of the "
+                                       "build host (PIP_INDEX_URL, else PyPI), wheels built for "
+                                       "CUDA 13.0 (farm_fallback: "));
+}
+
 }  // namespace
 }  // namespace farm::cli

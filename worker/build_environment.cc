@@ -18,6 +18,7 @@
 #include "libfarm/logging/logger.h"
 #include "libfarm/net/address.h"
 #include "libfarm/process/output_tail.h"
+#include "libfarm/recipes/farm_requirement.h"
 #include "libfarm/recipes/python_environment.h"
 #include "worker/echoed_command.h"
 #include "worker/python_interpreters.h"
@@ -48,6 +49,23 @@ void FailStep(farm::v1::Completion& completion, const std::string& why,
   const std::string line = absl::StrCat("wheelfarm: the environment step failed: ", why, "\n");
   result->set_stderr_tail(absl::StrCat(result->stderr_tail(), line));
   note(line);
+}
+
+// pip installing a farm requirement's fallback into the environment at `dir`: a wheel (the
+// index's wheels are what the recipe declared the CUDA release of; an sdist would build
+// something else), without dependencies (the requirements' resolve adds them). With the
+// recipe's index: that index only (--isolated drops the host's PIP_INDEX_URL,
+// PIP_EXTRA_INDEX_URL and PIP_FIND_LINKS, whose same version may be another build); without:
+// the host's own configuration is the index meant.
+std::vector<std::string> FallbackInstall(const std::string& dir, const FarmWheelInstall& w) {
+  std::vector<std::string> pip = {dir + "/bin/python", "-m", "pip"};
+  if (!w.index_url.empty()) pip.push_back("--isolated");
+  pip.insert(pip.end(), {"install", "--no-input", "--progress-bar", "off",
+                         "--disable-pip-version-check", "--no-deps", "--only-binary", ":all:"});
+  if (!w.index_url.empty()) pip.insert(pip.end(), {"--index-url", w.index_url});
+  // "--" ends pip's options: the requirement is one argument, never read as an option.
+  pip.insert(pip.end(), {"--", w.requirement});
+  return pip;
 }
 
 // The recipe's prerequisites set up in the environment at `dir` (linker names, paths,
@@ -89,7 +107,12 @@ std::string BuildEnvironments::FailedRequirementsLine(
   std::vector<std::string> named;
   for (const FarmWheelInstall& w : farm_wheels) {
     auto project = RequirementProjectName(w.requirement);
-    if (project.ok() && absl::StrContains(errors, absl::AsciiStrToLower(*project))) {
+    if (!project.ok() || !absl::StrContains(errors, absl::AsciiStrToLower(*project))) continue;
+    if (w.from_package_index) {
+      named.push_back(absl::StrCat(w.requirement, " from ", FallbackIndexName(w.index_url),
+                                   " ([python.farm_fallback.", *project, "] in ", recipe.file,
+                                   ")"));
+    } else {
       named.push_back(absl::StrCat("the farm's wheel ", w.requirement, " from ", w.index_url,
                                    " (farm_requirements in ", recipe.file, ")"));
     }
@@ -119,6 +142,11 @@ std::string BuildEnvironments::StepScript(const std::string& python, const std::
   AppendEchoedCommand(script, {python, "-m", "venv", dir});
   std::vector<std::string> all = requirements;
   for (const FarmWheelInstall& w : farm_wheels) {
+    if (w.from_package_index) {
+      AppendEchoedCommand(script, FallbackInstall(dir, w));
+      all.push_back(w.requirement);  // installed: this resolve adds only its dependencies
+      continue;
+    }
     // The farm's file and no other: only its index (the pin carries the farm's whole label,
     // which no public index has), none of the host's pip sources, no sdist, no cache.
     std::vector<std::string> pip = {dir + "/bin/python",
@@ -247,8 +275,16 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
     return completion;
   }
   std::vector<FarmWheelInstall> farm_wheels;
+  bool from_farm = false;
   for (const farm::v1::FarmWheel& w : request.farm_wheels) {
-    contents->farm_wheels.push_back(FarmWheelEntry(w.requirement(), w.index_path()));
+    contents->farm_wheels.push_back(FarmWheelEntry(w));
+    if (w.from_package_index()) {
+      farm_wheels.push_back({.requirement = w.requirement(),
+                             .index_url = w.package_index_url(),
+                             .from_package_index = true});
+      continue;
+    }
+    from_farm = true;
     std::string base = request.farm_index_url;
     while (absl::EndsWith(base, "/")) base.pop_back();
     farm_wheels.push_back(
@@ -256,7 +292,7 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
          .index_url = absl::StrCat(base, w.index_path()),
          .ca_file = absl::StartsWith(base, "https://") ? request.farm_index_ca : std::string()});
   }
-  if (!farm_wheels.empty() && request.farm_index_url.empty()) {
+  if (from_farm && request.farm_index_url.empty()) {
     FailStep(completion,
              "the coordinator sent farm wheels to install but no index URL (it serves no "
              "HTTP). Fix: start the coordinator with --http-listen",
@@ -338,9 +374,14 @@ farm::v1::Completion BuildEnvironments::Prepare(const farm::v1::Lease& lease,
   note(absl::StrCat("wheelfarm: making the build environment ", link.string(), ": ", described,
                     "\n"));
   for (size_t i = 0; i < farm_wheels.size(); ++i) {
-    note(absl::StrCat("wheelfarm: farm requirement ", farm_wheels[i].requirement,
-                      " from the farm's index ", farm_wheels[i].index_url, " (",
-                      request.farm_wheels[i].origin(), ")\n"));
+    const farm::v1::FarmWheel& w = request.farm_wheels[i];
+    note(w.from_package_index()
+             ? absl::StrCat("wheelfarm: farm requirement ", w.requirement(), " from ",
+                            FallbackIndexName(w.package_index_url()), ", wheels built for CUDA ",
+                            w.cuda_version(), " (", w.origin(), ")\n")
+             : absl::StrCat("wheelfarm: farm requirement ", farm_wheels[i].requirement,
+                            " from the farm's index ", farm_wheels[i].index_url, " (", w.origin(),
+                            ")\n"));
   }
   farm::v1::Action step;
   step.add_argv("/bin/sh");

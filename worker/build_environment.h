@@ -47,7 +47,8 @@ struct EnvironmentRequest {
   // environment in and pip's cache: the interpreter, the network, a private $HOME.
   SandboxMounts mounts;
   // The farm's own wheels the recipe's farm_requirements planned, installed first, each from
-  // its arch set's index under `farm_index_url` ("http://127.0.0.1:7421") and nowhere else.
+  // its arch set's index under `farm_index_url` ("http://127.0.0.1:7421") and nowhere else;
+  // or, where the farm had none, from the package index of the recipe's fallback.
   std::vector<farm::v1::FarmWheel> farm_wheels;
   std::string farm_index_url;
   std::string farm_index_ca;  // the coordinator's CA (--tls-ca), for an https index
@@ -58,6 +59,9 @@ struct FarmWheelInstall {
   std::string requirement;  // "torch==2.9.1+cu130.sm75"
   std::string index_url;    // "http://127.0.0.1:7421/sm75/simple/"
   std::string ca_file;      // for an https index; "" otherwise
+  // The recipe's fallback (the farm has none): `requirement` ("torch==2.11.0") from the
+  // package index `index_url`, or the host's own when it is "".
+  bool from_package_index = false;
 };
 
 // An environment ready for a build.
@@ -85,7 +89,9 @@ class BuildEnvironments {
   // DIR/bin/python -m pip install -- REQUIREMENTS, each echoed, stopping at the first failure.
   // Farm wheels go first, each alone from its farm index: pip --isolated (no PIP_INDEX_URL,
   // PIP_EXTRA_INDEX_URL or PIP_FIND_LINKS of the host), --no-deps, binary only; then they are
-  // named again with the requirements, already installed, so pip adds their dependencies.
+  // named again with the requirements, already installed, so pip adds their dependencies. A
+  // fallback goes the same way from its package index (--isolated --index-url URL), or from
+  // the host's own configuration when the recipe names none.
   static std::string StepScript(const std::string& python, const std::string& dir,
                                 const std::vector<std::string>& requirements,
                                 const std::vector<FarmWheelInstall>& farm_wheels = {});

@@ -84,10 +84,10 @@ TEST(BuildEnvironmentTest, StepScriptInstallsFarmWheelsFromTheFarmsIndexOnlyFirs
                   "#!/bin/sh\necho \"PIP_FIND_LINKS=$PIP_FIND_LINKS\"\nprintf '%s|' \"$@\"\n"
                   "echo\n");
   const std::string env = (dir / "env").string();
-  const std::string script = BuildEnvironments::StepScript(
-      "/bin/true", env, {"wheel"},
-      {{.requirement = "torch==2.9.1+cu130.sm75",
-        .index_url = "http://10.0.0.5:7421/sm75/simple/"}});
+  const std::string script =
+      BuildEnvironments::StepScript("/bin/true", env, {"wheel"},
+                                    {{.requirement = "torch==2.9.1+cu130.sm75",
+                                      .index_url = "http://10.0.0.5:7421/sm75/simple/"}});
   auto r = RunCommand({"/bin/sh", "-c", script}, absl::Seconds(10));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->exit_code, 0) << r->stdout_text;
@@ -100,6 +100,42 @@ TEST(BuildEnvironmentTest, StepScriptInstallsFarmWheelsFromTheFarmsIndexOnlyFirs
   ASSERT_NE(farm, std::string::npos) << r->stdout_text;
   ASSERT_NE(rest, std::string::npos) << r->stdout_text;
   EXPECT_LT(farm, rest);
+  fs::remove_all(dir);
+}
+
+// A farm requirement's fallback (the farm had none): a wheel of its pin, without
+// dependencies, from the recipe's index only (--isolated), or from the host's own index when
+// the recipe names none; then named with the requirements, as a farm wheel is.
+TEST(BuildEnvironmentTest, StepScriptInstallsAFallbackFromItsPackageIndex) {
+  const fs::path dir = fs::temp_directory_path() / "build-env-fallback-script-test";
+  fs::remove_all(dir);
+  WriteExecutable(dir / "env" / "bin" / "python", "#!/bin/sh\nprintf '%s|' \"$@\"\necho\n");
+  const std::string env = (dir / "env").string();
+  const std::string script = BuildEnvironments::StepScript(
+      "/bin/true", env, {"wheel"},
+      {{.requirement = "torch==2.11.0",
+        .index_url = "https://download.pytorch.org/whl/cu130",
+        .from_package_index = true},
+       {.requirement = "--index-url=http://evil/", .from_package_index = true}});
+  auto r = RunCommand({"/bin/sh", "-c", script}, absl::Seconds(10));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->exit_code, 0) << r->stdout_text;
+  const size_t named = r->stdout_text.find(
+      "-m|pip|--isolated|install|--no-input|--progress-bar|off|--disable-pip-version-check|"
+      "--no-deps|--only-binary|:all:|--index-url|https://download.pytorch.org/whl/cu130|--|"
+      "torch==2.11.0|");
+  // No index named: the host's configuration, so no --isolated; the pin stays an argument.
+  const size_t host = r->stdout_text.find(
+      "-m|pip|install|--no-input|--progress-bar|off|--disable-pip-version-check|--no-deps|"
+      "--only-binary|:all:|--|--index-url=http://evil/|");
+  const size_t rest = r->stdout_text.find(
+      "-m|pip|install|--no-input|--progress-bar|off|--|wheel|torch==2.11.0|--index-url=http://"
+      "evil/|");
+  ASSERT_NE(named, std::string::npos) << r->stdout_text;
+  ASSERT_NE(host, std::string::npos) << r->stdout_text;
+  ASSERT_NE(rest, std::string::npos) << r->stdout_text;
+  EXPECT_LT(named, rest);
+  EXPECT_LT(host, rest);
   fs::remove_all(dir);
 }
 
@@ -387,6 +423,47 @@ TEST_F(PrerequisitePrepareTest, AnUninstallablePrerequisiteWheelFailsWithPipsMes
                               "\"wheelfarm-no-such-nccl-cu{cuda_major}>=2.27\" "
                               "(/recipes/demo.toml:31). Fix: "));
   EXPECT_THAT(Environments(), ::testing::IsEmpty());
+}
+
+// A fallback from the host's package index (here a directory of wheels): installed, noted in
+// the build log with the index and the CUDA release of its wheels, and part of the key, so
+// the same requirements without it (or from another index) make another environment.
+TEST_F(PrerequisitePrepareTest, AFallbackIsInstalledFromThePackageIndexAndKeyed) {
+  BuildEnvironments envs((dir_ / "envs").string(), runner_.get());
+  EnvironmentRequest request = WithWheels(Request({}));
+  farm::v1::FarmWheel fallback;
+  fallback.set_requirement("wheelfarm-prereq-fake==1.2.3");
+  fallback.set_from_package_index(true);
+  fallback.set_cuda_version("13.0");
+  fallback.set_origin(
+      "the recipe's [python.farm_fallback.wheelfarm-prereq-fake]: the farm has "
+      "none");
+  request.farm_wheels = {fallback};
+  // No farm wheel: no farm index needed.
+  std::string env_dir, notes;
+  farm::v1::Completion c = Prepare(envs, request, &env_dir, &notes);
+  ASSERT_TRUE(c.infra_error().empty()) << c.infra_error();
+  ASSERT_EQ(c.result().exit_code(), 0) << c.result().stdout_tail() << c.result().stderr_tail();
+  EXPECT_THAT(notes, HasSubstr("wheelfarm: farm requirement wheelfarm-prereq-fake==1.2.3 from the "
+                               "build host's package index (PIP_INDEX_URL, else PyPI), wheels "
+                               "built for CUDA 13.0 (the recipe's [python.farm_fallback."
+                               "wheelfarm-prereq-fake]: the farm has none)\n"));
+  EXPECT_THAT(c.result().stdout_tail(),
+              HasSubstr("'--only-binary' ':all:' '--' 'wheelfarm-prereq-fake==1.2.3'"));
+  auto contents = EnvironmentContentsFor(request.recipe, {13, 0});
+  ASSERT_TRUE(contents.ok());
+  const std::string without = PythonEnvironmentKey(python_.path(), python_.release(), *contents);
+  contents->farm_wheels.push_back(FallbackWheelEntry("wheelfarm-prereq-fake==1.2.3", ""));
+  EXPECT_EQ(env_dir,
+            (dir_ / "envs" / PythonEnvironmentKey(python_.path(), python_.release(), *contents))
+                .string());
+  EXPECT_NE(env_dir, (dir_ / "envs" / without).string());
+  auto r =
+      RunCommand({env_dir + "/bin/python", "-c",
+                  "import importlib.metadata as m; print(m.version('wheelfarm-prereq-fake'))"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stdout_text, "1.2.3\n");
+  EXPECT_NE(FallbackWheelEntry("x==1", ""), FallbackWheelEntry("x==1", "https://i/simple"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -10,6 +11,7 @@
 #include "libfarm/publish/core_metadata.h"
 #include "libfarm/recipes/farm_requirement.h"
 #include "libfarm/recipes/python_environment.h"
+#include "libfarm/status/status_macros.h"
 #include "libfarm/wheel/wheel_filename.h"
 
 namespace farm::coordinator {
@@ -76,6 +78,57 @@ std::string ArchsFlag(const farm::v1::BuildPlan& plan) {
                       plan.requested_archs().empty() ? plan.archs() : plan.requested_archs(), "\"");
 }
 
+// The fix that builds `requirement` on the farm before `plan`'s build: the recipe that builds
+// it, first or as a stack, or a recipe to add.
+std::string BuildItFirst(const FarmRequirement& requirement, const DependencySources& sources,
+                         const farm::v1::BuildPlan& plan) {
+  const std::string builder = RecipeBuilding(requirement, sources.recipes);
+  const std::string flags = ArchsFlag(plan);
+  if (builder.empty()) {
+    return absl::StrCat("add a recipe that builds ", requirement.Text(),
+                        " and submit it first with ", flags);
+  }
+  return absl::StrCat("farmctl submit ", builder, " ", flags,
+                      " first, or submit them as a stack: farmctl submit ", builder, " ",
+                      sources.ref, " ", flags);
+}
+
+// A fallback's wheels must be built for the CUDA major of this build's toolkit: a package
+// built against them with nvcc of another major is refused (torch.utils.cpp_extension checks
+// the major) or links against the other major's runtime. FAILED_PRECONDITION naming both
+// releases and the fixes otherwise.
+absl::Status CheckFallbackCuda(const FarmRequirement& requirement, const Recipe& recipe,
+                               const ToolkitVersion& toolkit, const std::string& missing,
+                               const std::string& build_it) {
+  const FarmFallback& fallback = *requirement.fallback;
+  if (fallback.cuda.major == toolkit.major) return absl::OkStatus();
+  std::string fix = absl::StrCat("build it on the farm: ", build_it, "; or name in [python.",
+                                 "farm_fallback.", requirement.project,
+                                 "] an index whose wheels are built for CUDA ", toolkit.major);
+  // Another toolkit only where the recipe's range has one of the fallback's major.
+  const CudaRange& range = recipe.platform.cuda;
+  if (range.min.major <= fallback.cuda.major && fallback.cuda.major <= range.max.major) {
+    absl::StrAppend(&fix, "; or give the build a CUDA ", fallback.cuda.major, " toolkit: ",
+                    fallback.cuda.major < toolkit.major
+                        ? absl::StrCat("lower [platform] cuda_max in ", recipe.file, " below ",
+                                       toolkit.major, ".0")
+                        : absl::StrCat("raise [platform] cuda_min in ", recipe.file, " to ",
+                                       fallback.cuda.major, ".0"),
+                    " (the recipe allows ", range.min.ToString(), " to ", range.max.ToString(),
+                    "; a build host needs that toolkit, and the archs must build with it)");
+  }
+  std::string sentence = missing;  // "the farm has no ...", starting a sentence here
+  if (!sentence.empty()) sentence[0] = absl::ascii_toupper(static_cast<unsigned char>(sentence[0]));
+  return absl::FailedPreconditionError(absl::StrCat(
+      "recipe '", recipe.name, "' takes ", requirement.Text(), " from ",
+      FallbackIndexName(fallback.index_url), " ([python.farm_fallback.", requirement.project,
+      "] in ", recipe.file, ") when the farm has none, and that index's wheels were built for ",
+      "CUDA ", fallback.cuda.ToString(), " while this build's toolkit is CUDA ", toolkit.ToString(),
+      ": a package built with nvcc ", toolkit.major, " against a wheel of CUDA ",
+      fallback.cuda.major, " does not work (torch.utils.cpp_extension refuses the pair). ",
+      sentence, ". Fix: ", fix));
+}
+
 }  // namespace
 
 std::string RequestedArchSet(const farm::v1::BuildPlan& plan) {
@@ -94,22 +147,23 @@ absl::StatusOr<ResolvedDependencies> ResolveBuildDependencies(PlannedBuild& plan
     d->set_requirement(r);
     d->set_source("index");
   }
-  if (!recipe.farm_requirements.empty() && !sources.index_served) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "recipe '", recipe.name,
-        "' installs farm wheels (farm_requirements = ", recipe.farm_requirements.front().Text(),
-        ", ...) from the coordinator's built-in index, and this coordinator serves no HTTP. Fix: "
-        "start the coordinator with --http-listen HOST:PORT (its index is what build hosts "
-        "install farm wheels from)"));
-  }
   for (const FarmRequirement& requirement : recipe.farm_requirements) {
+    if (!sources.index_served && !requirement.fallback) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "recipe '", recipe.name,
+          "' installs farm wheels (farm_requirements = ", requirement.Text(),
+          ", ...) from the coordinator's built-in index, and this coordinator serves no HTTP. "
+          "Fix: start the coordinator with --http-listen HOST:PORT (its index is what build "
+          "hosts install farm wheels from)"));
+    }
     farm::v1::BuildDependencyPlan* d = plan.add_build_dependencies();
     d->set_requirement(requirement.Text());
     d->set_project(requirement.project);
     std::vector<std::string> seen;  // what the farm has of this project and version
     bool found = false;
-    // An earlier build of this stack first: the stack was asked to build it.
-    for (size_t i = 0; i < sources.stack.size() && !found; ++i) {
+    // An earlier build of this stack first: the stack was asked to build it. Without an
+    // index served, no farm wheel is installable: only the fallback is left.
+    for (size_t i = 0; i < sources.stack.size() && !found && sources.index_served; ++i) {
       const farm::v1::BuildPlan& dep = sources.stack[i].plan;
       if (!FarmRequirementMatches(requirement, dep.package(), dep.version())) continue;
       std::string why = Mismatch(dep, plan);
@@ -135,7 +189,7 @@ absl::StatusOr<ResolvedDependencies> ResolveBuildDependencies(PlannedBuild& plan
       found = true;
     }
     // Then what the farm built and published to its index, newest first.
-    if (!found && sources.builds != nullptr) {
+    if (!found && sources.builds != nullptr && sources.index_served) {
       for (const farm::v1::Build& b : *sources.builds) {
         if (b.kind() != farm::v1::BUILD_KIND_WHEEL ||
             b.state() != farm::v1::BUILD_STATE_SUCCEEDED ||
@@ -166,41 +220,59 @@ absl::StatusOr<ResolvedDependencies> ResolveBuildDependencies(PlannedBuild& plan
         break;
       }
     }
-    if (!found) {
-      const std::string builder = RecipeBuilding(requirement, sources.recipes);
-      const std::string flags = ArchsFlag(plan);
-      std::string fix = builder.empty()
-                            ? absl::StrCat("add a recipe that builds ", requirement.Text(),
-                                           " and submit it first with ", flags)
-                            : absl::StrCat("farmctl submit ", builder, " ", flags,
-                                           " first, or submit them as "
-                                           "a stack: farmctl submit ",
-                                           builder, " ", sources.ref, " ", flags);
-      absl::StrAppend(&fix, "; or take it from a package index instead: move \"",
-                      requirement.Text(), "\" from farm_requirements to requirements in ",
-                      recipe.file, " (the build host's PIP_INDEX_URL names the index)");
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the farm has no ", requirement.Text(), " wheel for this build (", plan.cpu_arch(),
-          ", CUDA ", plan.cuda_version(), ", arch set ", RequestedArchSet(plan), ", Python ",
-          plan.python_version(), "), which recipe '", recipe.name,
-          "' installs from the farm's index (farm_requirements)",
-          seen.empty() ? std::string("; the farm has built none of that version")
-                       : absl::StrCat("; the farm has ", absl::StrJoin(seen, "; ")),
-          ". Fix: ", fix));
+    if (found) {
+      farm::v1::FarmWheel* wheel = &out.farm_wheels.emplace_back();
+      wheel->set_requirement(absl::StrCat(requirement.project, "==", d->wheel_version()));
+      wheel->set_index_path(d->index_path());
+      wheel->set_origin(d->source() == "farm" ? absl::StrCat("build ", d->build_id())
+                                              : absl::StrCat("this stack's ", d->stack_recipe()));
+      continue;
     }
-    farm::v1::FarmWheel* wheel = &out.farm_wheels.emplace_back();
-    wheel->set_requirement(absl::StrCat(requirement.project, "==", d->wheel_version()));
-    wheel->set_index_path(d->index_path());
-    wheel->set_origin(d->source() == "farm" ? absl::StrCat("build ", d->build_id())
-                                            : absl::StrCat("this stack's ", d->stack_recipe()));
+    // What is missing, for the plan (a fallback) or the refusal.
+    const std::string missing =
+        absl::StrCat("the farm has no ", requirement.Text(), " wheel for this build (",
+                     plan.cpu_arch(), ", CUDA ", plan.cuda_version(), ", arch set ",
+                     RequestedArchSet(plan), ", Python ", plan.python_version(), ")");
+    const std::string has =
+        !sources.index_served
+            ? std::string(
+                  "; this coordinator serves no index (no --http-listen) to install one from")
+        : seen.empty() ? std::string("; the farm has built none of that version")
+                       : absl::StrCat("; the farm has ", absl::StrJoin(seen, "; "));
+    const std::string build_it = BuildItFirst(requirement, sources, plan);
+    if (requirement.fallback) {
+      FARM_RETURN_IF_ERROR(CheckFallbackCuda(requirement, recipe, planned.cuda,
+                                             absl::StrCat(missing, has), build_it));
+      const FarmFallback& fallback = *requirement.fallback;
+      d->set_source("index");
+      d->set_index_url(fallback.index_url);
+      d->set_fallback_cuda(fallback.cuda.ToString());
+      d->set_fallback_reason(absl::StrCat(missing, has));
+      farm::v1::FarmWheel* wheel = &out.farm_wheels.emplace_back();
+      wheel->set_requirement(requirement.Text());
+      wheel->set_from_package_index(true);
+      wheel->set_package_index_url(fallback.index_url);
+      wheel->set_cuda_version(fallback.cuda.ToString());
+      wheel->set_origin(
+          absl::StrCat("the recipe's [python.farm_fallback.", requirement.project, "]: ", missing));
+      continue;
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        missing, ", which recipe '", recipe.name,
+        "' installs from the farm's index (farm_requirements)", has, ". Fix: ", build_it,
+        "; or let a package index supply it when the farm has none: add "
+        "[python.farm_fallback.",
+        requirement.project, "] to ", recipe.file,
+        " with index = \"URL\" (left out: the build host's package index) and cuda = the CUDA "
+        "release that index's wheels were built for, which must be a CUDA ",
+        planned.cuda.major, " release like this build's toolkit (", plan.cuda_version(), ")"));
   }
   if (!out.farm_wheels.empty()) {
-    // The farm wheels are part of the environment the build host makes and caches.
+    // The farm wheels (and fallbacks) are part of the environment the build host makes and
+    // caches.
     auto contents = EnvironmentContentsFor(recipe, planned.cuda);
     if (!contents.ok()) return contents.status();
-    for (const auto& w : out.farm_wheels) {
-      contents->farm_wheels.push_back(FarmWheelEntry(w.requirement(), w.index_path()));
-    }
+    for (const auto& w : out.farm_wheels) contents->farm_wheels.push_back(FarmWheelEntry(w));
     plan.set_requirements_hash(EnvironmentContentsHash(*contents));
   }
   return out;

@@ -4,7 +4,10 @@
 // that the farm built for the same CPU arch, CUDA release (major.minor) and arch set, and
 // published to its built-in index, installed from that arch set's index
 // (libfarm/recipes/farm_requirement.h). Resolved at plan time, so a build whose farm wheel does
-// not exist is refused before anything is queued, naming the fix.
+// not exist is refused before anything is queued, naming the fix, unless the recipe names a
+// fallback for it ([python.farm_fallback.torch]: a package index and the CUDA release its
+// wheels were built for): then the plan says the wheel comes from that index, and why, and
+// the build host installs it from there.
 //
 // Decisions:
 // - "The same arch set" is the set the user asked for (`--archs`, the plan's requested set):
@@ -15,6 +18,9 @@
 // - An earlier build of the same stack counts before a published one: the stack was asked to
 //   build it, so its dependents use that build.
 // - Of several published builds, the newest that matches.
+// - The farm's wheel before the fallback's, always: the fallback is for when there is none.
+// - A fallback whose CUDA major differs from this build's toolkit is refused, not taken: the
+//   build would fail on the build host (cpp_extension), after the queue and the clone.
 #pragma once
 
 #include <string>
@@ -45,13 +51,15 @@ struct DependencySources {
 };
 
 struct ResolvedDependencies {
-  std::vector<farm::v1::FarmWheel> farm_wheels;  // for the build host, in the recipe's order
+  // For the build host, in the recipe's order: farm wheels, and fallbacks from a package index.
+  std::vector<farm::v1::FarmWheel> farm_wheels;
   std::vector<size_t> stack_indexes;  // of DependencySources::stack that this build waits for
 };
 
 // Fills planned.plan.build_dependencies. FAILED_PRECONDITION when a farm requirement has no
-// wheel: what the farm has of it (if anything) and the fix (build it first, as a stack, or
-// take it from a package index).
+// wheel and no fallback: what the farm has of it (if anything) and the fix (build it first,
+// as a stack, or declare a fallback); or when its fallback's wheels are for another CUDA
+// major than planned.cuda, naming both releases and the fix.
 absl::StatusOr<ResolvedDependencies> ResolveBuildDependencies(PlannedBuild& planned,
                                                               const DependencySources& sources);
 

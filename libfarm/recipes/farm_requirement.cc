@@ -1,6 +1,9 @@
 #include "libfarm/recipes/farm_requirement.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/publish/core_metadata.h"
 #include "libfarm/recipes/prerequisite.h"
@@ -41,6 +44,25 @@ absl::StatusOr<FarmRequirement> ParseFarmRequirement(absl::string_view text) {
     return Malformed(text, "it carries a local label (+...), which the farm sets itself");
   }
   return FarmRequirement{.project = std::string(name), .version = std::string(version)};
+}
+
+absl::Status CheckFallbackIndexUrl(absl::string_view url) {
+  const bool web = absl::StartsWith(url, "https://") || absl::StartsWith(url, "http://");
+  const bool blank = std::any_of(url.begin(), url.end(), [](char c) {
+    return absl::ascii_isspace(static_cast<unsigned char>(c));
+  });
+  if (web && !blank && url.find("://") + 3 < url.size()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "\"", url,
+      "\" is not a package index URL. Fix: give a PEP 503 simple index, e.g. "
+      "\"https://download.pytorch.org/whl/cu130\", or leave index out for the build host's "
+      "package index (PIP_INDEX_URL, else PyPI)"));
+}
+
+std::string FallbackIndexName(absl::string_view index_url) {
+  return index_url.empty()
+             ? std::string("the build host's package index (PIP_INDEX_URL, else PyPI)")
+             : absl::StrCat("the package index ", index_url);
 }
 
 bool FarmRequirementMatches(const FarmRequirement& requirement, absl::string_view package,

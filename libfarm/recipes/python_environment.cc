@@ -39,6 +39,17 @@ std::string FarmWheelEntry(const std::string& requirement, const std::string& in
   return absl::StrCat(requirement, " from ", index_path);
 }
 
+std::string FallbackWheelEntry(const std::string& requirement, const std::string& index_url) {
+  return absl::StrCat(requirement, " from the package index ",
+                      index_url.empty() ? "of the build host" : index_url);
+}
+
+std::string FarmWheelEntry(const farm::v1::FarmWheel& wheel) {
+  return wheel.from_package_index()
+             ? FallbackWheelEntry(wheel.requirement(), wheel.package_index_url())
+             : FarmWheelEntry(wheel.requirement(), wheel.index_path());
+}
+
 std::string EnvironmentContentsHash(const EnvironmentContents& contents) {
   if (contents.linker_names.empty() && contents.farm_wheels.empty()) {
     return PythonRequirementsHash(contents.requirements);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "farm/v1/actions.pb.h"
 #include "libfarm/cuda/arch_list.h"
 #include "libfarm/recipes/recipe.h"
 
@@ -19,12 +20,21 @@ struct EnvironmentContents {
   std::vector<std::string> requirements;
   std::vector<std::string> linker_names;  // {site_packages} unexpanded
   // The farm's own wheels (farm_requirements), installed first from the farm's index, each
-  // FarmWheelEntry(): "torch==2.9.1+cu130.sm75 from /sm75/simple/".
+  // FarmWheelEntry(): "torch==2.9.1+cu130.sm75 from /sm75/simple/"; or a farm requirement's
+  // fallback from a package index, FallbackWheelEntry().
   std::vector<std::string> farm_wheels;
 };
 
 // A farm wheel as the environment's contents name it: its pin and the arch-set index path.
 std::string FarmWheelEntry(const std::string& requirement, const std::string& index_path);
+
+// A farm requirement's fallback as the environment's contents name it: its pin and the
+// package index ("" = the build host's), so another index makes another environment.
+std::string FallbackWheelEntry(const std::string& requirement, const std::string& index_url);
+
+// Either of the above for a planned farm requirement: what the coordinator hashes into the
+// plan and the build host into its cache key, so both name it the same way.
+std::string FarmWheelEntry(const farm::v1::FarmWheel& wheel);
 
 absl::StatusOr<EnvironmentContents> EnvironmentContentsFor(const Recipe& recipe,
                                                            const ToolkitVersion& cuda);

@@ -436,12 +436,60 @@ absl::Status ReadPlatform(const Where& where, const toml::table& root, Recipe& r
   return absl::OkStatus();
 }
 
+// [python.farm_fallback.<project>]: index (optional) and cuda, for a project of
+// farm_requirements (read first).
+absl::Status ReadFarmFallbacks(const Where& where, const toml::table& python, Recipe& recipe) {
+  auto table = TableAt(where, python, "farm_fallback", "python", false);
+  if (!table.ok()) return table.status();
+  if (*table == nullptr) return absl::OkStatus();
+  for (auto&& [key, node] : **table) {
+    const std::string project(key.str());
+    const std::string prefix = absl::StrCat("python.farm_fallback.", project);
+    auto requirement =
+        std::find_if(recipe.farm_requirements.begin(), recipe.farm_requirements.end(),
+                     [&](const FarmRequirement& r) {
+                       return NormalizeProjectName(r.project) == NormalizeProjectName(project);
+                     });
+    if (requirement == recipe.farm_requirements.end()) {
+      std::vector<std::string> named;
+      for (const FarmRequirement& r : recipe.farm_requirements) named.push_back(r.project);
+      return where.Error(
+          key.source(), prefix,
+          absl::StrCat("no farm requirement is for ", project, " (farm_requirements names ",
+                       named.empty() ? "none" : absl::StrJoin(named, ", "),
+                       "). Fix: name the project of a farm_requirements entry, as "
+                       "[python.farm_fallback.torch] for \"torch==2.11.0\""));
+    }
+    if (!node.is_table()) {
+      return where.Error(
+          node, prefix, absl::StrCat("must be a table (index, cuda), not ", TypeName(node.type())));
+    }
+    const toml::table& t = *node.as_table();
+    if (absl::Status s = CheckKeys(where, t, prefix, {"index", "cuda"}); !s.ok()) return s;
+    FarmFallback fallback;
+    auto index = StringAt(where, t, "index", prefix, false);
+    if (!index.ok()) return index.status();
+    if (index->has_value()) {
+      // One way to say "the host's index": leave the key out.
+      if (absl::Status s = CheckFallbackIndexUrl(**index); !s.ok()) {
+        return where.Error(*t.get("index"), Join(prefix, "index"), s.message());
+      }
+      fallback.index_url = **index;
+    }
+    auto cuda = CudaVersionAt(where, t, "cuda", prefix);
+    if (!cuda.ok()) return cuda.status();
+    fallback.cuda = *cuda;
+    requirement->fallback = fallback;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadPython(const Where& where, const toml::table& root, Recipe& recipe) {
   auto table = TableAt(where, root, "python", "", true);
   if (!table.ok()) return table.status();
   const toml::table& t = **table;
-  if (absl::Status s =
-          CheckKeys(where, t, "python", {"version", "requirements", "farm_requirements"});
+  if (absl::Status s = CheckKeys(where, t, "python",
+                                 {"version", "requirements", "farm_requirements", "farm_fallback"});
       !s.ok()) {
     return s;
   }
@@ -481,7 +529,7 @@ absl::Status ReadPython(const Where& where, const toml::table& root, Recipe& rec
     }
     recipe.farm_requirements.push_back(*requirement);
   }
-  return absl::OkStatus();
+  return ReadFarmFallbacks(where, t, recipe);
 }
 
 absl::Status ReadBuild(const Where& where, const toml::table& root, Recipe& recipe) {

@@ -264,6 +264,49 @@ TEST(RecipeLoaderTest, FarmRequirementsPinOneVersionWithoutALabel) {
               {"python.farm_requirements", "named twice"});
 }
 
+// [python.farm_fallback.<project>]: a package index (or the host's) and the CUDA release its
+// wheels were built for, for a project of farm_requirements; strict like the rest.
+TEST(RecipeLoaderTest, AFarmFallbackNamesAnIndexAndTheCudaReleaseOfItsWheels) {
+  const std::string with =
+      "requirements = [\"numpy<2.0\"]\nfarm_requirements = [\"torch==2.11.0\"]";
+  auto fallback = [&](const std::string& table) {
+    return ParseVariant("requirements = [\"numpy<2.0\"]", with + "\n" + table);
+  };
+  auto r = fallback(
+      "[python.farm_fallback.Torch]\nindex = \"https://download.pytorch.org/whl/cu130\"\n"
+      "cuda = \"13.0\"");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->farm_requirements[0].fallback.has_value());
+  EXPECT_EQ(r->farm_requirements[0].fallback->index_url, "https://download.pytorch.org/whl/cu130");
+  EXPECT_EQ(r->farm_requirements[0].fallback->cuda.ToString(), "13.0");
+  // No index: the build host's.
+  auto host = fallback("[python.farm_fallback.torch]\ncuda = \"13.0\"");
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_EQ(host->farm_requirements[0].fallback->index_url, "");
+  EXPECT_EQ(FallbackIndexName(""), "the build host's package index (PIP_INDEX_URL, else PyPI)");
+  // Without a fallback table there is none.
+  auto none = ParseVariant("requirements = [\"numpy<2.0\"]", with);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->farm_requirements[0].fallback.has_value());
+
+  ExpectError(fallback("[python.farm_fallback.torch]\nindex = \"https://x/simple\""),
+              {"python.farm_fallback.torch.cuda", "missing required key \"cuda\""});
+  ExpectError(fallback("[python.farm_fallback.torch]\ncuda = \"thirteen\""),
+              {"python.farm_fallback.torch.cuda"});
+  ExpectError(fallback("[python.farm_fallback.torch]\nindex = \"\"\ncuda = \"13.0\""),
+              {"python.farm_fallback.torch.index", "is not a package index URL",
+               "leave index out for the build host's package index"});
+  ExpectError(fallback("[python.farm_fallback.torch]\nindex = \"pypi\"\ncuda = \"13.0\""),
+              {"python.farm_fallback.torch.index", "Fix: give a PEP 503 simple index"});
+  ExpectError(fallback("[python.farm_fallback.torch]\ncuda = \"13.0\"\nurl = \"x\""),
+              {"python.farm_fallback.torch.url", "unknown key"});
+  ExpectError(fallback("[python.farm_fallback.torchvision]\ncuda = \"13.0\""),
+              {"python.farm_fallback.torchvision", "no farm requirement is for torchvision",
+               "farm_requirements names torch"});
+  ExpectError(ParseVariant("requirements = [\"numpy<2.0\"]", with + "\nfarm_fallbacks = 1"),
+              {"python.farm_fallbacks", "unknown key"});
+}
+
 TEST(FarmRequirementTest, MatchesByProjectAndReleaseNotByLabel) {
   auto r = ParseFarmRequirement("torch==2.9");
   ASSERT_TRUE(r.ok()) << r.status();

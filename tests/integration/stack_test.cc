@@ -129,8 +129,8 @@ TEST_F(StackTest, AFarmRequirementTheFarmHasNotBuiltIsRefusedAtPlanTime) {
                 HasSubstr("Fix: farmctl submit demo-0.1.0 --archs \"7.5\" first, or submit them "
                           "as a stack: farmctl submit demo-0.1.0 consumer-0.1.0 --archs \"7.5\""))
         << Output(r);
-    EXPECT_THAT(r.stderr_text, HasSubstr("move \"demo-cuda-ext==0.1.0\" from farm_requirements to "
-                                         "requirements"))
+    EXPECT_THAT(r.stderr_text, HasSubstr("or let a package index supply it when the farm has "
+                                         "none: add [python.farm_fallback.demo-cuda-ext] to "))
         << Output(r);
   }
   EXPECT_TRUE(BuildsByPackage().empty()) << Farmctl({"builds"}).stdout_text;
