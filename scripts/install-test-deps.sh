@@ -11,6 +11,9 @@ bash "$here/apt-ensure.sh" install-test-deps chromium chromium-driver g++-11
 # libpng's headers: wheel_repair_test's extension links the host's libpng, a library outside the
 # manylinux policy that the repair step must carry into the wheel.
 bash "$here/apt-ensure.sh" install-test-deps libpng-dev
+# torchvision's image codecs (torch_stack_test builds it on the local farm): PNG, JPEG, WebP
+# headers, whose libraries the repair step carries into its wheel.
+bash "$here/apt-ensure.sh" install-test-deps libjpeg-dev libwebp-dev
 # GCC's German messages and a German locale: farm-cc reads the compiler's include search list
 # under a translated GCC (dependency_scan_test).
 bash "$here/apt-ensure.sh" install-test-deps gcc-12-locales locales

@@ -153,13 +153,17 @@ absl::StatusOr<PlannedBuild> PlanWheelBuild(const std::string& recipe_ref,
                                             "'; the coordinator has: ", RecipeNames(recipes),
                                             ". Fix: see 'farmctl recipes'"));
   }
-  const Recipe& recipe = *out.recipe;
-  out.version = recipe.FindVersion(ref.version);
-  if (out.version == nullptr) {
+  const RecipeVersion* version = out.recipe->FindVersion(ref.version);
+  if (version == nullptr) {
     return absl::NotFoundError(absl::StrCat(
-        "recipe '", recipe.name, "' has no version '", ref.version, "'; it builds ",
-        absl::StrJoin(recipe.VersionNames(), ", "), ". Fix: add the version to ", recipe.file));
+        "recipe '", out.recipe->name, "' has no version '", ref.version, "'; it builds ",
+        absl::StrJoin(out.recipe->VersionNames(), ", "), ". Fix: add the version to ",
+        out.recipe->file));
   }
+  // A version whose table overrides [python] or [build.env] builds with its own recipe.
+  out.recipe = &out.recipe->ForVersion(*version);
+  out.version = out.recipe->FindVersion(ref.version);
+  const Recipe& recipe = *out.recipe;
   std::vector<std::string> cpu_archs = recipe.platform.cpu_archs;
   if (!options.cpu_arch.empty()) {
     if (std::find(cpu_archs.begin(), cpu_archs.end(), options.cpu_arch) == cpu_archs.end()) {

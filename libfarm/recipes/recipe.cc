@@ -89,6 +89,10 @@ const RecipeVersion* Recipe::FindVersion(absl::string_view version) const {
   return nullptr;
 }
 
+const Recipe& Recipe::ForVersion(const RecipeVersion& version) const {
+  return version.own_recipe != nullptr ? *version.own_recipe : *this;
+}
+
 std::vector<std::string> Recipe::VersionNames() const {
   std::vector<std::string> names;
   for (const RecipeVersion& v : versions) names.push_back(v.version);

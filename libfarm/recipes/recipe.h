@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,9 +40,15 @@ struct RecipeSource {
   std::string TagFor(absl::string_view version) const;
 };
 
+struct Recipe;
+
 struct RecipeVersion {
   std::string version;  // PEP 440, e.g. "2.9.1"
   RecipeSource source;
+  // The whole recipe as this version builds it, when its table overrides the recipe's [python]
+  // or adds to its [build.env] (torchvision 0.24 against torch 2.9, 0.26 against torch 2.11);
+  // null otherwise. Its one version is this one. Recipe::ForVersion picks it.
+  std::shared_ptr<const Recipe> own_recipe;
 };
 
 // Inclusive range of CUDA toolkit versions a recipe may be built with.
@@ -164,6 +171,9 @@ struct Recipe {
 
   const RecipeVersion* FindVersion(absl::string_view version) const;
   std::vector<std::string> VersionNames() const;
+  // The recipe `version` (one of versions) builds with: its own when its table overrides
+  // something, else this one.
+  const Recipe& ForVersion(const RecipeVersion& version) const;
 };
 
 // "pytorch-2.9.1" -> {"pytorch", "2.9.1"}: split at the last '-' that is followed by a digit,

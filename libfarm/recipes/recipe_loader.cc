@@ -334,8 +334,10 @@ absl::StatusOr<RecipeSource> SourceFrom(const Where& where, const toml::table& t
   return source;
 }
 
+// `own_tables`: per version, its table when it overrides [python] or [build.env], else null.
 absl::Status ReadVersions(const Where& where, const toml::table& root,
-                          const std::optional<RecipeSource>& default_source, Recipe& recipe) {
+                          const std::optional<RecipeSource>& default_source, Recipe& recipe,
+                          std::vector<const toml::table*>& own_tables) {
   const toml::node* node = root.get("versions");
   if (node == nullptr || !node->is_array() || node->as_array()->empty()) {
     return where.Error(node != nullptr ? node->source() : root.source(), "versions",
@@ -345,13 +347,16 @@ absl::Status ReadVersions(const Where& where, const toml::table& root,
   for (const toml::node& item : *node->as_array()) {
     RecipeVersion version;
     const toml::table* own_source = nullptr;
+    const toml::table* own_table = nullptr;
     if (item.is_string()) {
       version.version = item.as_string()->get();
     } else if (item.is_table()) {
       const toml::table& t = *item.as_table();
-      if (absl::Status s = CheckKeys(where, t, "versions", {"version", "source"}); !s.ok()) {
+      if (absl::Status s = CheckKeys(where, t, "versions", {"version", "source", "python", "env"});
+          !s.ok()) {
         return s;
       }
+      if (t.contains("python") || t.contains("env")) own_table = &t;
       auto v = StringAt(where, t, "version", "versions", true);
       if (!v.ok()) return v.status();
       version.version = **v;
@@ -385,8 +390,50 @@ absl::Status ReadVersions(const Where& where, const toml::table& root,
                                       "source in this version's table"));
     }
     recipe.versions.push_back(std::move(version));
+    own_tables.push_back(own_table);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root);
+
+// The recipe as `version` builds it: the file's table with the version's `python` in place of
+// [python], its `env` over [build.env], its source and itself as the only version; loaded (and
+// so checked) as a whole recipe.
+absl::StatusOr<std::shared_ptr<const Recipe>> VersionRecipe(const Where& where,
+                                                            const toml::table& root,
+                                                            const toml::table& own,
+                                                            const RecipeVersion& version) {
+  toml::table merged = root;
+  merged.insert_or_assign("versions", toml::array{version.version});
+  if (const toml::node* source = own.get("source")) merged.insert_or_assign("source", *source);
+  if (const toml::node* python = own.get("python")) {
+    if (!python->is_table()) {
+      return where.Error(*python, "versions.python",
+                         absl::StrCat("must be a table like [python], not ",
+                                      TypeName(python->type())));
+    }
+    merged.insert_or_assign("python", *python);
+  }
+  if (const toml::node* env = own.get("env")) {
+    if (!env->is_table()) {
+      return where.Error(*env, "versions.env",
+                         absl::StrCat("must be a table of NAME = \"value\" like [build.env], not ",
+                                      TypeName(env->type())));
+    }
+    toml::table* build = merged.get_as<toml::table>("build");
+    if (build == nullptr) {
+      return where.Error(*env, "versions.env", "the recipe has no [build] table to add it to");
+    }
+    toml::table build_env;
+    if (const toml::table* base = build->get_as<toml::table>("env")) build_env = *base;
+    for (const auto& [name, value] : *env->as_table()) build_env.insert_or_assign(name, value);
+    build->insert_or_assign("env", std::move(build_env));
+  }
+  auto recipe = FromTable(where, merged);
+  if (!recipe.ok()) return recipe.status();
+  recipe->versions.front().source = version.source;
+  return std::make_shared<const Recipe>(*std::move(recipe));
 }
 
 absl::Status ReadPlatform(const Where& where, const toml::table& root, Recipe& recipe) {
@@ -1119,7 +1166,10 @@ absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root) {
     if (!source.ok()) return source.status();
     default_source = *source;
   }
-  if (absl::Status s = ReadVersions(where, root, default_source, recipe); !s.ok()) return s;
+  std::vector<const toml::table*> own_tables;
+  if (absl::Status s = ReadVersions(where, root, default_source, recipe, own_tables); !s.ok()) {
+    return s;
+  }
   for (RecipeVersion& v : recipe.versions) {
     if (v.source.kind == RecipeSource::Kind::kPypi && v.source.pypi_project.empty()) {
       v.source.pypi_project = recipe.package;
@@ -1133,6 +1183,12 @@ absl::StatusOr<Recipe> FromTable(const Where& where, const toml::table& root) {
   if (absl::Status s = ReadSize(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadArchs(where, root, recipe); !s.ok()) return s;
   if (absl::Status s = ReadSmoke(where, root, recipe); !s.ok()) return s;
+  for (size_t i = 0; i < recipe.versions.size(); ++i) {
+    if (own_tables[i] == nullptr) continue;
+    auto own = VersionRecipe(where, root, *own_tables[i], recipe.versions[i]);
+    if (!own.ok()) return own.status();
+    recipe.versions[i].own_recipe = *std::move(own);
+  }
   return recipe;
 }
 

@@ -107,6 +107,50 @@ TEST(RecipeLoaderTest, ReadsEveryField) {
   EXPECT_DOUBLE_EQ(*r->size.EstimateMib(3), 480.0);
 }
 
+TEST(RecipeLoaderTest, AVersionTableMayBuildWithItsOwnPythonAndEnvironment) {
+  // torchvision 0.24 against the farm's torch 2.9, 0.26 against torch 2.11 from PyPI.
+  auto r = ParseVariant(
+      "versions = [\"1.0\", { version = \"2.0\", source = { kind = \"git\", url = "
+      "\"https://x/y.git\", tag = \"release-{version}\" } }]",
+      "versions = [\"1.0\", { version = \"2.0\", python = { version = \"3.11\", requirements "
+      "= [\"numpy>=2\"], farm_requirements = [\"torch==2.11.0\"], farm_fallback = { torch = { "
+      "cuda = \"13.0\" } } }, env = { PYTORCH_VERSION = \"2.11.0\", MAX_JOBS = \"{farm_jobs}\" "
+      "} }]");
+  ASSERT_TRUE(r.ok()) << r.status();
+  // 1.0 builds with the file's recipe.
+  EXPECT_EQ(r->versions[0].own_recipe, nullptr);
+  EXPECT_EQ(&r->ForVersion(r->versions[0]), &*r);
+  // 2.0 with its own: its [python] in place of the file's, its env over [build.env], the
+  // file's [source] (it names none), itself as the one version.
+  const Recipe& two = r->ForVersion(r->versions[1]);
+  ASSERT_NE(&two, &*r);
+  EXPECT_EQ(two.python, "3.11");
+  EXPECT_EQ(two.python_requirements, std::vector<std::string>{"numpy>=2"});
+  ASSERT_EQ(two.farm_requirements.size(), 1u);
+  EXPECT_EQ(two.farm_requirements[0].Text(), "torch==2.11.0");
+  EXPECT_EQ(two.build.env.at("PYTORCH_VERSION"), "2.11.0");
+  EXPECT_EQ(two.build.env.at("MAX_JOBS"), "{farm_jobs}");
+  EXPECT_EQ(two.build.env.at("TORCH_CUDA_ARCH_LIST"), "{archs}");
+  ASSERT_EQ(two.versions.size(), 1u);
+  EXPECT_EQ(two.versions[0].version, "2.0");
+  EXPECT_EQ(two.versions[0].source.git_url, "https://example.com/demo.git");
+  EXPECT_EQ(two.name, "demo");
+  EXPECT_EQ(two.publish.size(), 3u);
+  // The file's own recipe is unchanged.
+  EXPECT_EQ(r->python, "3.10");
+  EXPECT_EQ(r->build.env.count("PYTORCH_VERSION"), 0u);
+
+  // Checked as a whole recipe: a bad key or placeholder in the version's tables is an error.
+  ExpectError(ParseVariant("versions = [\"1.0\", {", "versions = [\"1.0\", { python = { "
+                                                      "version = \"3.11\", requirement = [] }, "),
+              {"demo.toml:", "python.requirement", "unknown key"});
+  ExpectError(ParseVariant("versions = [\"1.0\", {",
+                           "versions = [\"1.0\", { env = { X = \"{job}\" }, "),
+              {"demo.toml:", "unknown placeholder {job}"});
+  ExpectError(ParseVariant("versions = [\"1.0\", {", "versions = [\"1.0\", { env = 3, "),
+              {"versions.env", "must be a table"});
+}
+
 TEST(RecipeLoaderTest, UnknownKeysAreErrorsWithFileLineAndKey) {
   ExpectError(ParseVariant("[build]\n", "[biuld]\n"),
               {"/recipes/demo.toml:", "unknown key \"biuld\"", "valid keys are"});
