@@ -409,9 +409,9 @@ absl::StatusOr<std::shared_ptr<const Recipe>> VersionRecipe(const Where& where,
   if (const toml::node* source = own.get("source")) merged.insert_or_assign("source", *source);
   if (const toml::node* python = own.get("python")) {
     if (!python->is_table()) {
-      return where.Error(*python, "versions.python",
-                         absl::StrCat("must be a table like [python], not ",
-                                      TypeName(python->type())));
+      return where.Error(
+          *python, "versions.python",
+          absl::StrCat("must be a table like [python], not ", TypeName(python->type())));
     }
     merged.insert_or_assign("python", *python);
   }

@@ -141,12 +141,13 @@ TEST(RecipeLoaderTest, AVersionTableMayBuildWithItsOwnPythonAndEnvironment) {
   EXPECT_EQ(r->build.env.count("PYTORCH_VERSION"), 0u);
 
   // Checked as a whole recipe: a bad key or placeholder in the version's tables is an error.
-  ExpectError(ParseVariant("versions = [\"1.0\", {", "versions = [\"1.0\", { python = { "
-                                                      "version = \"3.11\", requirement = [] }, "),
-              {"demo.toml:", "python.requirement", "unknown key"});
   ExpectError(ParseVariant("versions = [\"1.0\", {",
-                           "versions = [\"1.0\", { env = { X = \"{job}\" }, "),
-              {"demo.toml:", "unknown placeholder {job}"});
+                           "versions = [\"1.0\", { python = { "
+                           "version = \"3.11\", requirement = [] }, "),
+              {"demo.toml:", "python.requirement", "unknown key"});
+  ExpectError(
+      ParseVariant("versions = [\"1.0\", {", "versions = [\"1.0\", { env = { X = \"{job}\" }, "),
+      {"demo.toml:", "unknown placeholder {job}"});
   ExpectError(ParseVariant("versions = [\"1.0\", {", "versions = [\"1.0\", { env = 3, "),
               {"versions.env", "must be a table"});
 }
