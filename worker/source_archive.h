@@ -13,16 +13,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "libfarm/recipes/source_archive_name.h"
 
 namespace farm::worker {
 
 // source_archive.py's text (compiled in from worker/source_archive.py).
 std::string_view SourceArchiveScript();
 
-// Where the archive and the script that unpacks it sit in a build's tree (action inputs), and
-// the build step that unpacks the one into `src`. The archive's name carries no suffix: the
-// script tells gzip, xz and bzip2 apart by their bytes.
-inline constexpr char kSourceArchiveInput[] = ".wheelfarm/source-archive";
+// Where the script that unpacks the archive (kSourceArchiveInput) sits in a build's tree (an
+// action input), and the build step that unpacks the one into `src`.
 inline constexpr char kSourceArchiveScriptInput[] = ".wheelfarm/source_archive.py";
 std::vector<std::string> UnpackArgv();
 

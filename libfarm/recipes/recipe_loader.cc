@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "libfarm/publish/command_hook_publisher.h"
@@ -21,6 +22,7 @@
 #include "libfarm/recipes/farm_requirement.h"
 #include "libfarm/recipes/placeholders.h"
 #include "libfarm/recipes/prerequisite.h"
+#include "libfarm/recipes/source_archive_name.h"
 #include "libfarm/versions/version_specifier.h"
 
 namespace farm {
@@ -270,10 +272,6 @@ absl::Status CheckSourceKeys(const Where& where, const toml::table& table, absl:
   return absl::OkStatus();
 }
 
-// The archive suffixes the worker unpacks (worker/source_archive.py: tar, gzip, xz or bzip2).
-constexpr const char* kArchiveSuffixes[] = {".tar.gz", ".tgz",     ".tar.xz",
-                                            ".txz",    ".tar.bz2", ".tbz2"};
-
 // A release archive's URL: http(s), its last path part a plain file name with an archive
 // suffix, placeholders only {version}.
 absl::Status CheckArchiveUrl(absl::string_view url) {
@@ -288,20 +286,15 @@ absl::Status CheckArchiveUrl(absl::string_view url) {
   path = path.substr(0, path.find_first_of("?#"));
   const size_t slash = path.rfind('/');
   const absl::string_view file = slash == absl::string_view::npos ? "" : path.substr(slash + 1);
-  const bool plain = !file.empty() && absl::ascii_isalnum(file[0]) &&
-                     std::all_of(file.begin(), file.end(), [](char c) {
-                       return absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '-' ||
-                              c == '+' || c == '{' || c == '}';
-                     });
-  const bool archive =
-      std::any_of(std::begin(kArchiveSuffixes), std::end(kArchiveSuffixes),
-                  [&](const char* suffix) { return absl::EndsWithIgnoreCase(file, suffix); });
-  if (!plain || !archive) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "\"", url,
-        "\" names no archive file: its path must end in a file name (letters, digits, "
-        "'.', '_', '-', '+') with one of ",
-        absl::StrJoin(kArchiveSuffixes, ", "), " (e.g. .../archive/refs/tags/v{version}.tar.gz)"));
+  // {version} filled in with a version's characters keeps a plain name plain.
+  const std::string sample = absl::StrReplaceAll(file, {{"{version}", "1.0"}});
+  if (!CheckSourceArchiveName(sample).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", url,
+                     "\" names no archive file: its path must end in a file name (letters, digits, "
+                     "'.', '_', '-', '+') with one of ",
+                     absl::StrJoin(SourceArchiveSuffixes(), ", "),
+                     " (e.g. .../archive/refs/tags/v{version}.tar.gz)"));
   }
   return absl::OkStatus();
 }
