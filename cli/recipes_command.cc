@@ -27,6 +27,9 @@ nlohmann::json RecipeToJson(const farm::v1::Recipe& r) {
     } else if (v.source().kind() == "pypi") {
       source["project"] = v.source().pypi_project();
       source["index"] = v.source().pypi_index();  // "": the build host's PIP_INDEX_URL, else PyPI
+    } else if (v.source().kind() == "archive") {
+      source["url"] = v.source().archive_url();        // {version} unexpanded
+      source["sha256"] = v.source().archive_sha256();  // "": not known
     } else {
       source["default_dir"] = v.source().default_dir();
     }

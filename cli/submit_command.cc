@@ -1,10 +1,12 @@
 // farmctl submit RECIPE-VERSION --archs LIST: builds a verified wheel on the farm.
 // farmctl submit A B C --archs LIST (or --stack FILE): a stack, built in dependency order.
 //   --dry-run   print the plan (toolkit, build host, eligible workers per arch shard) only
-//   --source    upload this tree instead of the recipe's default
+//   --source    upload this tree or source archive instead of the recipe's source: PATH for
+//               one package, NAME=PATH (repeatable) for the packages of a stack by recipe name
 //   --cpu-arch, --glibc-max, --python  the wheel's CPU arch, glibc ceiling and Python
 //   --wait      follow progress per arch shard, then print the wheel, its coverage and sizes
 //               and where it was published; exit 0 only when the build succeeded
+#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +14,7 @@
 #include "cli/build_follower.h"
 #include "cli/build_view.h"
 #include "cli/command_support.h"
+#include "cli/source_option.h"
 #include "cli/text_table.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/client/build_client.h"
@@ -21,6 +24,7 @@
 #include "libfarm/rpc/request_limits.h"
 #include "libfarm/status/exit_code.h"
 #include "libfarm/text/utf8.h"
+#include "libfarm/units/byte_size.h"
 
 namespace farm::cli {
 namespace {
@@ -29,7 +33,7 @@ struct SubmitOptions {
   std::vector<std::string> recipes;
   std::string stack_file;
   std::string archs;
-  std::string source;
+  std::vector<std::string> sources;  // --source PATH | NAME=PATH, as given
   bool dry_run = false;
   std::string cpu_arch;
   std::string glibc_max;
@@ -38,13 +42,12 @@ struct SubmitOptions {
   double interval = 1.0;
 };
 
-// Uploads the tree under `dir` to the CAS (only what it lacks) and lists it for the request.
-absl::Status UploadSource(const GlobalOptions& global, const std::string& dir,
-                          farm::v1::SubmitBuildRequest& request) {
-  auto target = ResolveCoordinatorTarget(ChoiceOf(global));
-  if (!target.ok()) return target.status();
+// Uploads the tree under `dir` to the CAS (only what it lacks) and lists it in `files`.
+absl::Status UploadTree(const GlobalOptions& global, CasClient& cas, const std::string& label,
+                        const std::string& dir,
+                        google::protobuf::RepeatedPtrField<farm::v1::InputFile>* files) {
   // The whole list first: a tree too large to submit is refused before anything is uploaded.
-  std::vector<SourceTreeFile> files;
+  std::vector<SourceTreeFile> walked_files;
   size_t path_bytes = 0;
   absl::Status walked = WalkSourceTree(dir, [&](const SourceTreeFile& f) -> absl::Status {
     // The farm carries paths as UTF-8 text; an escaped name would be another file.
@@ -54,32 +57,95 @@ absl::Status UploadSource(const GlobalOptions& global, const std::string& dir,
           " has a name that is not UTF-8, which the farm cannot carry. Nothing was uploaded. "
           "Fix: rename it in UTF-8 (convmv -f latin1 -t utf8 --notest FILE)"));
     }
-    files.push_back(f);
+    walked_files.push_back(f);
     path_bytes += f.relative.size();
     return absl::OkStatus();
   });
   if (!walked.ok()) return walked;
-  if (absl::Status s = CheckSourceListSize(dir, files.size(), path_bytes); !s.ok()) return s;
+  if (absl::Status s = CheckSourceListSize(dir, walked_files.size(), path_bytes); !s.ok()) return s;
 
-  auto cas = CasClient::Connect(target->address, target->token, {}, target->channel);
   size_t sent = 0;
-  for (const SourceTreeFile& f : files) {
+  for (const SourceTreeFile& f : walked_files) {
     bool uploaded = false;
-    auto digest = cas->UploadFile(f.path, &uploaded);
+    auto digest = cas.UploadFile(f.path, &uploaded);
     if (!digest.ok()) {
       return absl::Status(digest.status().code(),
                           absl::StrCat("uploading ", f.path, ": ", digest.status().message()));
     }
     sent += uploaded ? 1 : 0;
-    farm::v1::InputFile* file = request.add_source();
+    farm::v1::InputFile* file = files->Add();
     file->set_path(f.relative);
     *file->mutable_digest() = *digest;
     file->set_executable(f.executable);
   }
-  request.set_has_source(true);
   if (!global.json) {
-    std::cerr << "farmctl: source " << dir << ": " << request.source_size() << " files, " << sent
+    std::cerr << "farmctl: source " << label << dir << ": " << files->size() << " files, " << sent
               << " uploaded, the rest already in the CAS\n";
+  }
+  return absl::OkStatus();
+}
+
+// Uploads the archive file `path` as one blob; `sha256` is what farmctl hashed it to (and
+// checked against a SHA256SUMS beside it when `listed`). The coordinator hashes it again.
+absl::Status UploadArchive(const GlobalOptions& global, CasClient& cas, const std::string& label,
+                           const std::string& path, const std::string& sha256, bool listed,
+                           farm::v1::SourceArchive* archive) {
+  bool uploaded = false;
+  auto digest = cas.UploadFile(path, &uploaded);
+  if (!digest.ok()) {
+    return absl::Status(digest.status().code(),
+                        absl::StrCat("uploading ", path, ": ", digest.status().message()));
+  }
+  if (digest->hash() != sha256) {  // the file changed after it was checked
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " changed while it was read (sha256 ", sha256, ", then ", digest->hash(),
+                     "). Nothing was submitted. Fix: submit again once nothing writes to it"));
+  }
+  archive->set_file_name(std::filesystem::path(path).filename().string());
+  *archive->mutable_digest() = *digest;
+  if (!global.json) {
+    std::cerr << "farmctl: source " << label << path << ": archive, "
+              << FormatByteSize(static_cast<uint64_t>(digest->size_bytes())) << ", sha256 "
+              << sha256 << (listed ? " as SHA256SUMS beside it lists it" : "") << ", "
+              << (uploaded ? "uploaded" : "already in the CAS") << "\n";
+  }
+  return absl::OkStatus();
+}
+
+// Checks every --source (paths, kinds, names, SHA256SUMS) before anything is uploaded, then
+// uploads each and puts it into `request`: the older unnamed `source` for one package's tree
+// (any coordinator takes it), else `sources` by recipe name with `has_source` set.
+absl::Status AddSources(const SubmitOptions& o, const GlobalOptions& global,
+                        farm::v1::SubmitBuildRequest& request) {
+  auto sources = ClassifySources(o.sources, o.recipes);
+  if (!sources.ok()) return sources.status();
+  std::vector<std::string> sha256(sources->size());
+  std::vector<bool> listed(sources->size(), false);
+  for (size_t i = 0; i < sources->size(); ++i) {
+    if (!(*sources)[i].archive) continue;
+    bool in_sums = false;
+    auto digest = CheckArchiveAgainstSums((*sources)[i].path, &in_sums);
+    if (!digest.ok()) return digest.status();
+    sha256[i] = *digest;
+    listed[i] = in_sums;
+  }
+  auto target = ResolveCoordinatorTarget(ChoiceOf(global));
+  if (!target.ok()) return target.status();
+  auto cas = CasClient::Connect(target->address, target->token, {}, target->channel);
+  request.set_has_source(true);
+  const bool legacy = o.recipes.size() == 1 && o.stack_file.empty() && sources->size() == 1 &&
+                      !sources->front().archive;
+  if (legacy) return UploadTree(global, *cas, "", sources->front().path, request.mutable_source());
+  for (size_t i = 0; i < sources->size(); ++i) {
+    const SourceArg& arg = (*sources)[i];
+    farm::v1::SourceUpload* upload = request.add_sources();
+    upload->set_recipe(arg.recipe);
+    const std::string label = absl::StrCat(arg.recipe, "=");
+    absl::Status s = arg.archive
+                         ? UploadArchive(global, *cas, label, arg.path, sha256[i], listed[i],
+                                         upload->mutable_archive())
+                         : UploadTree(global, *cas, label, arg.path, upload->mutable_files());
+    if (!s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -185,12 +251,12 @@ int RunSubmit(SubmitOptions o, const GlobalOptions& global) {
   auto client = BuildClient::Connect(ChoiceOf(global));
   if (!client.ok()) return Fail(client.status());
   farm::v1::SubmitBuildRequest request;
+  // Every --source is checked (and its archive against a SHA256SUMS beside it) before anything
+  // is uploaded or submitted.
+  if (!o.sources.empty()) {
+    if (absl::Status s = AddSources(o, global, request); !s.ok()) return Fail(s);
+  }
   if (o.recipes.size() > 1 || !o.stack_file.empty()) {
-    if (!o.source.empty()) {
-      return Fail(absl::InvalidArgumentError(
-          "--source goes with one package; a stack builds each recipe's own source. Fix: "
-          "submit the package with --source on its own"));
-    }
     for (const auto& r : o.recipes) request.add_stack(r);
     request.set_archs(o.archs);
     request.set_dry_run(o.dry_run);
@@ -205,9 +271,6 @@ int RunSubmit(SubmitOptions o, const GlobalOptions& global) {
   request.set_cpu_arch(o.cpu_arch);
   request.set_glibc_max(o.glibc_max);
   request.set_python(o.python);
-  if (!o.source.empty()) {
-    if (absl::Status s = UploadSource(global, o.source, request); !s.ok()) return Fail(s);
-  }
   auto response = (*client)->SubmitBuild(request);
   if (!response.ok()) return Fail(response.status());
   if (o.dry_run) {
@@ -258,7 +321,13 @@ void AddSubmitCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--archs", o->archs,
                   "CUDA archs, e.g. \"7.5;9.0;12.1\" (TORCH_CUDA_ARCH_LIST); required unless the "
                   "stack file gives them");
-  cmd->add_option("--source", o->source, "upload this source tree instead of the recipe's");
+  cmd->add_option("--source", o->sources,
+                  "build this source instead of the recipe's: a directory (its tree is sent) or "
+                  "a source archive (.tar.gz, .tgz, .tar.xz, .txz, .tar.bz2, .tbz2; checked "
+                  "against a SHA256SUMS beside it); PATH for one package, NAME=PATH (repeatable) "
+                  "for a package of a stack by recipe name")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("--dry-run", o->dry_run, "print the plan; queue nothing");
   cmd->add_option("--cpu-arch", o->cpu_arch,
                   "the wheel's CPU arch (aarch64, x86_64), one of the recipe's platform.cpu_archs; "

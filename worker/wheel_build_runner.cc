@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -25,8 +26,8 @@
 #include "worker/build_log_streamer.h"
 #include "worker/coordinator_relay.h"
 #include "worker/echoed_command.h"
-#include "worker/pypi_sdist.h"
 #include "worker/python_interpreters.h"
+#include "worker/source_archive.h"
 #include "worker/wheel_prerequisites.h"
 #include "worker/wheel_repair.h"
 
@@ -79,8 +80,8 @@ class BuildDirectory {
   // Beside the directory (which RunIn empties), under the same lock: the token the build's
   // farm-nvcc uses.
   std::string token_path() const { return path_ + ".token"; }
-  // Beside it too: where a pypi source's sdist is fetched to, and the socket a build without
-  // network reaches the coordinator by (CoordinatorRelay removes that).
+  // Beside it too: where a pypi source's sdist or a recipe's archive is fetched to, and the
+  // socket a build without network reaches the coordinator by (CoordinatorRelay removes that).
   std::string sdist_dir() const { return path_ + ".sdist"; }
   std::string relay_socket_path() const { return path_ + ".sock"; }
 
@@ -167,30 +168,69 @@ void FailCompletion(farm::v1::Completion& completion, const std::string& message
   if (log != nullptr) log->Note(absl::StrCat("wheelfarm: ", message, "\n"));
 }
 
-// Fetches the task's sdist into `fetch_dir` and adds it, with the script that unpacks it, to
-// the action's inputs: through the CAS, which so keeps the exact bytes a build was made from.
-absl::Status AddSdistInputs(const farm::v1::WheelBuildTask& task, const std::string& python,
-                            const std::string& fetch_dir, CasClient* cas, farm::v1::Action& action,
-                            BuildLogStreamer* log) {
-  const std::string project =
-      task.source().pypi_project().empty() ? task.recipe().package() : task.source().pypi_project();
-  FARM_ASSIGN_OR_RETURN(FetchedSdist sdist,
-                        FetchSdist(python,
-                                   SdistIndexUrl(task.source().pypi_index(),
-                                                 HostVariable("PIP_INDEX_URL").value_or("")),
-                                   project, task.version(), fetch_dir));
-  log->Note(absl::StrCat("wheelfarm: fetched ", sdist.file, " (", sdist.size, " bytes, sha256 ",
-                         sdist.sha256, " as the index lists it) from ", sdist.url, "\n"));
-  auto archive = cas->UploadFile(sdist.path);
-  if (!archive.ok()) return archive.status();
-  const std::string_view text = PypiSdistScript();
+// What a build from an archive is built from, for its log and refusals.
+std::string ArchiveWords(const farm::v1::WheelBuildTask& task) {
+  return task.source().kind() == "pypi" ? "a PyPI sdist" : "a source archive";
+}
+
+// Adds the task's source archive, with the script that unpacks it, to the action's inputs:
+// through the CAS, which so keeps the exact bytes a build was made from. A PyPI sdist or a
+// recipe's archive URL is fetched into `fetch_dir` first; an archive `farmctl submit --source`
+// uploaded (kind "archive" without a URL) is among the inputs already.
+absl::Status AddSourceArchiveInputs(const farm::v1::WheelBuildTask& task, const std::string& python,
+                                    const std::string& fetch_dir, CasClient* cas,
+                                    farm::v1::Action& action, BuildLogStreamer* log) {
+  const farm::v1::RecipeSource& source = task.source();
+  std::optional<FetchedArchive> fetched;
+  if (source.kind() == "pypi") {
+    const std::string project =
+        source.pypi_project().empty() ? task.recipe().package() : source.pypi_project();
+    FARM_ASSIGN_OR_RETURN(
+        fetched,
+        FetchSdist(python,
+                   SdistIndexUrl(source.pypi_index(), HostVariable("PIP_INDEX_URL").value_or("")),
+                   project, task.version(), fetch_dir));
+    log->Note(absl::StrCat("wheelfarm: fetched ", fetched->file, " (", fetched->size,
+                           " bytes, sha256 ", fetched->sha256, " as the index lists it) from ",
+                           fetched->url, "\n"));
+  } else if (!source.archive_url().empty()) {
+    FARM_ASSIGN_OR_RETURN(const std::string url,
+                          ExpandPlaceholders(source.archive_url(), {{"version", task.version()}}));
+    FARM_ASSIGN_OR_RETURN(fetched,
+                          DownloadArchive(python, url, source.archive_sha256(), fetch_dir));
+    log->Note(absl::StrCat(
+        "wheelfarm: fetched ", fetched->file, " (", fetched->size, " bytes, sha256 ",
+        fetched->sha256,
+        source.archive_sha256().empty()
+            ? absl::StrCat("; the recipe names no sha256, so nothing was checked: add sha256 = \"",
+                           fetched->sha256, "\" to its source to pin these bytes)")
+            : " as the recipe names it)",
+        " from ", fetched->url, "\n"));
+  } else {
+    const auto uploaded = std::find_if(
+        action.inputs().begin(), action.inputs().end(),
+        [](const farm::v1::InputFile& in) { return in.path() == kSourceArchiveInput; });
+    if (uploaded == action.inputs().end()) {
+      return absl::InvalidArgumentError(
+          "the build's source is an uploaded archive, but the coordinator sent none. Fix: run a "
+          "coordinator of this worker's version");
+    }
+    log->Note(absl::StrCat("wheelfarm: the source is the archive farmctl submit --source sent (",
+                           uploaded->digest().size_bytes(), " bytes, sha256 ",
+                           uploaded->digest().hash(), ")\n"));
+  }
+  if (fetched) {
+    auto archive = cas->UploadFile(fetched->path);
+    if (!archive.ok()) return archive.status();
+    auto* in = action.add_inputs();
+    in->set_path(kSourceArchiveInput);
+    *in->mutable_digest() = *archive;
+  }
+  const std::string_view text = SourceArchiveScript();
   auto script = cas->UploadBytes(absl::string_view(text.data(), text.size()));
   if (!script.ok()) return script.status();
   auto* in = action.add_inputs();
-  in->set_path(kSdistInput);
-  *in->mutable_digest() = *archive;
-  in = action.add_inputs();
-  in->set_path(kSdistScriptInput);
+  in->set_path(kSourceArchiveScriptInput);
   *in->mutable_digest() = *script;
   return absl::OkStatus();
 }
@@ -223,8 +263,8 @@ std::string WheelBuildRunner::Script(const farm::v1::WheelBuildTask& task,
     }
     clone.insert(clone.end(), {task.source().git_url(), "src"});
     AppendEchoedCommand(script, clone);
-  } else if (task.source().kind() == "pypi") {
-    AppendEchoedCommand(script, UnpackArgv());  // the sdist Execute fetched, as an input
+  } else if (task.source().kind() == "pypi" || task.source().kind() == "archive") {
+    AppendEchoedCommand(script, UnpackArgv());  // the archive, an input (fetched or uploaded)
   }
   absl::StrAppend(&script, "cd src\n");
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -373,19 +413,21 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
     return completion;
   }
   (*action->mutable_env())["FARM_TOKEN_FILE"] = dir->token_path();
-  // A PyPI sdist is fetched here, checked against the index's hash, and given to the build,
-  // which then runs without network.
-  const bool offline = task.source().kind() == "pypi";
+  // A PyPI sdist or a release archive is fetched here (checked against the index's or the
+  // recipe's sha256) or was uploaded, and is given to the build, which then runs without network.
+  const bool offline = task.source().kind() == "pypi" || task.source().kind() == "archive";
   if (offline && !runner_->sandboxed()) {
     FailCompletion(completion,
-                   "a PyPI sdist is built without network, which takes the sandbox this worker "
-                   "runs without (--no-sandbox). Fix: run the worker with its sandbox (bubblewrap)",
+                   absl::StrCat(ArchiveWords(task),
+                                " is built without network, which takes the sandbox this worker "
+                                "runs without (--no-sandbox). Fix: run the worker with its sandbox "
+                                "(bubblewrap)"),
                    &streamer);
     return completion;
   }
   if (offline) {
-    if (absl::Status s =
-            AddSdistInputs(task, python->second.path(), dir->sdist_dir(), cas_, *action, &streamer);
+    if (absl::Status s = AddSourceArchiveInputs(task, python->second.path(), dir->sdist_dir(), cas_,
+                                                *action, &streamer);
         !s.ok()) {
       FailCompletion(completion, std::string(s.message()), &streamer);
       return completion;
@@ -472,9 +514,10 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
     }
     mounts.read_only.push_back(relay->socket_path());
     mounts.network = false;
-    streamer.Note(
-        "wheelfarm: the build runs without network (its source is a PyPI sdist); farm-nvcc and "
-        "farm-cc reach the coordinator through a relayed socket\n");
+    streamer.Note(absl::StrCat("wheelfarm: the build runs without network (its source is ",
+                               ArchiveWords(task),
+                               "); farm-nvcc and farm-cc reach the coordinator through a relayed "
+                               "socket\n"));
   }
   action->mutable_env()->clear();
   action->mutable_env()->insert(env.begin(), env.end());
@@ -486,11 +529,13 @@ farm::v1::Completion WheelBuildRunner::Execute(const farm::v1::Lease& lease,
       !cancel.load()) {
     FailCompletion(
         completion,
-        "the build ran without network, as every build of a PyPI sdist does: a step that "
-        "downloads (a setup.py fetching sources or wheels, pip resolving build dependencies, "
-        "git) fails there; the failing step is named above. Fix: add what it needs to the "
-        "recipe's [python] requirements (installed before the build), or set the package's "
-        "variable that skips the download",
+        absl::StrCat(
+            "the build ran without network, as every build of ", ArchiveWords(task),
+            " does: a step that downloads (a setup.py fetching sources or wheels, pip resolving "
+            "build dependencies, "
+            "git) fails there; the failing step is named above. Fix: add what it needs to the "
+            "recipe's [python] requirements (installed before the build), or set the package's "
+            "variable that skips the download"),
         &streamer);
   }
   if (!completion.infra_error().empty() || completion.result().exit_code() != 0 || cancel.load()) {

@@ -41,10 +41,25 @@ TEST(WheelBuildRunnerTest, APypiSourceIsUnpackedFromItsFetchedInputBeforeTheStep
   farm::v1::WheelBuildTask task;
   task.mutable_source()->set_kind("pypi");
   const std::string script = WheelBuildRunner::Script(task, {{"true"}});
-  EXPECT_NE(script.find("'python' '.wheelfarm/pypi_sdist.py' 'unpack' '.wheelfarm/sdist.tar.gz' "
-                        "'src'\ncd src\n"),
+  EXPECT_NE(script.find("'python' '.wheelfarm/source_archive.py' 'unpack' "
+                        "'.wheelfarm/source-archive' 'src'\ncd src\n"),
             std::string::npos)
       << script;
+}
+
+TEST(WheelBuildRunnerTest, AnArchiveSourceFetchedOrUploadedIsUnpackedTheSameWay) {
+  farm::v1::WheelBuildTask task;
+  task.mutable_source()->set_kind("archive");
+  task.mutable_source()->set_archive_url("https://example.com/x-{version}.tar.gz");
+  for (bool uploaded : {false, true}) {
+    if (uploaded) task.mutable_source()->clear_archive_url();
+    const std::string script = WheelBuildRunner::Script(task, {{"true"}});
+    EXPECT_NE(script.find("'python' '.wheelfarm/source_archive.py' 'unpack' "
+                          "'.wheelfarm/source-archive' 'src'\ncd src\n"),
+              std::string::npos)
+        << script;
+    EXPECT_EQ(script.find("git"), std::string::npos) << script;
+  }
 }
 
 TEST(WheelBuildRunnerTest, GitSourcesAreClonedAtTheVersionsTag) {

@@ -136,6 +136,13 @@ std::string DescribeSource(const RecipeVersion& version) {
                         s.pypi_index.empty() ? "the build host's index" : s.pypi_index,
                         " (sha256-checked; built without network)");
   }
+  if (s.kind == RecipeSource::Kind::kArchive) {
+    return absl::StrCat("archive ", s.ArchiveUrlFor(version.version), " (",
+                        s.archive_sha256.empty()
+                            ? "no sha256 in the recipe: the build log says what it fetched"
+                            : absl::StrCat("sha256 ", s.archive_sha256),
+                        "; built without network)");
+  }
   return s.default_dir.empty() ? "upload (--source DIR)"
                                : absl::StrCat("the recipe's tree ", s.default_dir);
 }

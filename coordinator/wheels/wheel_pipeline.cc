@@ -12,6 +12,7 @@
 #include "coordinator/wheels/build_dependencies.h"
 #include "coordinator/wheels/build_planner.h"
 #include "coordinator/wheels/source_tree.h"
+#include "coordinator/wheels/source_uploads.h"
 #include "coordinator/wheels/wheel_name_conflict.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/logging/logger.h"
@@ -80,9 +81,10 @@ struct WheelPipeline::Member {
   std::string ref;  // "demo-0.1.0", as submitted
   PlannedBuild planned;
   std::vector<farm::v1::InputFile> inputs;  // the uploaded or ingested source tree
-  // `farmctl submit --source`: the tree sent replaces the recipe's source of any kind (a
-  // maintainer's checkout of a git or PyPI recipe).
+  // `farmctl submit --source`: the tree or archive sent replaces the recipe's source of any
+  // kind (a maintainer's checkout of a git or PyPI recipe, a release archive at hand).
   bool uploaded = false;
+  bool uploaded_archive = false;  // `inputs` is the archive, which the build host unpacks
   ResolvedDependencies dependencies;
 };
 
@@ -98,7 +100,8 @@ std::string WheelPipeline::IndexUrl() {
 
 absl::StatusOr<WheelPipeline::Member> WheelPipeline::PlanMember(
     const std::string& ref, const farm::v1::SubmitBuildRequest& request,
-    const std::vector<Member>& earlier, const std::vector<farm::v1::Build>& builds) {
+    const farm::v1::SourceUpload* upload, const std::vector<Member>& earlier,
+    const std::vector<farm::v1::Build>& builds) {
   auto planned = PlanWheelBuild(ref, request.archs(), *recipes_, workers_->ListOnline(),
                                 {.cpu_arch = request.cpu_arch(),
                                  .glibc_max = request.glibc_max(),
@@ -118,10 +121,19 @@ absl::StatusOr<WheelPipeline::Member> WheelPipeline::PlanMember(
   }
 
   const RecipeSource& source = member.planned.version->source;
-  if (request.has_source()) {
+  if (upload != nullptr && upload->has_archive()) {
+    FARM_ASSIGN_OR_RETURN(CheckedArchive archive,
+                          CheckUploadedArchive(upload->archive(), *member.planned.recipe,
+                                               *member.planned.version, blobs_));
+    plan.set_source(DescribeUploadedArchive(archive, *member.planned.version,
+                                            DescribeSource(*member.planned.version)));
+    member.inputs = {std::move(archive.input)};
+    member.uploaded = true;
+    member.uploaded_archive = true;
+  } else if (upload != nullptr) {
     FARM_ASSIGN_OR_RETURN(
         member.inputs,
-        CheckUploadedSource({request.source().begin(), request.source().end()}, blobs_));
+        CheckUploadedSource({upload->files().begin(), upload->files().end()}, blobs_));
     member.uploaded = true;
     plan.set_source(absl::StrCat("upload of ", member.inputs.size(), " files",
                                  source.kind == RecipeSource::Kind::kUpload
@@ -165,7 +177,11 @@ absl::StatusOr<farm::v1::Build> WheelPipeline::Queue(Member& member,
           .source();
   if (member.uploaded) {  // the worker builds the inputs: no clone, no fetch
     task->mutable_source()->Clear();
-    task->mutable_source()->set_kind(RecipeSource{.kind = RecipeSource::Kind::kUpload}.KindName());
+    // An archive without a URL: the worker unpacks the one among the inputs, offline.
+    task->mutable_source()->set_kind(RecipeSource{.kind = member.uploaded_archive
+                                                              ? RecipeSource::Kind::kArchive
+                                                              : RecipeSource::Kind::kUpload}
+                                         .KindName());
   }
   for (const auto& wheel : member.dependencies.farm_wheels) *task->add_farm_wheels() = wheel;
   for (auto& in : member.inputs) *action.add_inputs() = std::move(in);
@@ -233,7 +249,11 @@ absl::Status WheelPipeline::QueueHostAction(const std::string& id, farm::v1::Act
 absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
     const farm::v1::SubmitBuildRequest& request, const farm::v1::Submitter& submitted_by) {
   if (request.stack_size() > 0) return SubmitStack(request, submitted_by);
-  FARM_ASSIGN_OR_RETURN(Member member, PlanMember(request.recipe(), request, {}, builds_->List(0)));
+  FARM_ASSIGN_OR_RETURN(const auto uploads, SourceUploadsByRecipe(request, {request.recipe()}));
+  FARM_ASSIGN_OR_RETURN(
+      Member member,
+      PlanMember(request.recipe(), request, uploads.empty() ? nullptr : &uploads.begin()->second,
+                 {}, builds_->List(0)));
   farm::v1::SubmitBuildResponse response;
   *response.mutable_plan() = member.planned.plan;
   if (request.dry_run()) return response;
@@ -243,12 +263,14 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::Submit(
 
 absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::SubmitStack(
     const farm::v1::SubmitBuildRequest& request, const farm::v1::Submitter& submitted_by) {
-  if (!request.recipe().empty() || request.has_source()) {
+  if (!request.recipe().empty()) {
     return absl::InvalidArgumentError(
-        "a stack names its packages in `stack` only and takes no --source: each package "
-        "builds its recipe's own source. Fix: submit a package with --source on its own");
+        "a stack names its packages in `stack` only, not in `recipe`. Fix: list every package "
+        "in `stack` (farmctl submit does)");
   }
   const std::vector<std::string> refs(request.stack().begin(), request.stack().end());
+  // Each package's --source NAME=PATH, checked against the stack before anything is planned.
+  FARM_ASSIGN_OR_RETURN(const auto uploads, SourceUploadsByRecipe(request, refs));
   // Each package once; the order comes from what each installs from the others.
   struct Known {
     std::string ref;
@@ -310,7 +332,11 @@ absl::StatusOr<farm::v1::SubmitBuildResponse> WheelPipeline::SubmitStack(
   const std::vector<farm::v1::Build> builds = builds_->List(0);
   std::vector<Member> members;
   for (size_t i : order) {
-    auto member = PlanMember(known[i].ref, request, members, builds);
+    const farm::v1::SourceUpload* upload = nullptr;
+    if (known[i].recipe != nullptr) {
+      if (auto it = uploads.find(known[i].recipe->name); it != uploads.end()) upload = &it->second;
+    }
+    auto member = PlanMember(known[i].ref, request, upload, members, builds);
     if (!member.ok()) {
       return absl::Status(member.status().code(),
                           absl::StrCat(known[i].ref, ": ", member.status().message(),

@@ -57,10 +57,11 @@ class WheelPipeline final : public WheelSubmitter {
 
  private:
   struct Member;  // one package of a submit, planned
-  // Plans `ref` (PlanWheelBuild, its build dependencies, the name rule, its source) after the
-  // stack's `earlier` packages.
+  // Plans `ref` (PlanWheelBuild, its build dependencies, the name rule, its source: `upload`
+  // when --source sent one for it, else the recipe's) after the stack's `earlier` packages.
   absl::StatusOr<Member> PlanMember(const std::string& ref,
                                     const farm::v1::SubmitBuildRequest& request,
+                                    const farm::v1::SourceUpload* upload,
                                     const std::vector<Member>& earlier,
                                     const std::vector<farm::v1::Build>& builds);
   // Creates the build and queues its host action, or keeps it waiting for `depends_on`.

@@ -16,6 +16,8 @@ std::string RecipeSource::KindName() const {
       return "upload";
     case Kind::kPypi:
       return "pypi";
+    case Kind::kArchive:
+      return "archive";
   }
   return "git";
 }
@@ -23,6 +25,11 @@ std::string RecipeSource::KindName() const {
 std::string RecipeSource::TagFor(absl::string_view version) const {
   // The loader allows only {version} in the pattern, so a plain replace is exact.
   return absl::StrReplaceAll(tag_pattern, {{"{version}", version}});
+}
+
+std::string RecipeSource::ArchiveUrlFor(absl::string_view version) const {
+  // The loader allows only {version} in the URL, so a plain replace is exact.
+  return absl::StrReplaceAll(archive_url, {{"{version}", version}});
 }
 
 std::string CudaRange::ToString() const {

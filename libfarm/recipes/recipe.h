@@ -21,7 +21,7 @@ namespace farm {
 
 // Where a version's source tree comes from.
 struct RecipeSource {
-  enum class Kind { kGit, kUpload, kPypi };
+  enum class Kind { kGit, kUpload, kPypi, kArchive };
   Kind kind = Kind::kGit;
   std::string git_url;      // kGit
   std::string tag_pattern;  // kGit: "v{version}"
@@ -31,13 +31,21 @@ struct RecipeSource {
   std::string pypi_project;
   // kPypi: the PEP 503 index to take it from; empty: the build host's PIP_INDEX_URL, else PyPI.
   std::string pypi_index;
+  // kArchive: the release archive's http(s) URL ({version} allowed; a .tar.gz, .tgz, .tar.xz,
+  // .txz, .tar.bz2 or .tbz2), fetched by the build host and built offline as a PyPI sdist is.
+  std::string archive_url;
+  // kArchive: its sha256 (64 lowercase hex digits), checked against the bytes fetched or
+  // uploaded; empty: not known (the build log and plan say what the bytes hash to).
+  std::string archive_sha256;
   // kUpload: the tree `farmctl submit --source DIR` sends; this directory (absolute, resolved
   // against the recipe file) is the default when --source is not given. Empty: --source needed.
   std::string default_dir;
 
-  std::string KindName() const;  // "git", "upload", "pypi"
+  std::string KindName() const;  // "git", "upload", "pypi", "archive"
   // The tag to check out for `version` (kGit only): the pattern with {version} filled in.
   std::string TagFor(absl::string_view version) const;
+  // The archive to fetch for `version` (kArchive only): the URL with {version} filled in.
+  std::string ArchiveUrlFor(absl::string_view version) const;
 };
 
 struct Recipe;

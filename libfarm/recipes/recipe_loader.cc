@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "libfarm/publish/command_hook_publisher.h"
@@ -20,6 +22,7 @@
 #include "libfarm/recipes/farm_requirement.h"
 #include "libfarm/recipes/placeholders.h"
 #include "libfarm/recipes/prerequisite.h"
+#include "libfarm/recipes/source_archive_name.h"
 #include "libfarm/versions/version_specifier.h"
 
 namespace farm {
@@ -232,16 +235,90 @@ bool IsEnvName(absl::string_view name) {
                      [](char c) { return absl::ascii_isalnum(c) || c == '_'; });
 }
 
+// The keys each source kind takes besides `kind`.
+const std::map<std::string, std::set<std::string>>& SourceKeys() {
+  static const auto* keys = new std::map<std::string, std::set<std::string>>{
+      {"git", {"url", "tag", "submodules"}},
+      {"pypi", {"project", "index"}},
+      {"upload", {"path"}},
+      {"archive", {"url", "sha256"}},
+  };
+  return *keys;
+}
+
+// A key of `table` that its kind does not take: an error naming the kinds that do.
+absl::Status CheckSourceKeys(const Where& where, const toml::table& table, absl::string_view prefix,
+                             const std::string& kind) {
+  const std::set<std::string>& own = SourceKeys().at(kind);
+  for (const auto& [key, value] : table) {
+    const std::string name(key.str());
+    if (name == "kind" || own.count(name) > 0) continue;
+    if (kind == "pypi") {
+      return where.Error(value, Join(prefix, name),
+                         "a pypi source takes only `project` (default: the recipe's package) "
+                         "and `index`: remove this key, or use kind = \"git\", \"archive\" or "
+                         "\"upload\"");
+    }
+    std::vector<std::string> owners;
+    for (const auto& [other, keys] : SourceKeys()) {
+      if (keys.count(name) > 0) owners.push_back(other);
+    }
+    return where.Error(
+        value, Join(prefix, name),
+        absl::StrCat("only ", owners.front() == "archive" ? "an " : "a ",
+                     absl::StrJoin(owners, " or "),
+                     " source has this key: remove it or use kind = \"", owners.front(), "\""));
+  }
+  return absl::OkStatus();
+}
+
+// A release archive's URL: http(s), its last path part a plain file name with an archive
+// suffix, placeholders only {version}.
+absl::Status CheckArchiveUrl(absl::string_view url) {
+  if (!absl::StartsWith(url, "https://") && !absl::StartsWith(url, "http://")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", url,
+                     "\" is not an http(s) URL: give the release archive's URL, e.g. "
+                     "https://github.com/pytorch/vision/archive/refs/tags/v{version}.tar.gz"));
+  }
+  if (absl::Status s = CheckPlaceholders(url, SourcePlaceholders()); !s.ok()) return s;
+  absl::string_view path = url.substr(url.find("://") + 3);
+  path = path.substr(0, path.find_first_of("?#"));
+  const size_t slash = path.rfind('/');
+  const absl::string_view file = slash == absl::string_view::npos ? "" : path.substr(slash + 1);
+  // {version} filled in with a version's characters keeps a plain name plain.
+  const std::string sample = absl::StrReplaceAll(file, {{"{version}", "1.0"}});
+  if (!CheckSourceArchiveName(sample).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", url,
+                     "\" names no archive file: its path must end in a file name (letters, digits, "
+                     "'.', '_', '-', '+') with one of ",
+                     absl::StrJoin(SourceArchiveSuffixes(), ", "),
+                     " (e.g. .../archive/refs/tags/v{version}.tar.gz)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RecipeSource> SourceFrom(const Where& where, const toml::table& table,
                                         absl::string_view prefix) {
-  if (absl::Status s = CheckKeys(where, table, prefix,
-                                 {"kind", "url", "tag", "submodules", "path", "project", "index"});
+  if (absl::Status s =
+          CheckKeys(where, table, prefix,
+                    {"kind", "url", "tag", "submodules", "path", "project", "index", "sha256"});
       !s.ok()) {
     return s;
   }
   RecipeSource source;
   auto kind = StringAt(where, table, "kind", prefix, true);
   if (!kind.ok()) return kind.status();
+  if (SourceKeys().count(**kind) == 0) {
+    return where.Error(*table.get("kind"), Join(prefix, "kind"),
+                       absl::StrCat("unknown source kind \"", **kind,
+                                    "\": use \"git\" (url + tag), \"pypi\" (the package's "
+                                    "source distribution), \"archive\" (a release archive's "
+                                    "url, optional sha256) or \"upload\" (farmctl submit "
+                                    "--source DIR)"));
+  }
+  if (absl::Status s = CheckSourceKeys(where, table, prefix, **kind); !s.ok()) return s;
   if (**kind == "git") {
     source.kind = RecipeSource::Kind::kGit;
     auto url = StringAt(where, table, "url", prefix, true);
@@ -260,25 +337,8 @@ absl::StatusOr<RecipeSource> SourceFrom(const Where& where, const toml::table& t
       }
       source.submodules = sub->as_boolean()->get();
     }
-    if (table.contains("path")) {
-      return where.Error(*table.get("path"), Join(prefix, "path"),
-                         "only an upload source has a path: remove it or use kind = \"upload\"");
-    }
-    for (const char* pypi_only : {"project", "index"}) {
-      if (table.contains(pypi_only)) {
-        return where.Error(*table.get(pypi_only), Join(prefix, pypi_only),
-                           "only a pypi source has this key: remove it or use kind = \"pypi\"");
-      }
-    }
   } else if (**kind == "pypi") {
     source.kind = RecipeSource::Kind::kPypi;
-    for (const char* other : {"url", "tag", "submodules", "path"}) {
-      if (table.contains(other)) {
-        return where.Error(*table.get(other), Join(prefix, other),
-                           "a pypi source takes only `project` (default: the recipe's package) "
-                           "and `index`: remove this key, or use kind = \"git\" or \"upload\"");
-      }
-    }
     auto project = StringAt(where, table, "project", prefix, false);
     if (!project.ok()) return project.status();
     if (project->has_value()) {
@@ -301,14 +361,30 @@ absl::StatusOr<RecipeSource> SourceFrom(const Where& where, const toml::table& t
       }
       source.pypi_index = **index;
     }
-  } else if (**kind == "upload") {
-    source.kind = RecipeSource::Kind::kUpload;
-    for (const char* git_only : {"url", "tag", "submodules", "project", "index"}) {
-      if (table.contains(git_only)) {
-        return where.Error(*table.get(git_only), Join(prefix, git_only),
-                           "only a git source has this key: remove it or use kind = \"git\"");
-      }
+  } else if (**kind == "archive") {
+    source.kind = RecipeSource::Kind::kArchive;
+    auto url = StringAt(where, table, "url", prefix, true);
+    if (!url.ok()) return url.status();
+    if (absl::Status s = CheckArchiveUrl(**url); !s.ok()) {
+      return where.Error(*table.get("url"), Join(prefix, "url"), s.message());
     }
+    source.archive_url = **url;
+    auto sha256 = StringAt(where, table, "sha256", prefix, false);
+    if (!sha256.ok()) return sha256.status();
+    if (sha256->has_value()) {
+      const std::string digest = absl::AsciiStrToLower(**sha256);
+      if (digest.size() != 64 || !std::all_of(digest.begin(), digest.end(), [](char c) {
+            return absl::ascii_isdigit(c) || (c >= 'a' && c <= 'f');
+          })) {
+        return where.Error(*table.get("sha256"), Join(prefix, "sha256"),
+                           absl::StrCat("\"", **sha256,
+                                        "\" is not a sha256: give the archive's 64 hex digits "
+                                        "(`sha256sum FILE`), or leave it out when not known"));
+      }
+      source.archive_sha256 = digest;
+    }
+  } else {
+    source.kind = RecipeSource::Kind::kUpload;
     auto path = StringAt(where, table, "path", prefix, false);
     if (!path.ok()) return path.status();
     if (path->has_value()) {
@@ -324,12 +400,6 @@ absl::StatusOr<RecipeSource> SourceFrom(const Where& where, const toml::table& t
       }
       source.default_dir = resolved.string();
     }
-  } else {
-    return where.Error(*table.get("kind"), Join(prefix, "kind"),
-                       absl::StrCat("unknown source kind \"", **kind,
-                                    "\": use \"git\" (url + tag), \"pypi\" (the package's "
-                                    "source distribution) or \"upload\" (farmctl submit "
-                                    "--source DIR)"));
   }
   return source;
 }
@@ -344,6 +414,7 @@ absl::Status ReadVersions(const Where& where, const toml::table& root,
                        "give at least one version: versions = [\"1.0\"] or [[versions]] tables "
                        "with version = \"1.0\"");
   }
+  int took_default = 0;  // versions with the [source] table's source
   for (const toml::node& item : *node->as_array()) {
     RecipeVersion version;
     const toml::table* own_source = nullptr;
@@ -383,6 +454,7 @@ absl::Status ReadVersions(const Where& where, const toml::table& root,
       version.source = *s;
     } else if (default_source) {
       version.source = *default_source;
+      ++took_default;
     } else {
       return where.Error(item, "versions",
                          absl::StrCat("version ", version.version,
@@ -391,6 +463,18 @@ absl::Status ReadVersions(const Where& where, const toml::table& root,
     }
     recipe.versions.push_back(std::move(version));
     own_tables.push_back(own_table);
+  }
+  // One archive has one digest: a [source] sha256 shared by several versions is wrong for all
+  // but one of them.
+  if (took_default > 1 && default_source && !default_source->archive_sha256.empty()) {
+    const toml::node* sha256 = root.get("source")->as_table()->get("sha256");
+    return where.Error(*sha256, "source.sha256",
+                       absl::StrCat(took_default,
+                                    " versions take this source, and one sha256 fits one archive. "
+                                    "Fix: give each version its own source table with its "
+                                    "sha256 (versions = [{ version = \"1.0\", source = { kind = "
+                                    "\"archive\", url = \"...\", sha256 = \"...\" } }]), or "
+                                    "leave sha256 out"));
   }
   return absl::OkStatus();
 }

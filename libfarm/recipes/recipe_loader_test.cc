@@ -446,6 +446,65 @@ TEST(RecipeLoaderTest, APypiSourceNamesItsProjectAndIndexOrTakesThePackage) {
               {"source.project", "only a pypi source"});
 }
 
+TEST(RecipeLoaderTest, AnArchiveSourceNamesItsUrlAndOptionallyItsSha256) {
+  const std::string git =
+      "kind = \"git\"\nurl = \"https://example.com/demo.git\"\ntag = \"v{version}\"\n"
+      "submodules = true";
+  const std::string url = "https://github.com/pytorch/vision/archive/refs/tags/v{version}.tar.gz";
+  auto plain = ParseVariant(git, "kind = \"archive\"\nurl = \"" + url + "\"");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  const RecipeSource& source = plain->versions[0].source;
+  EXPECT_EQ(source.KindName(), "archive");
+  EXPECT_EQ(source.ArchiveUrlFor("1.0"),
+            "https://github.com/pytorch/vision/archive/refs/tags/v1.0.tar.gz");
+  EXPECT_EQ(source.archive_sha256, "");
+  EXPECT_EQ(plain->versions[1].source.KindName(), "git");  // its own source
+
+  // Per version, with its digest (upper case is read as lower).
+  const std::string digest(64, 'A');
+  auto pinned = ParseRecipe(
+      absl::StrReplaceAll(
+          kValid, {{"{ version = \"2.0\", source = { kind = \"git\", url = \"https://x/y.git\", "
+                    "tag = \"release-{version}\" } }",
+                    "{ version = \"2.0\", source = { kind = \"archive\", url = "
+                    "\"http://mirror/x-2.0.tar.xz?dl=1\", sha256 = \"" +
+                        digest + "\" } }"}}),
+      "/recipes/demo.toml");
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  EXPECT_EQ(pinned->versions[1].source.archive_url, "http://mirror/x-2.0.tar.xz?dl=1");
+  EXPECT_EQ(pinned->versions[1].source.archive_sha256, std::string(64, 'a'));
+  const farm::v1::Recipe proto = RecipeToProto(*pinned);
+  EXPECT_EQ(proto.versions(1).source().kind(), "archive");
+  EXPECT_EQ(proto.versions(1).source().archive_url(), "http://mirror/x-2.0.tar.xz?dl=1");
+  EXPECT_EQ(proto.versions(1).source().archive_sha256(), std::string(64, 'a'));
+
+  auto archive = [&](const std::string& keys) {
+    return ParseVariant(git, "kind = \"archive\"\n" + keys);
+  };
+  ExpectError(archive(""), {"source.url", "missing"});
+  ExpectError(archive("url = \"ftp://x/y.tar.gz\""), {"source.url", "is not an http(s) URL"});
+  ExpectError(archive("url = \"https://x/y.zip\""), {"source.url", "names no archive file"});
+  ExpectError(archive("url = \"https://x/archive/\""), {"source.url", "names no archive file"});
+  ExpectError(archive("url = \"https://x/{tag}.tar.gz\""), {"source.url", "{tag}"});
+  ExpectError(archive("url = \"https://x/a.tar.gz\"\nsha256 = \"abc\""),
+              {"source.sha256", "is not a sha256"});
+  ExpectError(archive("url = \"https://x/a.tar.gz\"\ntag = \"v1\""),
+              {"source.tag", "only a git source"});
+  ExpectError(archive("url = \"https://x/a.tar.gz\"\nproject = \"x\""),
+              {"source.project", "only a pypi source"});
+  ExpectError(ParseVariant("submodules = true", "submodules = true\nsha256 = \"" + digest + "\""),
+              {"source.sha256", "only an archive source"});
+  ExpectError(ParseVariant(git, "kind = \"pypi\"\nsha256 = \"" + digest + "\""),
+              {"source.sha256", "a pypi source takes only"});
+
+  // One digest for several versions fits none but one.
+  const std::string shared = absl::StrReplaceAll(
+      kValid, {{git, "kind = \"archive\"\nurl = \"" + url + "\"\nsha256 = \"" + digest + "\""},
+               {"versions = [\"1.0\", ", "versions = [\"1.0\", \"1.1\", "}});
+  ExpectError(ParseRecipe(shared, "/recipes/demo.toml"),
+              {"source.sha256", "2 versions take this source", "Fix:"});
+}
+
 TEST(RecipeLoaderTest, DirectoryLoadsGoodFilesAndReportsBadOnes) {
   const fs::path dir = fs::temp_directory_path() / absl::StrCat("recipes_dir_", ::getpid());
   fs::create_directories(dir);

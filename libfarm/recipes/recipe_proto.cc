@@ -58,6 +58,8 @@ farm::v1::Recipe RecipeToProto(const Recipe& recipe) {
     s->set_default_dir(v.source.default_dir);
     s->set_pypi_project(v.source.pypi_project);
     s->set_pypi_index(v.source.pypi_index);
+    s->set_archive_url(v.source.archive_url);
+    s->set_archive_sha256(v.source.archive_sha256);
   }
   for (const std::string& cpu : recipe.platform.cpu_archs) out.add_cpu_archs(cpu);
   out.set_glibc_max(recipe.platform.glibc_max.ToString());

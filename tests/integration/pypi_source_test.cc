@@ -139,7 +139,7 @@ TEST_F(PypiSourceTest, TheSdistIsFetchedCheckedAndBuiltWithoutNetworkEveryCallOn
   EXPECT_THAT(log, HasSubstr("as the index lists it) from " +
                              index_->url().substr(0, index_->url().size() - 7)));
   EXPECT_THAT(log, HasSubstr("the build runs without network"));
-  EXPECT_THAT(log, HasSubstr("+ 'python' '.wheelfarm/pypi_sdist.py' 'unpack'"));
+  EXPECT_THAT(log, HasSubstr("+ 'python' '.wheelfarm/source_archive.py' 'unpack'"));
   // Device compiles went through the relay to both archs' shards; nothing ran plain nvcc.
   CommandResult shown = Farmctl({"build", SubmittedBuildId(r)});
   EXPECT_THAT(shown.stdout_text, HasSubstr("none ran plain nvcc")) << shown.stdout_text;
@@ -173,7 +173,7 @@ TEST_F(PypiSourceTest, AnSdistWhoseHashIsNotTheIndexsNeverReachesABuild) {
   const std::string log = Logs(r);
   EXPECT_THAT(log, HasSubstr("the index says aaaa")) << log;
   EXPECT_THAT(log, HasSubstr("Fix: check the index or mirror that served it")) << log;
-  EXPECT_THAT(log, Not(HasSubstr("pypi_sdist.py' 'unpack'"))) << log;
+  EXPECT_THAT(log, Not(HasSubstr("source_archive.py' 'unpack'"))) << log;
 }
 
 // A maintainer's checkout in place of the sdist: the tree sent is what is built, and the plan

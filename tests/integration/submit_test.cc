@@ -433,7 +433,8 @@ TEST_F(SubmitTest, RefusesBadInputWithAPreciseMessage) {
   }
   CommandResult missing_source =
       Farmctl({"submit", "demo-0.1.0", "--archs", "9.0", "--source", *dir_ / "no-such-dir"});
-  EXPECT_NE(missing_source.stderr_text.find("not a directory"), std::string::npos)
+  EXPECT_NE(missing_source.stderr_text.find("does not exist. Nothing was submitted"),
+            std::string::npos)
       << Output(missing_source);
   // The coordinator kept serving, and nothing refused was queued.
   CommandResult status = Farmctl({"status"});
