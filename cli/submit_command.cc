@@ -112,38 +112,55 @@ absl::Status UploadArchive(const GlobalOptions& global, CasClient& cas, const st
   return absl::OkStatus();
 }
 
-// Checks every --source (paths, kinds, names, SHA256SUMS) before anything is uploaded, then
-// uploads each and puts it into `request`: the older unnamed `source` for one package's tree
-// (any coordinator takes it), else `sources` by recipe name with `has_source` set.
-absl::Status AddSources(const SubmitOptions& o, const GlobalOptions& global,
-                        farm::v1::SubmitBuildRequest& request) {
-  auto sources = ClassifySources(o.sources, o.recipes);
-  if (!sources.ok()) return sources.status();
-  std::vector<std::string> sha256(sources->size());
-  std::vector<bool> listed(sources->size(), false);
-  for (size_t i = 0; i < sources->size(); ++i) {
-    if (!(*sources)[i].archive) continue;
-    bool in_sums = false;
-    auto digest = CheckArchiveAgainstSums((*sources)[i].path, &in_sums);
-    if (!digest.ok()) return digest.status();
-    sha256[i] = *digest;
-    listed[i] = in_sums;
+// The --source values, each with its package and kind, and each archive's sha256 (checked
+// against a SHA256SUMS beside it when that lists it).
+struct CheckedSources {
+  std::vector<SourceArg> args;
+  std::vector<std::string> sha256;  // "" for a tree
+  std::vector<bool> listed;         // SHA256SUMS listed the archive
+};
+
+// Checks every --source (paths, kinds, names, SHA256SUMS) before anything is uploaded or
+// submitted, and before the coordinator is reached.
+absl::StatusOr<CheckedSources> CheckSources(const SubmitOptions& o) {
+  CheckedSources out;
+  auto args = ClassifySources(o.sources, o.recipes);
+  if (!args.ok()) return args.status();
+  out.args = *std::move(args);
+  for (const SourceArg& arg : out.args) {
+    bool listed = false;
+    std::string sha256;
+    if (arg.archive) {
+      auto digest = CheckArchiveAgainstSums(arg.path, &listed);
+      if (!digest.ok()) return digest.status();
+      sha256 = *digest;
+    }
+    out.sha256.push_back(sha256);
+    out.listed.push_back(listed);
   }
+  return out;
+}
+
+// Uploads each checked source and puts it into `request`: the older unnamed `source` for one
+// package's tree (any coordinator takes it), else `sources` by recipe name with `has_source`.
+absl::Status UploadSources(const SubmitOptions& o, const GlobalOptions& global,
+                           const CheckedSources& sources, farm::v1::SubmitBuildRequest& request) {
   auto target = ResolveCoordinatorTarget(ChoiceOf(global));
   if (!target.ok()) return target.status();
   auto cas = CasClient::Connect(target->address, target->token, {}, target->channel);
   request.set_has_source(true);
-  const bool legacy = o.recipes.size() == 1 && o.stack_file.empty() && sources->size() == 1 &&
-                      !sources->front().archive;
-  if (legacy) return UploadTree(global, *cas, "", sources->front().path, request.mutable_source());
-  for (size_t i = 0; i < sources->size(); ++i) {
-    const SourceArg& arg = (*sources)[i];
+  const bool legacy = o.recipes.size() == 1 && o.stack_file.empty() && sources.args.size() == 1 &&
+                      !sources.args.front().archive;
+  if (legacy)
+    return UploadTree(global, *cas, "", sources.args.front().path, request.mutable_source());
+  for (size_t i = 0; i < sources.args.size(); ++i) {
+    const SourceArg& arg = sources.args[i];
     farm::v1::SourceUpload* upload = request.add_sources();
     upload->set_recipe(arg.recipe);
     const std::string label = absl::StrCat(arg.recipe, "=");
     absl::Status s = arg.archive
-                         ? UploadArchive(global, *cas, label, arg.path, sha256[i], listed[i],
-                                         upload->mutable_archive())
+                         ? UploadArchive(global, *cas, label, arg.path, sources.sha256[i],
+                                         sources.listed[i], upload->mutable_archive())
                          : UploadTree(global, *cas, label, arg.path, upload->mutable_files());
     if (!s.ok()) return s;
   }
@@ -248,13 +265,19 @@ int RunSubmit(SubmitOptions o, const GlobalOptions& global) {
         "no archs given. Fix: pass --archs, e.g. --archs \"7.5;9.0;12.1\" (or archs = \"...\" in "
         "the stack file)"));
   }
+  // Every --source is checked (and its archive against a SHA256SUMS beside it) before anything
+  // is uploaded or submitted.
+  CheckedSources sources;
+  if (!o.sources.empty()) {
+    auto checked = CheckSources(o);
+    if (!checked.ok()) return Fail(checked.status());
+    sources = *std::move(checked);
+  }
   auto client = BuildClient::Connect(ChoiceOf(global));
   if (!client.ok()) return Fail(client.status());
   farm::v1::SubmitBuildRequest request;
-  // Every --source is checked (and its archive against a SHA256SUMS beside it) before anything
-  // is uploaded or submitted.
   if (!o.sources.empty()) {
-    if (absl::Status s = AddSources(o, global, request); !s.ok()) return Fail(s);
+    if (absl::Status s = UploadSources(o, global, sources, request); !s.ok()) return Fail(s);
   }
   if (o.recipes.size() > 1 || !o.stack_file.empty()) {
     for (const auto& r : o.recipes) request.add_stack(r);
@@ -327,6 +350,7 @@ void AddSubmitCommand(CLI::App& app, CliContext& ctx) {
                   "against a SHA256SUMS beside it); PATH for one package, NAME=PATH (repeatable) "
                   "for a package of a stack by recipe name")
       ->expected(1)
+      ->allow_extra_args(false)  // one value per --source: `--source A demo-0.1.0` names a package
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_flag("--dry-run", o->dry_run, "print the plan; queue nothing");
   cmd->add_option("--cpu-arch", o->cpu_arch,
