@@ -27,9 +27,12 @@ farm::v1::Worker Host(const std::string& name, const std::string& cpu_arch = "aa
   auto* tk = caps->add_cuda();
   tk->set_version("13.0");
   for (const auto& sm : kSms) tk->add_sms(sm);
-  auto* p = caps->add_python();
-  p->set_version("3.10");
-  p->set_path("/usr/bin/python3.10");
+  // pytorch.toml's Python, and Debian 12's (the torch 2.11 versions' own [python]).
+  for (const char* version : {"3.10", "3.11"}) {
+    auto* p = caps->add_python();
+    p->set_version(version);
+    p->set_path(absl::StrCat("/usr/bin/python", version));
+  }
   return w;
 }
 
@@ -406,18 +409,17 @@ TEST_F(ShippedTorchRecipesTest, TheTorch29RecipesHaveNoFallback) {
 // of cuda "13.0" it plans from the package index when the farm has no torch 2.11.0; with a
 // CUDA 12.x-only fallback (PyPI's 2.9.1 kind) against the 13.0 toolkit it is refused.
 TEST_F(ShippedTorchRecipesTest, ATorch211RecipeFallsBackToThePackageIndexOfItsCudaMajor) {
+  // The shipped torchvision 0.26.0 (its version table's own [python]), and the same with a
+  // fallback to a CUDA 12.8 index.
   auto variant = [&](const std::string& fallback) {
-    const std::string text =
-        absl::StrReplaceAll(ReadSource("recipes/torchvision.toml"),
-                            {{"0.24.1", "0.26.0"},
-                             {"PYTORCH_VERSION = \"2.9.1\"", "PYTORCH_VERSION = \"2.11.0\""},
-                             {"farm_requirements = [\"torch==2.9.1\"]",
-                              "farm_requirements = [\"torch==2.11.0\"]\n" + fallback}});
+    const std::string text = absl::StrReplaceAll(
+        ReadSource("recipes/torchvision.toml"),
+        {{"farm_fallback = { torch = { cuda = \"13.0\" } }", "farm_fallback = " + fallback}});
     return ParseRecipe(text, "/recipes/torchvision.toml");
   };
   for (const std::string cpu : {"aarch64", "x86_64"}) {
     SCOPED_TRACE(cpu);
-    auto recipe = variant("[python.farm_fallback.torch]\ncuda = \"13.0\"\n");
+    auto recipe = variant("{ torch = { cuda = \"13.0\" } }");
     ASSERT_TRUE(recipe.ok()) << recipe.status();
     RecipeDirectory recipes{.recipes = {*recipe}};
     auto planned = Plan("torchvision-0.26.0", cpu, &recipes);
@@ -434,14 +436,13 @@ TEST_F(ShippedTorchRecipesTest, ATorch211RecipeFallsBackToThePackageIndexOfItsCu
     EXPECT_EQ(torch.fallback_cuda(), "13.0");
     EXPECT_EQ(torch.fallback_reason(),
               absl::StrCat("the farm has no torch==2.11.0 wheel for this build (", cpu,
-                           ", CUDA 13.0, arch set sm75-sm90-sm121, Python 3.10); the farm has "
+                           ", CUDA 13.0, arch set sm75-sm90-sm121, Python 3.11); the farm has "
                            "built none of that version"));
     EXPECT_TRUE(resolved->farm_wheels[0].from_package_index());
     EXPECT_EQ(resolved->farm_wheels[0].requirement(), "torch==2.11.0");
 
     auto cu128 = variant(
-        "[python.farm_fallback.torch]\nindex = \"https://download.pytorch.org/whl/cu128\"\n"
-        "cuda = \"12.8\"\n");
+        "{ torch = { index = \"https://download.pytorch.org/whl/cu128\", cuda = \"12.8\" } }");
     ASSERT_TRUE(cu128.ok()) << cu128.status();
     RecipeDirectory old{.recipes = {*cu128}};
     auto refused_plan = Plan("torchvision-0.26.0", cpu, &old);
