@@ -110,10 +110,7 @@ class BuiltWheelTest : public SuiteFixture<BuiltWheelTest> {
            absl::StrCat("[[publish]]\nkind = \"command\"\ncommand = \"cd ", *dir_ / "hook",
                         " && cp {wheel} .\"\n"));
 
-    auto farm = TestFarm::Start(
-        dir_->path(),
-        {.coordinator_args = {"--recipes-dir", recipes},
-         .workers = {{.name = "w1", .args = {"--builds-dir", *dir_ / "builds"}, .slots = 2}}});
+    auto farm = TestFarm::Start(dir_->path(), WheelFarmOptions(dir_->path(), recipes, 1));
     ASSERT_TRUE(farm.ok()) << farm.status();
     farm_ = *std::move(farm);
   }

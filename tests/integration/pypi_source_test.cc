@@ -84,10 +84,7 @@ class PypiSourceTest : public SuiteFixture<PypiSourceTest> {
                                     index_->url(), "\""));
     WriteText(recipes + "/deepspeed.toml", DeepSpeedRecipe());
 
-    auto farm = TestFarm::Start(
-        dir_->path(),
-        {.coordinator_args = {"--recipes-dir", recipes},
-         .workers = NumberedWorkers(2, {.args = {"--builds-dir", *dir_ / "builds"}, .slots = 2})});
+    auto farm = TestFarm::Start(dir_->path(), WheelFarmOptions(dir_->path(), recipes));
     ASSERT_TRUE(farm.ok()) << farm.status();
     farm_ = *std::move(farm);
   }

@@ -101,10 +101,7 @@ with tarfile.open(sys.argv[1], "w:gz") as t:
     recipe("badfetch", archive(fetch_url_, std::string(64, '0')));
     recipe("hostile", archive(files + evil_.filename().string(), ""));
 
-    auto farm = TestFarm::Start(
-        dir_->path(),
-        {.coordinator_args = {"--recipes-dir", recipes},
-         .workers = NumberedWorkers(2, {.args = {"--builds-dir", *dir_ / "builds"}, .slots = 2})});
+    auto farm = TestFarm::Start(dir_->path(), WheelFarmOptions(dir_->path(), recipes));
     ASSERT_TRUE(farm.ok()) << farm.status();
     farm_ = *std::move(farm);
   }

@@ -87,10 +87,7 @@ class StackTest : public ::testing::Test {
                           {kRequirements, kRequirements + "\nfarm_requirements = "
                                                           "[\"wheelfarm-broken-base==0.1.0\"]"},
                           {kBuildCommand, "command = \"echo NEVER-RUNS; exit 3\""}}));
-    auto farm = TestFarm::Start(
-        dir_->path(),
-        {.coordinator_args = {"--recipes-dir", recipes},
-         .workers = NumberedWorkers(2, {.args = {"--builds-dir", *dir_ / "builds"}, .slots = 2})});
+    auto farm = TestFarm::Start(dir_->path(), WheelFarmOptions(dir_->path(), recipes));
     ASSERT_TRUE(farm.ok()) << farm.status();
     farm_ = *std::move(farm);
   }

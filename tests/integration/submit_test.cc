@@ -256,10 +256,7 @@ class SubmitTest : public SuiteFixture<SubmitTest> {
                                         pypi_url_,
                                         "\"\nusername = \"alice\"\npassword_env = "
                                         "\"WHEELFARM_TEST_PYPI_PASSWORD\"\n")}}));
-    auto farm = TestFarm::Start(
-        dir_->path(),
-        {.coordinator_args = {"--recipes-dir", *dir_ / "recipes"},
-         .workers = NumberedWorkers(2, {.args = {"--builds-dir", *dir_ / "builds"}, .slots = 2})});
+    auto farm = TestFarm::Start(dir_->path(), WheelFarmOptions(dir_->path(), *dir_ / "recipes"));
     ASSERT_TRUE(farm.ok()) << farm.status();
     farm_ = *std::move(farm);
   }

@@ -37,10 +37,8 @@ class TorchStackTest : public SuiteFixture<TorchStackTest> {
     LeaveVirtualenvs();  // the workers make the recipe's environment themselves
     dir_ = std::make_unique<TempDir>("torch-stack-test");
     // The shipped recipes, as a user's coordinator serves them.
-    auto farm = TestFarm::Start(
-        dir_->path(),
-        {.coordinator_args = {"--recipes-dir", FARM_SOURCE_DIR "/recipes"},
-         .workers = NumberedWorkers(2, {.args = {"--builds-dir", *dir_ / "builds"}, .slots = 2})});
+    auto farm =
+        TestFarm::Start(dir_->path(), WheelFarmOptions(dir_->path(), FARM_SOURCE_DIR "/recipes"));
     ASSERT_TRUE(farm.ok()) << farm.status();
     farm_ = *std::move(farm);
   }

@@ -82,10 +82,7 @@ class WheelRepairTest : public SuiteFixture<WheelRepairTest> {
     recipe("pngdemo", "");
     recipe("nosoname", "\nDEMO_NOSONAME = \"1\"");
 
-    auto farm = TestFarm::Start(
-        dir_->path(),
-        {.coordinator_args = {"--recipes-dir", recipes},
-         .workers = {{.name = "w1", .args = {"--builds-dir", *dir_ / "builds"}, .slots = 2}}});
+    auto farm = TestFarm::Start(dir_->path(), WheelFarmOptions(dir_->path(), recipes, 1));
     ASSERT_TRUE(farm.ok()) << farm.status();
     farm_ = *std::move(farm);
   }

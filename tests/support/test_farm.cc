@@ -44,6 +44,13 @@ std::vector<TestWorker> NumberedWorkers(int n, const TestWorker& like) {
   return workers;
 }
 
+FarmOptions WheelFarmOptions(const fs::path& dir, const std::string& recipes_dir, int workers) {
+  return FarmOptions{
+      .coordinator_args = {"--recipes-dir", recipes_dir},
+      .workers = NumberedWorkers(
+          workers, {.args = {"--builds-dir", (dir / "builds").string()}, .slots = 2})};
+}
+
 absl::StatusOr<std::unique_ptr<TestFarm>> TestFarm::Start(const fs::path& dir,
                                                           FarmOptions options) {
   std::error_code ec;

@@ -62,6 +62,12 @@ struct FarmOptions {
   absl::Duration online_timeout = absl::Seconds(30);
 };
 
+// A farm that builds wheels: the coordinator serves the recipes in `recipes_dir`; workers
+// w1 ... wN have 2 slots each and keep their builds (and build environments) under
+// DIR/builds, where DIR is `dir`.
+FarmOptions WheelFarmOptions(const std::filesystem::path& dir, const std::string& recipes_dir,
+                             int workers = 2);
+
 // A token made by TestFarm::CreateToken.
 struct CreatedToken {
   std::string file;  // where the token is, DIR/NAME.token
