@@ -25,10 +25,6 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const char kUploadSource[] =
-    "kind = \"upload\"                          # farmctl submit --source DIR, else this tree\n"
-    "path = \"" FARM_SOURCE_DIR "/examples/demo-cuda-ext\"";
-
 // recipes/deepspeed.toml, its sdist from PyPI itself, with two of its CUDA ops and torch from
 // PyPI: 2.11.0, the first PyPI torch built for CUDA 13.0 (2.9.1 there is +cu128, which
 // cpp_extension refuses beside nvcc 13, and PyPI has no CUDA 12 nvcc), with its CUDA
@@ -73,7 +69,7 @@ class PypiSourceTest : public SuiteFixture<PypiSourceTest> {
     auto recipe = [&](const std::string& name, const std::string& source) {
       // strict: a call farm-nvcc could not send through the relay would fail the build.
       WriteText(absl::StrCat(recipes, "/", name, ".toml"),
-                DemoRecipe(name, {{kUploadSource, source},
+                DemoRecipe(name, {{kDemoRecipeSource, source},
                                   {"job_memory_gib = 1", "job_memory_gib = 1\nstrict_nvcc = true"},
                                   {"[[publish]]\nkind = \"builtin\"\n", ""}}));
     };

@@ -27,9 +27,6 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const char kUploadSource[] =
-    "kind = \"upload\"                          # farmctl submit --source DIR, else this tree\n"
-    "path = \"" FARM_SOURCE_DIR "/examples/demo-cuda-ext\"";
 // Nothing listens there: a build of such a recipe gets its source from --source or fails.
 const char kUnreachable[] = "http://127.0.0.1:1/demo_cuda_ext-{version}.tar.gz";
 
@@ -80,7 +77,7 @@ with tarfile.open(sys.argv[1], "w:gz") as t:
     auto recipe = [&](const std::string& name, const std::string& source,
                       const std::string& versions = "versions = [\"0.1.0\"]") {
       WriteText(absl::StrCat(recipes, "/", name, ".toml"),
-                DemoRecipe(name, {{kUploadSource, source},
+                DemoRecipe(name, {{kDemoRecipeSource, source},
                                   {"versions = [\"0.1.0\"]", versions},
                                   {"[[publish]]\nkind = \"builtin\"\n", ""}}));
     };
@@ -91,7 +88,7 @@ with tarfile.open(sys.argv[1], "w:gz") as t:
     recipe("fromarchive", archive(kUnreachable, ""));
     // Per version: 0.2.0 names the demo archive's digest, 0.3.0 another.
     recipe(
-        "pinned", kUploadSource,
+        "pinned", kDemoRecipeSource,
         absl::StrCat("versions = [{ version = \"0.2.0\", source = { kind = \"archive\", url = \"",
                      kUnreachable, "\", sha256 = \"", good_sha256_,
                      "\" } },\n            { version = \"0.3.0\", source = { kind = "

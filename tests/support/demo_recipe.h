@@ -13,4 +13,10 @@ namespace farm::testing {
 std::string DemoRecipe(const std::string& name,
                        const std::vector<std::pair<std::string, std::string>>& replacements = {});
 
+// The body of the [source] table DemoRecipe writes: replace it to give a test recipe another
+// source (a PyPI sdist, a release archive).
+inline constexpr char kDemoRecipeSource[] =
+    "kind = \"upload\"                          # farmctl submit --source DIR, else this tree\n"
+    "path = \"" FARM_SOURCE_DIR "/examples/demo-cuda-ext\"";
+
 }  // namespace farm::testing
