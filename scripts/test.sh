@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 log_dir="build/test-times"
 steps=()
 started=$(date +%s)
+# Free disk where the tests write (their temp dirs, pip's and the workers' caches), sampled
+# every 10 s: the real builds need several GB each, and a full disk fails them mid-install.
+mkdir -p "$log_dir"
+df -Pk "${TMPDIR:-/tmp}" | awk 'NR==2 {print $4}' >"$log_dir/disk-free.log"
+(while sleep 10; do df -Pk "${TMPDIR:-/tmp}" | awk 'NR==2 {print $4}'; done >>"$log_dir/disk-free.log") &
+disk_sampler=$!
 
 # Runs a step and notes its wall time.
 step() {
@@ -23,8 +29,11 @@ split() {
   # A report: head closing its pipe early must not fail the run.
   set +e +o pipefail
   echo
+  kill "$disk_sampler" 2>/dev/null
   echo "== time split ($(($(date +%s) - started)) s in all)"
   printf '%s\n' "${steps[@]}"
+  awk 'NR==1 {first=$1; low=$1} $1<low {low=$1} END {printf "disk free %.1f GiB at the start, %.1f GiB at the lowest\n", first/1048576, low/1048576}' \
+    "$log_dir/disk-free.log"
   if [ -f "$log_dir/ctest.log" ]; then
     echo "-- slowest tests"
     # ctest's lines: "  7/952 Test  #12: suite.Name ......   Passed   34.56 sec"
@@ -48,6 +57,5 @@ step thread-safety python3 scripts/thread-safety.py build
 step libfarm-deps python3 scripts/check-libfarm-deps.py
 # aarch64 binaries for the emulated ARM64 hosts of arm64_test (and the arm64 root they run in).
 step cross-build bash scripts/cross-build-aarch64.sh
-mkdir -p "$log_dir"
 step ctest bash -c "cd build && ctest -j2 --output-on-failure --timeout 600 | tee test-times/ctest.log; exit \${PIPESTATUS[0]}"
 step fuzz bash scripts/fuzz.sh "${FARM_FUZZ_SECONDS:-15}"
