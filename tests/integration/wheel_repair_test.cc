@@ -3,7 +3,7 @@
 // needs beyond the manylinux policy inside it or fails the build naming them. On loopback, one
 // worker builds the demo extension for sm_80 with a C++ file that links the build host's
 // libpng (outside the policy's allow-list), as torchvision's image extension does; then the
-// same with a library that has no soname.
+// same with a library that has no soname, and with a copy of the driver's libcuda.so.1 inside.
 #include <filesystem>
 #include <regex>
 
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "libfarm/process/subprocess.h"
 #include "tests/support/demo_recipe.h"
 #include "tests/support/suite_fixture.h"
@@ -36,6 +37,9 @@ extern "C" int demo_nosoname_value() { return demo_nosoname(); }
 extern "C" const char* demo_png_version() { return png_get_libpng_ver(nullptr); }
 )";
 constexpr char kNoSoname[] = "extern \"C\" int demo_nosoname() { return 42; }\n";
+// A library named as the NVIDIA driver's own (libcuda.so.1), which a package might ship by
+// mistake (a copy from the build host, or the toolkit's stub renamed).
+constexpr char kDriverCopy[] = "extern \"C\" int cuInit(unsigned) { return 0; }\n";
 constexpr char kCMakeTail[] = R"(
 target_sources(demo_cuda_ext PRIVATE src/png_probe.cc)
 target_link_libraries(demo_cuda_ext PRIVATE png16)
@@ -45,7 +49,17 @@ if(DEFINED ENV{DEMO_NOSONAME})
   target_link_libraries(demo_cuda_ext PRIVATE nosoname)
   target_compile_definitions(demo_cuda_ext PRIVATE DEMO_NOSONAME)
 endif()
+if(DEFINED ENV{DEMO_DRIVER_COPY})
+  add_library(driver_copy SHARED src/driver_copy.cc)
+  set_target_properties(driver_copy PROPERTIES OUTPUT_NAME cuda SOVERSION 1)
+endif()
 )";
+// setup.py packs the driver's copy beside the extension when CMake built it.
+constexpr char kSetupPyCopy[] =
+    "        shutil.copy2(os.path.join(build_temp, LIBRARY), os.path.join(target, LIBRARY))\n";
+constexpr char kSetupPyDriverCopy[] =
+    "        if os.path.exists(os.path.join(build_temp, \"libcuda.so.1\")):\n"
+    "            shutil.copy2(os.path.join(build_temp, \"libcuda.so.1\"), target)\n";
 
 CommandResult RunTool(const std::vector<std::string>& argv) {
   auto r = RunCommand(argv, absl::Seconds(120));
@@ -66,7 +80,13 @@ class WheelRepairTest : public SuiteFixture<WheelRepairTest> {
     }
     WriteText(src / "src/png_probe.cc", kPngProbe);
     WriteText(src / "src/nosoname.cc", kNoSoname);
+    WriteText(src / "src/driver_copy.cc", kDriverCopy);
     WriteText(src / "CMakeLists.txt", ReadFile(src / "CMakeLists.txt") + kCMakeTail);
+    const std::string setup_py = ReadFile(src / "setup.py");
+    ASSERT_NE(setup_py.find(kSetupPyCopy), std::string::npos) << "the demo's setup.py changed";
+    WriteText(src / "setup.py",
+              absl::StrReplaceAll(
+                  setup_py, {{kSetupPyCopy, absl::StrCat(kSetupPyCopy, kSetupPyDriverCopy)}}));
     fs::create_directories(*dir_ / "published");
 
     const std::string recipes = *dir_ / "recipes";
@@ -81,6 +101,7 @@ class WheelRepairTest : public SuiteFixture<WheelRepairTest> {
     };
     recipe("pngdemo", "");
     recipe("nosoname", "\nDEMO_NOSONAME = \"1\"");
+    recipe("drivercopy", "\nDEMO_DRIVER_COPY = \"1\"");
 
     auto farm = TestFarm::Start(dir_->path(), WheelFarmOptions(dir_->path(), recipes, 1));
     ASSERT_TRUE(farm.ok()) << farm.status();
@@ -205,6 +226,20 @@ TEST_F(WheelRepairTest, ALibraryWithNoSonameFailsTheBuildNamingItAndTheExtension
   EXPECT_THAT(r.stderr_text, HasSubstr("a library with no soname, which cannot be carried"))
       << Output(r);
   EXPECT_THAT(r.stderr_text, HasSubstr("Fix: give the library a soname")) << Output(r);
+}
+
+// A wheel that ships its own libcuda.so.1 would load it instead of the driver's and break on
+// every other driver release: the build fails naming the file and the fix; nothing published.
+TEST_F(WheelRepairTest, AWheelShippingTheDriversLibraryFailsTheBuildNamingIt) {
+  CommandResult r = Submit("drivercopy-0.1.0");
+  EXPECT_NE(r.exit_code, 0) << Output(r);
+  EXPECT_THAT(r.stderr_text, HasSubstr("the wheel ships demo_cuda_ext/libcuda.so.1, a copy of the "
+                                       "NVIDIA driver's own library"))
+      << Output(r);
+  EXPECT_THAT(r.stderr_text, HasSubstr("Fix: leave it out of the package")) << Output(r);
+  for (const auto& e : fs::directory_iterator(*dir_ / "published")) {
+    EXPECT_THAT(e.path().filename().string(), ::testing::Not(HasSubstr("drivercopy")));
+  }
 }
 
 }  // namespace
