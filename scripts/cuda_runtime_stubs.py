@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Build-only stand-ins for the CUDA 12 runtime libraries a `pip install --no-deps` torch lacks.
+"""Build-only stand-ins for the CUDA runtime libraries a `pip install --no-deps` torch lacks.
 
-torch's PyPI wheel (2.9.1+cu128) links libtorch_cuda.so, libc10_cuda.so and libtorch_python.so
-against libcudart.so.12, libcublas.so.12, libcudnn.so.9, libnccl.so.2, ... which normally come
-from the nvidia-*-cu12 wheels (~3 GB). `import torch` (and so every setup.py that uses
-torch.utils.cpp_extension) needs them to load, although compiling an extension never calls
-them: it only reads torch's headers, library paths and a few Python attributes.
+torch's PyPI wheels link libtorch_cuda.so, libc10_cuda.so and libtorch_python.so against the
+CUDA libraries of their release (2.9.1+cu128: libcudart.so.12, libcublas.so.12, ...; 2.11.0,
+CUDA 13.0: libcudart.so.13, libcublas.so.13, ...), libcudnn.so.9, libnccl.so.2, ... which
+normally come from the nvidia-* wheels (3 to 4.5 GB). `import torch` (and so every setup.py
+that uses torch.utils.cpp_extension) needs them to load, although compiling an extension never
+calls them: it only reads torch's headers, library paths and a few Python attributes. CPU-only
+tests run against the stand-ins too: torch sees no CUDA device, as on a host without a GPU.
 
 This script reads torch's own ELF files and writes, for every such library on the path
 `import torch` loads (torch/_C*.so and torch/lib/libtorch_global_deps.so, with their
@@ -137,7 +139,7 @@ def main():
                 f.write("#include <stdio.h>\n#include <stdlib.h>\n"
                         "static void wheelfarm_stub(const char* name) {\n"
                         f"  fprintf(stderr, \"{soname} is a build-only stub from Wheelfarm's "
-                        "scripts/install-torch.sh; %s was called\\n\", name);\n"
+                        "scripts/cuda_runtime_stubs.py; %s was called\\n\", name);\n"
                         "  abort();\n}\n")
                 for i, (name, (_, typ)) in enumerate(sorted(symbols.items())):
                     if typ == "OBJECT":
