@@ -114,7 +114,6 @@ absl::StatusOr<WheelPipeline::Member> WheelPipeline::PlanMember(
   for (const Member& m : earlier) sources.stack.push_back({.ref = m.ref, .plan = m.planned.plan});
   FARM_ASSIGN_OR_RETURN(member.dependencies, ResolveBuildDependencies(member.planned, sources));
   farm::v1::BuildPlan& plan = member.planned.plan;
-  FARM_RETURN_IF_ERROR(CheckWheelNameIsFree(plan, builds));
   // The recipe's [smoke], run between verifying and publishing (smoke_stage.h).
   if (const auto proto = RecipeToProto(*member.planned.recipe); proto.has_smoke()) {
     *plan.mutable_smoke() = proto.smoke();
@@ -152,6 +151,9 @@ absl::StatusOr<WheelPipeline::Member> WheelPipeline::PlanMember(
   }
   plan.set_source_files(static_cast<uint32_t>(member.inputs.size()));
   if (!member.inputs.empty()) plan.set_source_digest(SourceTreeDigest(member.inputs));
+  // Once the source is what this build reads (--source included): the same source again is
+  // the same build, not a conflict.
+  FARM_RETURN_IF_ERROR(CheckWheelNameIsFree(plan, builds));
   return member;
 }
 

@@ -200,6 +200,13 @@ TEST_F(SourceArchiveTest, AnArchiveGivenByRecipeNameIsBuiltInAStackAndThePlanNam
   EXPECT_THAT(build["plan"].value("source", ""), HasSubstr(good_sha256_));
   EXPECT_EQ(build["wheel"].value("filename", "").rfind("demo_cuda_ext-0.1.0+cu130.sm80-", 0), 0u)
       << build.dump(2);
+
+  // The same archive again is the same build (a rebuild with the caches warm), not a wheel
+  // name taken by another source: the check reads the source this submission sends.
+  CommandResult again = Farmctl({"submit", "fromarchive-0.1.0", "--archs", "8.0", "--dry-run",
+                                 "--source", "fromarchive=" + good_.string()});
+  EXPECT_EQ(again.exit_code, 0) << Output(again);
+  EXPECT_THAT(again.stderr_text, Not(HasSubstr("is already build"))) << Output(again);
 }
 
 TEST_F(SourceArchiveTest, AnArchiveThatIsNotWhatSha256SumsListsIsRefusedBeforeAnythingIsSent) {
