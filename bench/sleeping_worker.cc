@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 
 #include "absl/strings/numbers.h"
@@ -11,6 +12,9 @@
 #include "bench/simulated_worker.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/rpc/backoff.h"
+#include "libfarm/rpc/grpc_status.h"
+#include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
 
 namespace farm::bench {
@@ -38,6 +42,22 @@ void ParseScript(const std::string& script, double& seconds, double& ram) {
 void Fail(FleetLedger& ledger, const std::string& what) {
   absl::MutexLock lock(&ledger.mu);
   if (ledger.errors++ == 0) ledger.first_error = what;
+}
+
+// One worker call, sent again while the coordinator answers "busy" (as farm-worker's own
+// retry loop does): back-pressure, counted, not an error.
+grpc::Status CallWhileBusy(FleetLedger& ledger, const std::function<grpc::Status()>& call) {
+  Backoff backoff(absl::Milliseconds(50), absl::Seconds(1));
+  const absl::Time deadline = absl::Now() + absl::Minutes(1);
+  while (true) {
+    grpc::Status st = call();
+    if (st.ok() || !IsCoordinatorBusy(FromGrpcStatus(st)) || absl::Now() >= deadline) return st;
+    {
+      absl::MutexLock lock(&ledger.mu);
+      ++ledger.busy_answers;
+    }
+    absl::SleepFor(backoff.Next());
+  }
 }
 
 class SleepingWorker {
@@ -91,6 +111,11 @@ class SleepingWorker {
     req.set_wait_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(wait)));
     farm::v1::LeaseActionsResponse resp;
     const grpc::Status st = session_.stub->LeaseActions(&ctx, req, &resp);
+    if (IsCoordinatorBusy(FromGrpcStatus(st))) {  // the next turn of Run asks again
+      absl::MutexLock lock(&ledger_.mu);
+      ++ledger_.busy_answers;
+      return;
+    }
     if (!st.ok()) {
       Fail(ledger_, absl::StrCat(session_.name, " LeaseActions: ", st.error_message()));
       absl::SleepFor(absl::Milliseconds(100));
@@ -151,10 +176,13 @@ class SleepingWorker {
                           it->leased, absl::Now(), it->peak_ram_mib});
     }
     running_.erase(done_end, running_.end());
-    grpc::ClientContext ctx;
-    Prepare(ctx, absl::Seconds(30));
     farm::v1::CompleteActionsResponse resp;
-    const grpc::Status st = session_.stub->CompleteActions(&ctx, req, &resp);
+    const grpc::Status st = CallWhileBusy(ledger_, [&] {
+      grpc::ClientContext ctx;
+      Prepare(ctx, absl::Seconds(30));
+      resp.Clear();
+      return session_.stub->CompleteActions(&ctx, req, &resp);
+    });
     const absl::Time reported = absl::Now();
     if (!st.ok() || resp.rejected_lease_ids_size() > 0) {
       Fail(ledger_, absl::StrCat(session_.name, " CompleteActions: ", st.error_message(), " (",
@@ -168,14 +196,17 @@ class SleepingWorker {
   }
 
   void Heartbeat() {
-    grpc::ClientContext ctx;
-    Prepare(ctx, absl::Seconds(10));
     farm::v1::HeartbeatRequest req;
     Name(req);
     req.set_slots_in_use(static_cast<uint32_t>(running_.size()));
     for (const Running& r : running_) req.add_lease_ids(r.lease.lease_id());
     farm::v1::HeartbeatResponse resp;
-    const grpc::Status st = session_.stub->Heartbeat(&ctx, req, &resp);
+    const grpc::Status st = CallWhileBusy(ledger_, [&] {
+      grpc::ClientContext call;
+      Prepare(call, absl::Seconds(10));
+      resp.Clear();
+      return session_.stub->Heartbeat(&call, req, &resp);
+    });
     if (!st.ok()) Fail(ledger_, absl::StrCat(session_.name, " Heartbeat: ", st.error_message()));
     for (const auto& revoked : resp.revoked_lease_ids()) {
       Fail(ledger_, absl::StrCat(session_.name, ": lease ", revoked, " revoked"));

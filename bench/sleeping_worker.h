@@ -48,6 +48,8 @@ struct FleetLedger {
   std::vector<double> peak_ram_in_use_mib ABSL_GUARDED_BY(mu);
   int registered ABSL_GUARDED_BY(mu) = 0;
   int64_t errors ABSL_GUARDED_BY(mu) = 0;
+  // Calls the coordinator answered "busy" (IsCoordinatorBusy), sent again: not errors.
+  int64_t busy_answers ABSL_GUARDED_BY(mu) = 0;
   std::string first_error ABSL_GUARDED_BY(mu);
 };
 

@@ -129,7 +129,9 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
                           return build.ok() && !IsTerminalBuildState(build->state());
                         }));
   c->auth_ = std::make_unique<TokenVerifier>(token, c->tokens_.get());
-  c->rpc_gate_ = std::make_unique<RpcGate>(c->auth_.get(), &c->metrics_);
+  // Waits hold no thread (scheduler/wait_pool.h): four per call the server serves at once.
+  c->call_admission_ = std::make_unique<CallAdmission>(4 * options.grpc_max_calls, &c->metrics_);
+  c->rpc_gate_ = std::make_unique<RpcGate>(c->auth_.get(), &c->metrics_, c->call_admission_.get());
   TokenStore* tokens_ptr = c->tokens_.get();
   c->registry_->SetTokenIsValid(
       [tokens_ptr](const std::string& id) { return tokens_ptr->IsValid(id); });
@@ -331,6 +333,8 @@ void Coordinator::Shutdown() {
   if (sweeper_.joinable()) sweeper_.join();
   if (wheel_pipeline_) wheel_pipeline_->Stop();
   if (http_server_) http_server_->Stop();
+  // Open waits are answered first: the server's shutdown waits for every call it has open.
+  if (action_service_) action_service_->StopWaits();
   if (grpc_server_)
     grpc_server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   ComponentLogger("coordinator")->info("farm-coordinator stopped");

@@ -111,6 +111,7 @@ class Coordinator {
   std::unique_ptr<TokenStore> tokens_;
   std::unique_ptr<TokenVerifier> auth_;
   // Every gRPC handler runs through it (auth, metrics); the services never see auth_.
+  std::unique_ptr<CallAdmission> call_admission_;
   std::unique_ptr<RpcGate> rpc_gate_;
   std::unique_ptr<WorkerRegistry> registry_;
   std::unique_ptr<BlobStoreIndex> blob_index_;

@@ -8,6 +8,15 @@
 
 namespace farm::coordinator {
 
+RpcGate::RpcGate(const TokenVerifier* auth, MetricsRegistry* metrics, CallAdmission* admission)
+    : auth_(auth), metrics_(metrics) {
+  if (admission == nullptr) {
+    own_admission_ = std::make_unique<CallAdmission>(4096, metrics);
+    admission = own_admission_.get();
+  }
+  admission_ = admission;
+}
+
 grpc::Status RpcGate::Serve(const grpc::ServerContextBase& context, absl::string_view method,
                             absl::FunctionRef<absl::Status(const Caller&)> body) const {
   absl::StatusOr<Caller> caller = auth_->Authorize(context, method);
@@ -17,6 +26,18 @@ grpc::Status RpcGate::Serve(const grpc::ServerContextBase& context, absl::string
 grpc::Status RpcGate::Serve(const grpc::ServerContextBase& context, absl::string_view method,
                             absl::FunctionRef<absl::Status()> body) const {
   return Serve(context, method, [&](const Caller&) { return body(); });
+}
+
+grpc::Status RpcGate::ServeLongPoll(
+    const grpc::ServerContextBase& context, absl::string_view method,
+    absl::FunctionRef<absl::Status(const Caller&, CallAdmission::Ticket)> body) const {
+  absl::StatusOr<Caller> caller = auth_->Authorize(context, method);
+  if (!caller.ok()) return Finish(method, caller.status());
+  absl::StatusOr<CallAdmission::Ticket> place = admission_->AdmitLongPoll(caller->token_id);
+  if (!place.ok()) return Finish(method, place.status());
+  absl::Status taken = body(*caller, *std::move(place));
+  if (!taken.ok()) return Finish(method, taken);
+  return grpc::Status::OK;  // counted when answered
 }
 
 grpc::Status RpcGate::Finish(absl::string_view method, const absl::Status& status) const {

@@ -6,12 +6,15 @@
 // and fails for a handler that does not go through it.
 #pragma once
 
+#include <memory>
+
 #include <grpcpp/server_context.h>
 #include <grpcpp/support/status.h>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "coordinator/call_admission.h"
 #include "libfarm/metrics/registry.h"
 #include "libfarm/rpc/token_auth.h"
 
@@ -19,8 +22,9 @@ namespace farm::coordinator {
 
 class RpcGate {
  public:
-  // Neither is owned; both outlive the gate.
-  RpcGate(const TokenVerifier* auth, MetricsRegistry* metrics) : auth_(auth), metrics_(metrics) {}
+  // Neither is owned; both outlive the gate. Long polls are admitted by `admission` when
+  // given (also not owned), else by the gate's own CallAdmission of 4,096.
+  RpcGate(const TokenVerifier* auth, MetricsRegistry* metrics, CallAdmission* admission = nullptr);
 
   // Serves one call of `method`, named "Service.Method" as method_access.cc lists it (and
   // counted under "Method"): runs `body` only when the call carries a known token whose role
@@ -33,13 +37,22 @@ class RpcGate {
   // Serve, for a body that does not need the Caller.
   grpc::Status Serve(const grpc::ServerContextBase& context, absl::string_view method,
                      absl::FunctionRef<absl::Status()> body) const;
-
- private:
-  // Counts the call's outcome and converts it for gRPC.
+  // For a long poll answered later, by a callback handler: checks the token as Serve does,
+  // takes a place among the waiting calls (CallAdmission) and runs `body` with the Caller and
+  // the place, which the body keeps until the call is answered. A refusal or the body's error
+  // is counted and returned for the handler to finish with at once; OK means the body took
+  // the call on, and its answer goes through Finish.
+  grpc::Status ServeLongPoll(
+      const grpc::ServerContextBase& context, absl::string_view method,
+      absl::FunctionRef<absl::Status(const Caller&, CallAdmission::Ticket)> body) const;
+  // Counts a call's outcome and converts it for gRPC (Serve does it for its bodies).
   grpc::Status Finish(absl::string_view method, const absl::Status& status) const;
 
+ private:
   const TokenVerifier* auth_;
   MetricsRegistry* metrics_;
+  std::unique_ptr<CallAdmission> own_admission_;
+  CallAdmission* admission_;
 };
 
 }  // namespace farm::coordinator

@@ -19,7 +19,11 @@ constexpr int kMaxExpectedCostKeys = 64;
 ActionServiceImpl::ActionServiceImpl(const RpcGate* gate, Scheduler* scheduler,
                                      CompileResultTable* compile_results,
                                      const BuildRegistry* builds)
-    : gate_(gate), scheduler_(scheduler), compile_results_(compile_results), builds_(builds) {}
+    : gate_(gate),
+      scheduler_(scheduler),
+      compile_results_(compile_results),
+      builds_(builds),
+      waits_(scheduler) {}
 
 absl::Status ActionServiceImpl::CheckActionScope(const Caller& caller,
                                                  const std::string& id) const {
@@ -53,20 +57,37 @@ grpc::Status ActionServiceImpl::Execute(grpc::ServerContext* context,
   });
 }
 
-grpc::Status ActionServiceImpl::Wait(grpc::ServerContext* context,
-                                     const farm::v1::WaitRequest* request,
-                                     farm::v1::WaitResponse* response) {
-  return gate_->Serve(*context, "ActionService.Wait", [&](const Caller& caller) {
-    // A build token waits only for its own build's actions (and so learns no other's outputs).
-    for (const std::string& id : request->action_ids()) {
-      FARM_RETURN_IF_ERROR(CheckActionScope(caller, id));
-    }
-    const absl::Duration wait = std::min(kMaxWait, absl::Milliseconds(request->timeout_ms()));
-    std::vector<std::string> ids(request->action_ids().begin(), request->action_ids().end());
-    FARM_ASSIGN_OR_RETURN(auto statuses, scheduler_->Wait(ids, wait));
-    for (auto& s : statuses) *response->add_statuses() = std::move(s);
-    return absl::OkStatus();
-  });
+grpc::ServerUnaryReactor* ActionServiceImpl::Wait(grpc::CallbackServerContext* context,
+                                                  const farm::v1::WaitRequest* request,
+                                                  farm::v1::WaitResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const grpc::Status taken = gate_->ServeLongPoll(
+      *context, "ActionService.Wait",
+      [&](const Caller& caller, CallAdmission::Ticket place) -> absl::Status {
+        // A build token waits only for its own build's actions (and so learns no other's
+        // outputs).
+        for (const std::string& id : request->action_ids()) {
+          FARM_RETURN_IF_ERROR(CheckActionScope(caller, id));
+        }
+        const absl::Duration wait = std::min(kMaxWait, absl::Milliseconds(request->timeout_ms()));
+        std::vector<std::string> ids(request->action_ids().begin(), request->action_ids().end());
+        // The place is held until the answer; the reactor and response live until Finish.
+        auto held = std::make_shared<CallAdmission::Ticket>(std::move(place));
+        waits_.Add(std::move(ids), absl::Now() + wait,
+                   [this, reactor, response,
+                    held](absl::StatusOr<std::vector<farm::v1::ActionStatus>> statuses) {
+                     if (statuses.ok()) {
+                       for (auto& s : *statuses) *response->add_statuses() = std::move(s);
+                     }
+                     const grpc::Status answer =
+                         gate_->Finish("ActionService.Wait",
+                                       statuses.ok() ? absl::OkStatus() : statuses.status());
+                     reactor->Finish(answer);
+                   });
+        return absl::OkStatus();
+      });
+  if (!taken.ok()) reactor->Finish(taken);
+  return reactor;
 }
 
 grpc::Status ActionServiceImpl::Get(grpc::ServerContext* context,

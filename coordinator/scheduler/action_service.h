@@ -5,20 +5,26 @@
 #include "coordinator/compile_cache/compile_result_table.h"
 #include "coordinator/rpc_gate.h"
 #include "coordinator/scheduler/scheduler.h"
+#include "coordinator/scheduler/wait_pool.h"
 #include "farm/v1/actions.grpc.pb.h"
 
 namespace farm::coordinator {
 
-class ActionServiceImpl final : public farm::v1::ActionService::Service {
+// Wait is a callback method: a waiting launcher holds no server thread (wait_pool.h).
+class ActionServiceImpl final
+    : public farm::v1::ActionService::WithCallbackMethod_Wait<farm::v1::ActionService::Service> {
  public:
   // `builds` says whose build a build token's is, which scopes its compile cache entries.
   ActionServiceImpl(const RpcGate* gate, Scheduler* scheduler, CompileResultTable* compile_results,
                     const BuildRegistry* builds);
+  // Answers every open Wait with the statuses it has: before the gRPC server stops.
+  void StopWaits() { waits_.Stop(); }
 
   grpc::Status Execute(grpc::ServerContext* context, const farm::v1::ExecuteRequest* request,
                        farm::v1::ExecuteResponse* response) override;
-  grpc::Status Wait(grpc::ServerContext* context, const farm::v1::WaitRequest* request,
-                    farm::v1::WaitResponse* response) override;
+  grpc::ServerUnaryReactor* Wait(grpc::CallbackServerContext* context,
+                                 const farm::v1::WaitRequest* request,
+                                 farm::v1::WaitResponse* response) override;
   grpc::Status Get(grpc::ServerContext* context, const farm::v1::GetActionRequest* request,
                    farm::v1::ActionStatus* response) override;
   grpc::Status Cancel(grpc::ServerContext* context, const farm::v1::CancelActionRequest* request,
@@ -41,6 +47,7 @@ class ActionServiceImpl final : public farm::v1::ActionService::Service {
   Scheduler* scheduler_;
   CompileResultTable* compile_results_;
   const BuildRegistry* builds_;
+  WaitPool waits_;
 };
 
 }  // namespace farm::coordinator

@@ -219,7 +219,17 @@ void Scheduler::Persist(StateBatch& batch, const std::vector<std::string>& ids) 
     auto it = actions_.find(id);
     if (it != actions_.end()) --it->second.unsynced;
   }
+  SignalChanged();
+}
+
+void Scheduler::SignalChanged() {
   changed_.SignalAll();
+  if (change_listener_) change_listener_();
+}
+
+void Scheduler::SetChangeListener(std::function<void()> listener) {
+  absl::MutexLock lock(&mu_);
+  change_listener_ = std::move(listener);
 }
 
 void Scheduler::AwaitSynced(const std::string& id) {
@@ -444,7 +454,7 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Execute(
     }
     out.push_back(it->second.record.status());
   }
-  changed_.SignalAll();
+  SignalChanged();
   return out;
 }
 
@@ -468,27 +478,40 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> Scheduler::Wait(
     const std::vector<std::string>& ids, absl::Duration timeout) {
   const absl::Time deadline = clock_() + timeout;
   absl::MutexLock lock(&mu_);
-  // Finished actions already out of memory are read from the store, once.
   std::map<std::string, farm::v1::ActionStatus> stored;
   while (true) {
-    bool done = true;
-    for (const auto& id : ids) {
-      auto it = actions_.find(id);
-      if (it == actions_.end()) {
-        if (stored.count(id) > 0) continue;
-        auto status = StatusOf(id);
-        if (!status.ok()) return status.status();
-        stored[id] = *std::move(status);
-        continue;
-      }
-      if (it->second.unsynced > 0 || !IsTerminalActionState(it->second.record.status().state())) {
-        done = false;
-      }
-    }
     const absl::Time now = clock_();
-    if (done || now >= deadline) break;
+    FARM_ASSIGN_OR_RETURN(auto statuses, PollWaitLocked(ids, stored, now >= deadline));
+    if (statuses.has_value()) return *std::move(statuses);
     changed_.WaitWithTimeout(&mu_, deadline - now);
   }
+}
+
+absl::StatusOr<std::optional<std::vector<farm::v1::ActionStatus>>> Scheduler::PollWait(
+    const std::vector<std::string>& ids, std::map<std::string, farm::v1::ActionStatus>& stored,
+    bool final) {
+  absl::MutexLock lock(&mu_);
+  return PollWaitLocked(ids, stored, final);
+}
+
+absl::StatusOr<std::optional<std::vector<farm::v1::ActionStatus>>> Scheduler::PollWaitLocked(
+    const std::vector<std::string>& ids, std::map<std::string, farm::v1::ActionStatus>& stored,
+    bool final) {
+  bool done = true;
+  for (const auto& id : ids) {
+    auto it = actions_.find(id);
+    if (it == actions_.end()) {
+      if (stored.count(id) > 0) continue;
+      auto status = StatusOf(id);
+      if (!status.ok()) return status.status();
+      stored[id] = *std::move(status);
+      continue;
+    }
+    if (it->second.unsynced > 0 || !IsTerminalActionState(it->second.record.status().state())) {
+      done = false;
+    }
+  }
+  if (!done && !final) return std::nullopt;
   std::vector<farm::v1::ActionStatus> out;
   for (const auto& id : ids) {
     auto it = actions_.find(id);

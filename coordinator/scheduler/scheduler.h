@@ -98,6 +98,16 @@ class Scheduler {
       const std::vector<farm::v1::Action>& actions, const HistoryScopes& history = {});
   absl::StatusOr<std::vector<farm::v1::ActionStatus>> Wait(const std::vector<std::string>& ids,
                                                            absl::Duration timeout);
+  // Wait without blocking (for waits answered later, wait_pool.h): the statuses of `ids` once
+  // every one is terminal and persisted, or at once when `final`; nullopt otherwise. Finished
+  // actions already out of memory are read from the store once, into `stored` (the caller
+  // keeps it between polls of one wait).
+  absl::StatusOr<std::optional<std::vector<farm::v1::ActionStatus>>> PollWait(
+      const std::vector<std::string>& ids, std::map<std::string, farm::v1::ActionStatus>& stored,
+      bool final);
+  // Called, with the scheduler's lock held, whenever actions change state (what wakes Wait):
+  // it must not call back into the scheduler. Set before serving.
+  void SetChangeListener(std::function<void()> listener);
   absl::StatusOr<farm::v1::ActionStatus> Get(const std::string& id);
   absl::StatusOr<farm::v1::ActionStatus> Cancel(const std::string& id);
   // The learnt wall seconds of a run under each history key in the first of `scopes` that has
@@ -186,6 +196,11 @@ class Scheduler {
                                         uint32_t max) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetLeaseDeadline(Entry& entry, absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AwaitSynced(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::optional<std::vector<farm::v1::ActionStatus>>> PollWaitLocked(
+      const std::vector<std::string>& ids, std::map<std::string, farm::v1::ActionStatus>& stored,
+      bool final) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Wakes Wait and Lease, and tells the change listener.
+  void SignalChanged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Notes that `entry` just finished, so that EvictFinished lets it go in its turn.
   void HoldFinished(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops finished, synced actions from memory, oldest first: those older than
@@ -231,6 +246,7 @@ class Scheduler {
   // Actions whose lease expired while a session held it; charged if that session died.
   std::map<std::string, std::set<std::string>> expired_by_session_ ABSL_GUARDED_BY(mu_);
   std::vector<ActionObserver*> observers_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> change_listener_ ABSL_GUARDED_BY(mu_);
   uint64_t update_sequence_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "libfarm/rpc/backoff.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/retry.h"
@@ -33,13 +34,23 @@ void ActionClient::Prepare(grpc::ClientContext& ctx, absl::Duration timeout) con
 
 absl::StatusOr<std::vector<farm::v1::ActionStatus>> ActionClient::Execute(
     const std::vector<farm::v1::Action>& actions) {
-  grpc::ClientContext ctx;
-  Prepare(ctx, absl::Seconds(60));
   farm::v1::ExecuteRequest req;
   for (const auto& a : actions) *req.add_actions() = a;
   farm::v1::ExecuteResponse resp;
-  grpc::Status s = stub_->Execute(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpcStatus(s);
+  // A busy coordinator ran none of the call: it is sent again after a pause (back-pressure).
+  // Any other failure may have queued the actions already, or means the coordinator is away:
+  // the caller's to handle (a launcher compiles locally).
+  const absl::Time deadline = absl::Now() + kBusyPatience;
+  Backoff backoff(absl::Milliseconds(100), absl::Seconds(2));
+  while (true) {
+    grpc::ClientContext ctx;
+    Prepare(ctx, absl::Seconds(60));
+    resp.Clear();
+    absl::Status s = FromGrpcStatus(stub_->Execute(&ctx, req, &resp));
+    if (s.ok()) break;
+    if (!IsCoordinatorBusy(s) || absl::Now() >= deadline) return s;
+    absl::SleepFor(std::min(backoff.Next(), deadline - absl::Now()));
+  }
   return std::vector<farm::v1::ActionStatus>(resp.statuses().begin(), resp.statuses().end());
 }
 

@@ -19,8 +19,11 @@ class ActionClient {
   static std::unique_ptr<ActionClient> Connect(const std::string& address, const std::string& token,
                                                const ChannelOptions& channel = {});
 
+  // Queues `actions`. A coordinator too busy to take the call on is asked again after a
+  // pause, for up to kBusyPatience.
   absl::StatusOr<std::vector<farm::v1::ActionStatus>> Execute(
       const std::vector<farm::v1::Action>& actions);
+  static constexpr absl::Duration kBusyPatience = absl::Minutes(10);
   // Waits until every action is terminal or `timeout` passes; returns the latest statuses.
   absl::StatusOr<std::vector<farm::v1::ActionStatus>> WaitAll(const std::vector<std::string>& ids,
                                                               absl::Duration timeout);

@@ -2,12 +2,26 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "libfarm/rpc/backoff.h"
 
 namespace farm {
 
+bool IsCoordinatorBusy(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+      return absl::StartsWith(status.message(), kCoordinatorBusy);
+    case absl::StatusCode::kResourceExhausted:
+      // gRPC's synchronous server, when no thread is free for the call (server_cc.cc).
+      return status.message() == "Server Threadpool Exhausted";
+    default:
+      return false;
+  }
+}
+
 FailureKind ClassifyFailure(const absl::Status& status) {
+  if (IsCoordinatorBusy(status)) return FailureKind::kTransient;
   switch (status.code()) {
     // Not a failure: nothing to retry.
     case absl::StatusCode::kOk:
@@ -31,7 +45,8 @@ FailureKind ClassifyFailure(const absl::Status& status) {
     // its loop through the loop's stop signal instead.
     case absl::StatusCode::kCancelled:
     // The coordinator is out of room: its disk full, or the CAS quota full of pinned blobs.
-    // Room comes back as an operator or finishing actions make it.
+    // Room comes back as an operator or finishing actions make it. (Every server thread
+    // taken is back-pressure instead, handled above.)
     case absl::StatusCode::kResourceExhausted:
     // The coordinator's state or a blob is damaged: an operator repairs or restores it.
     case absl::StatusCode::kDataLoss:

@@ -25,6 +25,16 @@ enum class FailureKind {
 // The kind of `status`'s failure. OK is no failure: kCallerError (nothing to retry).
 FailureKind ClassifyFailure(const absl::Status& status);
 
+// How a coordinator's refusal of a call it has no room for now begins (UNAVAILABLE; see
+// coordinator/call_admission.h).
+inline constexpr char kCoordinatorBusy[] = "the coordinator is busy";
+
+// Whether the coordinator refused the call for want of room now, before running any of it:
+// its own "busy" answer, or gRPC's RESOURCE_EXHAUSTED "Server Threadpool Exhausted" when every
+// server thread is taken. Back-pressure, transient: the same call succeeds once others end,
+// and a call that creates something (ActionService.Execute) may be sent again.
+bool IsCoordinatorBusy(const absl::Status& status);
+
 // How long a caller is prepared to wait for the coordinator.
 enum class Patience {
   kCommand,  // farmctl, farm-nvcc, the CAS and action clients: a user or a build is waiting

@@ -40,6 +40,25 @@ TEST(ClassifyFailureTest, EveryCodeHasItsKind) {
   }
 }
 
+// A busy coordinator (its own answer, or gRPC's when no server thread is free) is
+// back-pressure: retried by every caller. Its disk or CAS quota full is not.
+TEST(ClassifyFailureTest, ABusyCoordinatorIsTransientAndOnlyThat) {
+  const absl::Status busy =
+      absl::UnavailableError(absl::StrCat(kCoordinatorBusy, ": 96 calls are waiting, its limit"));
+  const absl::Status threads = absl::ResourceExhaustedError("Server Threadpool Exhausted");
+  for (const absl::Status& s : {busy, threads}) {
+    EXPECT_TRUE(IsCoordinatorBusy(s)) << s;
+    EXPECT_EQ(ClassifyFailure(s), FailureKind::kTransient) << s;
+    EXPECT_TRUE(RetryMayFix(s, Patience::kCommand)) << s;
+  }
+  const absl::Status full = absl::ResourceExhaustedError("the CAS quota is full of pinned blobs");
+  EXPECT_FALSE(IsCoordinatorBusy(full));
+  EXPECT_EQ(ClassifyFailure(full), FailureKind::kCoordinatorFault);
+  // The coordinator away: transient, but not "busy" (the call may have run).
+  EXPECT_FALSE(IsCoordinatorBusy(absl::UnavailableError("failed to connect to all addresses")));
+  EXPECT_FALSE(IsCoordinatorBusy(absl::OkStatus()));
+}
+
 TEST(RetryMayFixTest, CommandsRetryTransientFailuresAndDaemonsAlsoCoordinatorFaults) {
   const absl::Status transient = absl::UnavailableError("coordinator restarting");
   const absl::Status fault = absl::InternalError("RocksDB error");

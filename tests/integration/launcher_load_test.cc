@@ -1,0 +1,47 @@
+// Many launchers on one coordinator, bounded for CI (issue 45 item 3): 600 launchers' calls
+// (Execute, then Wait polls, each from its own channel) from three big builds, and a small
+// build behind them, against a coordinator whose --grpc-max-calls (64) is far below the
+// launchers: every compile completes, none sees a refusal or a timeout (the coordinator
+// answers "busy" and the launchers wait: back-pressure), and the small build finishes long
+// before the big ones (builds are served round-robin).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "bench/launcher_load.h"
+#include "tests/support/farm_processes.h"
+
+namespace farm::testing {
+namespace {
+
+TEST(LauncherLoadTest, SixHundredLaunchersOnSixtyFourCallsAllCompleteAndTheSmallBuildIsServed) {
+  TempDir dir("launcher-load");
+  bench::LauncherLoadOptions options;
+  options.work_dir = (dir.path() / "load").string();
+  options.big_builds = {200, 200, 200};
+  options.small_build = 8;
+  options.action_time = absl::Milliseconds(100);
+  options.workers = 2;
+  options.slots = 8;
+  options.grpc_max_calls = 64;
+  auto report = bench::RunLauncherLoad(options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const std::string table = report->Table();
+  EXPECT_EQ(report->launchers, 608) << table;
+  EXPECT_EQ(report->completed, 608) << table;
+  for (const bench::BuildFigures& b : report->builds) {
+    EXPECT_TRUE(b.failed.empty()) << b.build_id << "\n" << table;
+  }
+  EXPECT_EQ(report->worker_errors, 0) << table;
+  // More launchers in a call at once than the coordinator serves calls: it held them back.
+  EXPECT_GT(report->peak_concurrent, 64) << table;
+  // The small build, started behind 600 queued compiles, is not served after them.
+  ASSERT_EQ(report->builds.size(), 4u);
+  const double small = report->builds.back().wall_s;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_LT(small, report->builds[i].wall_s / 2) << table;
+  }
+  EXPECT_GT(report->coordinator_peak_rss_mib, 0) << table;
+}
+
+}  // namespace
+}  // namespace farm::testing
