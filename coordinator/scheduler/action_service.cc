@@ -73,17 +73,18 @@ grpc::ServerUnaryReactor* ActionServiceImpl::Wait(grpc::CallbackServerContext* c
         std::vector<std::string> ids(request->action_ids().begin(), request->action_ids().end());
         // The place is held until the answer; the reactor and response live until Finish.
         auto held = std::make_shared<CallAdmission::Ticket>(std::move(place));
-        waits_.Add(std::move(ids), absl::Now() + wait,
-                   [this, reactor, response,
-                    held](absl::StatusOr<std::vector<farm::v1::ActionStatus>> statuses) {
-                     if (statuses.ok()) {
-                       for (auto& s : *statuses) *response->add_statuses() = std::move(s);
-                     }
-                     const grpc::Status answer =
-                         gate_->Finish("ActionService.Wait",
-                                       statuses.ok() ? absl::OkStatus() : statuses.status());
-                     reactor->Finish(answer);
-                   });
+        waits_.Add(
+            std::move(ids), absl::Now() + wait,
+            [this, reactor, response,
+             held](absl::StatusOr<std::vector<farm::v1::ActionStatus>> statuses) {
+              if (statuses.ok()) {
+                for (auto& s : *statuses) *response->add_statuses() = std::move(s);
+              }
+              const grpc::Status answer = gate_->Finish(
+                  "ActionService.Wait", statuses.ok() ? absl::OkStatus() : statuses.status());
+              reactor->Finish(answer);
+            },
+            [context] { return context->IsCancelled(); });
         return absl::OkStatus();
       });
   if (!taken.ok()) reactor->Finish(taken);

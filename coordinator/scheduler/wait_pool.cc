@@ -19,11 +19,13 @@ WaitPool::~WaitPool() {
   scheduler_->SetChangeListener(nullptr);
 }
 
-void WaitPool::Add(std::vector<std::string> ids, absl::Time deadline, Answer answer) {
+void WaitPool::Add(std::vector<std::string> ids, absl::Time deadline, Answer answer,
+                   std::function<bool()> gone) {
   auto w = std::make_unique<Waiting>();
   w->ids = std::move(ids);
   w->deadline = deadline;
   w->answer = std::move(answer);
+  w->gone = std::move(gone);
   // Already done: answered on the caller's thread, never queued.
   if (auto now = Poll(*w, absl::Now() >= w->deadline); now.has_value()) {
     w->answer(*std::move(now));
@@ -85,6 +87,10 @@ void WaitPool::Run() {
         std::pair<std::unique_ptr<Waiting>, absl::StatusOr<std::vector<farm::v1::ActionStatus>>>>
         answers;
     for (auto& w : batch) {
+      if (w->gone && w->gone()) {
+        answers.emplace_back(std::move(w), absl::CancelledError("the caller left"));
+        continue;
+      }
       auto answer = Poll(*w, stopping || now >= w->deadline);
       if (answer.has_value()) {
         answers.emplace_back(std::move(w), *std::move(answer));

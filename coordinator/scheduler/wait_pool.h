@@ -34,7 +34,10 @@ class WaitPool {
   WaitPool& operator=(const WaitPool&) = delete;
 
   // Answers once every action of `ids` is terminal, or at `deadline` with their statuses then.
-  void Add(std::vector<std::string> ids, absl::Time deadline, Answer answer);
+  // `gone` (optional) says the caller left (a launcher killed mid-call): its wait is answered
+  // CANCELLED at the next change instead of holding its place until the deadline.
+  void Add(std::vector<std::string> ids, absl::Time deadline, Answer answer,
+           std::function<bool()> gone = nullptr);
   // Answers every wait now with the statuses it has (a client polls again), and later ones at
   // once: before the server stops, which waits for every call it has open.
   void Stop();
@@ -45,6 +48,7 @@ class WaitPool {
     std::vector<std::string> ids;
     absl::Time deadline;
     Answer answer;
+    std::function<bool()> gone;
     std::map<std::string, farm::v1::ActionStatus> stored;
   };
   // Polls `w`; its answer when it has one.
