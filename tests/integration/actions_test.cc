@@ -19,6 +19,8 @@
 #include "libfarm/auth/token.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/rpc/channel.h"
+#include "libfarm/rpc/grpc_status.h"
+#include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
 #include "tests/support/test_farm.h"
 
@@ -295,11 +297,12 @@ TEST(DeviceCpuArchsTest, ActionsNamingNoCpuArchGoOnlyToTheListedArchs) {
   EXPECT_EQ(done->front().result().stdout_tail(), "portable\n");
 }
 
-// Issue 24: the gRPC server took any number of calls at once, each holding a thread. Under
-// --grpc-max-calls the farm's own traffic (the worker's long polls and heartbeats, CAS
-// streams, a client's Wait) goes on; a client holding more calls than the cap has the
-// extra ones refused at once, and serving goes on afterwards.
-TEST(GrpcCallCapTest, CallsBeyondTheCapAreRefusedAtOnceAndTheFarmGoesOn) {
+// Issue 24: the gRPC server took any number of calls at once, each holding a thread; under
+// --grpc-max-calls the extra ones were refused. Issue 45: a launcher's Wait holds no thread, so
+// waits beyond that cap are served; open waits are bounded at 4 x the cap, one token to half
+// of them, and a wait beyond that is answered "busy" (UNAVAILABLE) at once, which clients
+// retry. The farm's own traffic (the worker's long polls and heartbeats, CAS streams) goes on.
+TEST(GrpcCallCapTest, WaitsBeyondTheCapAreServedAndBeyondTheirBoundAnsweredBusyAtOnce) {
   constexpr int kCap = 6;
   TempDir dir("grpc-cap");
   auto started = TestFarm::Start(
@@ -336,7 +339,7 @@ TEST(GrpcCallCapTest, CallsBeyondTheCapAreRefusedAtOnceAndTheFarmGoesOn) {
   ASSERT_EQ(first.result().outputs_size(), 1);
   EXPECT_EQ(*cas->DownloadBytes(first.result().outputs(0).digest(), 1 << 20), "UNDER THE CAP\n");
 
-  // Twice the cap of Waits at once on an action no worker can run.
+  // Waits at once on an action no worker can run, each answered at its 4 s deadline.
   farm::v1::Action stuck;
   stuck.add_argv("/bin/true");
   stuck.mutable_requirements()->set_cuda_version("99.0");
@@ -344,32 +347,46 @@ TEST(GrpcCallCapTest, CallsBeyondTheCapAreRefusedAtOnceAndTheFarmGoesOn) {
   auto queued = actions->Execute({stuck});
   ASSERT_TRUE(queued.ok()) << queued.status();
   auto stub = farm::v1::ActionService::NewStub(DialCoordinator(test_farm.address()));
-  std::atomic<int> refused = 0, served = 0, slow_refusals = 0;
-  std::vector<std::thread> waiters;
-  for (int i = 0; i < 2 * kCap; ++i) {
-    waiters.emplace_back([&] {
-      grpc::ClientContext ctx;
-      AttachToken(ctx, token);
-      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-      farm::v1::WaitRequest req;
-      req.add_action_ids(queued->front().action_id());
-      req.set_timeout_ms(4000);
-      farm::v1::WaitResponse resp;
-      const absl::Time start = absl::Now();
-      const grpc::Status s = stub->Wait(&ctx, req, &resp);
-      if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-        ++refused;
-        if (absl::Now() - start > absl::Seconds(2)) ++slow_refusals;
-      } else if (s.ok()) {
-        ++served;
-      }
-    });
-  }
-  for (auto& t : waiters) t.join();
-  EXPECT_GT(refused.load(), 0);
-  EXPECT_GT(served.load(), 0);
-  EXPECT_LT(served.load(), kCap + 1);
-  EXPECT_EQ(slow_refusals.load(), 0);
+  struct Outcomes {
+    std::atomic<int> served = 0, busy = 0, other = 0, slow_refusals = 0;
+  };
+  auto wait_at_once = [&](int n, Outcomes& out) {
+    std::vector<std::thread> waiters;
+    for (int i = 0; i < n; ++i) {
+      waiters.emplace_back([&] {
+        grpc::ClientContext ctx;
+        AttachToken(ctx, token);
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+        farm::v1::WaitRequest req;
+        req.add_action_ids(queued->front().action_id());
+        req.set_timeout_ms(4000);
+        farm::v1::WaitResponse resp;
+        const absl::Time start = absl::Now();
+        const absl::Status s = FromGrpcStatus(stub->Wait(&ctx, req, &resp));
+        if (s.ok()) {
+          ++out.served;
+        } else if (IsCoordinatorBusy(s)) {
+          ++out.busy;
+          if (absl::Now() - start > absl::Seconds(2)) ++out.slow_refusals;
+        } else {
+          ++out.other;
+        }
+      });
+    }
+    for (auto& t : waiters) t.join();
+  };
+  // Twice the cap: every one served, none holding a thread.
+  Outcomes twice;
+  wait_at_once(2 * kCap, twice);
+  EXPECT_EQ(twice.served.load(), 2 * kCap);
+  EXPECT_EQ(twice.busy.load() + twice.other.load(), 0);
+  // Beyond one token's share of the bound (half of 4 x 6): the rest answered busy at once.
+  Outcomes beyond;
+  wait_at_once(5 * kCap, beyond);
+  EXPECT_EQ(beyond.served.load(), 2 * kCap);
+  EXPECT_EQ(beyond.busy.load(), 3 * kCap);
+  EXPECT_EQ(beyond.other.load(), 0);
+  EXPECT_EQ(beyond.slow_refusals.load(), 0);
 
   // The worker outlasted it: it is online and runs the next action.
   farm::v1::ActionStatus after = run("echo after > out.txt", nullptr);
