@@ -12,7 +12,6 @@
 #include "bench/simulated_worker.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/logging/logger.h"
-#include "libfarm/rpc/backoff.h"
 #include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
@@ -47,17 +46,20 @@ void Fail(FleetLedger& ledger, const std::string& what) {
 // One worker call, sent again while the coordinator answers "busy" (as farm-worker's own
 // retry loop does): back-pressure, counted, not an error.
 grpc::Status CallWhileBusy(FleetLedger& ledger, const std::function<grpc::Status()>& call) {
-  Backoff backoff(absl::Milliseconds(50), absl::Seconds(1));
-  const absl::Time deadline = absl::Now() + absl::Minutes(1);
-  while (true) {
-    grpc::Status st = call();
-    if (st.ok() || !IsCoordinatorBusy(FromGrpcStatus(st)) || absl::Now() >= deadline) return st;
-    {
-      absl::MutexLock lock(&ledger.mu);
-      ++ledger.busy_answers;
-    }
-    absl::SleepFor(backoff.Next());
-  }
+  grpc::Status last;
+  const RetryOptions busy{.deadline = absl::Now() + absl::Minutes(1),
+                          .initial_backoff = absl::Milliseconds(50),
+                          .max_backoff = absl::Seconds(1),
+                          .retry_only = IsCoordinatorBusy,
+                          .on_retry = [&](const RetryEvent&) {
+                            absl::MutexLock lock(&ledger.mu);
+                            ++ledger.busy_answers;
+                          }};
+  (void)Retry(busy, [&] {
+    last = call();
+    return FromGrpcStatus(last);
+  });
+  return last;
 }
 
 class SleepingWorker {

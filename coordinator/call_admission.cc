@@ -62,10 +62,7 @@ absl::StatusOr<CallAdmission::Ticket> CallAdmission::AdmitLongPoll(const std::st
     } else {
       refused_lately_[caller] = now;
     }
-    if (metrics_ != nullptr) {
-      metrics_->GetGauge("farm_rpc_waiting_calls", "Long polls (Wait) in progress.")
-          ->Set(static_cast<double>(waiting_));
-    }
+    ShowWaiting();
   }
   if (refusal.empty()) return Ticket(this, caller);
   if (metrics_ != nullptr) {
@@ -90,10 +87,13 @@ void CallAdmission::Release(const std::string& caller) {
   --waiting_;
   auto it = per_caller_.find(caller);
   if (it != per_caller_.end() && --it->second <= 0) per_caller_.erase(it);
-  if (metrics_ != nullptr) {
-    metrics_->GetGauge("farm_rpc_waiting_calls", "Long polls (Wait) in progress.")
-        ->Set(static_cast<double>(waiting_));
-  }
+  ShowWaiting();
+}
+
+void CallAdmission::ShowWaiting() {
+  if (metrics_ == nullptr) return;
+  metrics_->GetGauge("farm_rpc_waiting_calls", "Long polls (Wait) in progress.")
+      ->Set(static_cast<double>(waiting_));
 }
 
 }  // namespace farm::coordinator

@@ -53,6 +53,8 @@ class CallAdmission {
 
  private:
   void Release(const std::string& caller);
+  // farm_rpc_waiting_calls, set to waiting_.
+  void ShowWaiting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int max_waiting_;
   const int max_per_caller_;

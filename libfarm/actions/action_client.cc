@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "libfarm/rpc/backoff.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/retry.h"
@@ -40,17 +39,17 @@ absl::StatusOr<std::vector<farm::v1::ActionStatus>> ActionClient::Execute(
   // A busy coordinator ran none of the call: it is sent again after a pause (back-pressure).
   // Any other failure may have queued the actions already, or means the coordinator is away:
   // the caller's to handle (a launcher compiles locally).
-  const absl::Time deadline = absl::Now() + kBusyPatience;
-  Backoff backoff(absl::Milliseconds(100), absl::Seconds(2));
-  while (true) {
+  const RetryOptions busy{.deadline = absl::Now() + kBusyPatience,
+                          .initial_backoff = absl::Milliseconds(100),
+                          .max_backoff = absl::Seconds(2),
+                          .retry_only = IsCoordinatorBusy};
+  absl::Status s = Retry(busy, [&] {
     grpc::ClientContext ctx;
     Prepare(ctx, absl::Seconds(60));
     resp.Clear();
-    absl::Status s = FromGrpcStatus(stub_->Execute(&ctx, req, &resp));
-    if (s.ok()) break;
-    if (!IsCoordinatorBusy(s) || absl::Now() >= deadline) return s;
-    absl::SleepFor(std::min(backoff.Next(), deadline - absl::Now()));
-  }
+    return FromGrpcStatus(stub_->Execute(&ctx, req, &resp));
+  });
+  if (!s.ok()) return s;
   return std::vector<farm::v1::ActionStatus>(resp.statuses().begin(), resp.statuses().end());
 }
 

@@ -109,8 +109,9 @@ absl::Status Retry(const RetryOptions& options, const std::function<absl::Status
   for (int n = 1;; ++n) {
     absl::Status failure = attempt();
     if (failure.ok()) return failure;
-    const bool retry = RetryMayFix(failure, options.patience) ||
-                       (options.also_retry && options.also_retry(failure));
+    const bool retry = options.retry_only ? options.retry_only(failure)
+                                          : RetryMayFix(failure, options.patience) ||
+                                                (options.also_retry && options.also_retry(failure));
     if (!retry) return failure;
     if (options.max_attempts > 0 && n >= options.max_attempts) return failure;
     const absl::Time at = now();

@@ -66,6 +66,9 @@ struct RetryOptions {
   // Failures this call site knows a retry fixes although RetryMayFix says no, each with its
   // reason at the call site.
   std::function<bool(const absl::Status&)> also_retry;
+  // When set, the only failures retried (RetryMayFix and also_retry are not asked): for a call
+  // that must not be sent again once it may have run, IsCoordinatorBusy.
+  std::function<bool(const absl::Status&)> retry_only;
   // Called before each wait, e.g. to log "lost the coordinator; retrying" on attempt 1 only.
   std::function<void(const RetryEvent&)> on_retry;
   // For tests: the clock, and the wait between attempts (by default a wait on `stop`, or a

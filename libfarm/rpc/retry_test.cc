@@ -108,6 +108,26 @@ TEST(RetryTest, RetriesTransientFailuresUntilTheCallSucceeds) {
   EXPECT_EQ(time.waits.size(), 3u);
 }
 
+// A call that must not run twice retries only what retry_only names: a busy coordinator, not
+// the coordinator away (the call may have run).
+TEST(RetryTest, RetryOnlyRetriesWhatItNamesAndNothingElse) {
+  int calls = 0;
+  const RetryOptions busy{.retry_only = IsCoordinatorBusy, .sleep = [](absl::Duration) {}};
+  absl::Status s = Retry(busy, [&] {
+    return ++calls < 3 ? absl::UnavailableError(absl::StrCat(kCoordinatorBusy, ": full"))
+                       : absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_EQ(calls, 3);
+  calls = 0;
+  s = Retry(busy, [&] {
+    ++calls;
+    return absl::UnavailableError("failed to connect to all addresses");
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(RetryTest, ACallersErrorEndsTheLoopAtOnce) {
   FakeTime time;
   RetryOptions options;
