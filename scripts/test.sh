@@ -43,6 +43,12 @@ split() {
     sed -nE 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ .]+)\.[^ ]* \.+ *[^0-9]*([0-9.]+) sec$/\2 \1/p' \
       "$log_dir/ctest.log" | awk '{t[$2]+=$1} END {for (s in t) printf "%8.1fs  %s\n", t[s], s}' |
       sort -rn | head -15
+    if grep -qE '^[0-9]+% tests passed, [1-9][0-9]* tests failed' "$log_dir/ctest.log"; then
+      # Last, so that a report showing only the end of the run still says why.
+      echo "-- what the failed tests said first (their whole output is above)"
+      grep -E -A7 ': Failure$|\*\*\*(Exception|Timeout)|Segmentation fault' "$log_dir/ctest.log" |
+        cut -c1-300 | head -60
+    fi
   fi
   return $rc
 }
