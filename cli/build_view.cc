@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/text_table.h"
 #include "cli/worker_view.h"
+#include "libfarm/actions/call_phases.h"
 #include "libfarm/cuda/arch_set_label.h"
 #include "libfarm/text/terminal_text.h"
 #include "libfarm/time/proto_time.h"
@@ -196,6 +197,25 @@ std::string HostCompilesSummary(const farm::v1::NvccCalls& c) {
   return out;
 }
 
+std::string CallTimesLines(const std::string& kind, const farm::v1::CallTimes& times,
+                           size_t max_units) {
+  if (times.calls() == 0) return "";
+  constexpr double kShownSeconds = 0.005;
+  constexpr size_t kPhasesShown = 9;
+  std::string out =
+      absl::StrFormat("time       %s: %d %s on the farm, %.2f s: %s\n", kind, times.calls(),
+                      times.calls() == 1 ? "call" : "calls", times.wall_seconds(),
+                      LongestPhases(times.phases(), kShownSeconds, kPhasesShown));
+  for (int i = 0; i < times.slowest_size() && static_cast<size_t>(i) < max_units; ++i) {
+    const farm::v1::UnitTime& u = times.slowest(i);
+    // The launcher's words: shown escaped, never obeyed.
+    absl::StrAppendFormat(&out, "           %s %.2f s %s (%s)\n", i == 0 ? "slowest" : "       ",
+                          u.wall_seconds(), EscapeTerminalText(u.unit()),
+                          LongestPhases(u.phases(), kShownSeconds, 3));
+  }
+  return out;
+}
+
 std::string BuildsTable(const farm::v1::ListBuildsResponse& builds, absl::Time now) {
   if (builds.builds().empty()) {
     return "no builds yet. farm-nvcc creates one per FARM_BUILD_ID; 'farmctl submit' a wheel "
@@ -249,6 +269,9 @@ std::string BuildReport(const farm::v1::Build& b, absl::Time now) {
   if (const std::string host = HostCompilesSummary(b.host_compiles()); !host.empty()) {
     absl::StrAppend(&out, "host cc    ", host, "\n", FallbackExampleLines(b.host_compiles()));
   }
+  constexpr size_t kSlowestShown = 5;  // --json has all that were kept
+  absl::StrAppend(&out, CallTimesLines("nvcc", b.nvcc().times(), kSlowestShown),
+                  CallTimesLines("host cc", b.host_compiles().times(), kSlowestShown));
   for (const auto& p : b.published_to()) absl::StrAppend(&out, "published  ", p, "\n");
 
   if (!b.shards().empty()) {

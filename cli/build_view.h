@@ -30,6 +30,13 @@ std::string NvccCallsSummary(const farm::v1::NvccCalls& calls);
 // farm-cc's reports (Build.host_compiles); "" when none came. BuildReport lists the reasons'
 // examples under either line.
 std::string HostCompilesSummary(const farm::v1::NvccCalls& compiles);
+
+// Where the time of a kind's calls on the farm went (issue 45), "" when none reported it:
+//   "time       host cc: 49 calls on the farm, 31.20 s: run 20.10 s, scan 4.20 s, ...\n"
+//   "           slowest 2.10 s src/foo.cpp (run 1.80 s, scan 0.12 s, other 0.10 s)\n" ...
+// phases longest first, the `max_units` slowest units.
+std::string CallTimesLines(const std::string& kind, const farm::v1::CallTimes& times,
+                           size_t max_units);
 // `farmctl watch ID` on a terminal: one line per shard with a bar, then the state.
 std::string WatchFrame(const farm::v1::Build& build, absl::Time now);
 // `farmctl watch ID` elsewhere: one line for the whole build.

@@ -284,5 +284,30 @@ TEST(BuildViewTest, AFallbackBuildDependencySaysWhichIndexAndWhy) {
                                        "CUDA 13.0 (farm_fallback: "));
 }
 
+TEST(BuildViewTest, CallTimesTellWhereTheFarmsCallsSpentTheirTime) {
+  farm::v1::CallTimes times;
+  EXPECT_EQ(CallTimesLines("host cc", times, 5), "");
+  times.set_calls(3);
+  times.set_wall_seconds(4.5);
+  times.mutable_phases()->set_run(3.0);
+  times.mutable_phases()->set_scan(0.9);
+  times.mutable_phases()->set_other(0.6);
+  times.mutable_phases()->set_queue(0.001);  // under 5 ms: not shown
+  for (const auto& [unit, wall] :
+       std::vector<std::pair<std::string, double>>{{"src/slow.cc", 2.5}, {"a\x1b[2Jb.cc", 1.0}}) {
+    farm::v1::UnitTime* u = times.add_slowest();
+    u->set_unit(unit);
+    u->set_wall_seconds(wall);
+    u->mutable_phases()->set_run(wall - 0.5);
+    u->mutable_phases()->set_scan(0.5);
+  }
+  EXPECT_EQ(
+      CallTimesLines("host cc", times, 5),
+      "time       host cc: 3 calls on the farm, 4.50 s: run 3.00 s, scan 0.90 s, other 0.60 s\n"
+      "           slowest 2.50 s src/slow.cc (run 2.00 s, scan 0.50 s)\n"
+      "                   1.00 s a\\x1b[2Jb.cc (scan 0.50 s, run 0.50 s)\n");
+  EXPECT_EQ(CallTimesLines("nvcc", times, 1).find("a\\x1b"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace farm::cli

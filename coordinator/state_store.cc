@@ -243,6 +243,12 @@ void StateBatch::Delete(Table table, const std::string& key) {
   ops_.push_back({table, key, std::nullopt});
 }
 
+void StateBatch::Append(StateBatch&& other) {
+  ops_.insert(ops_.end(), std::make_move_iterator(other.ops_.begin()),
+              std::make_move_iterator(other.ops_.end()));
+  other.ops_.clear();
+}
+
 absl::Status StateStore::Write(const StateBatch& batch) {
   rocksdb::WriteBatch wb;
   for (const auto& op : batch.ops_) {

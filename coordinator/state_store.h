@@ -39,6 +39,8 @@ class StateBatch {
  public:
   void Put(Table table, const std::string& key, const google::protobuf::Message& value);
   void Delete(Table table, const std::string& key);
+  // Adds `other`'s operations after this batch's own.
+  void Append(StateBatch&& other);
   bool empty() const { return ops_.empty(); }
 
  private:

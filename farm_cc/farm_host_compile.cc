@@ -168,7 +168,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     const CcInvocation& call, const cc::CcCompilePlan& plan,
     const cc::HostToolchainFiles& toolchain, const CompileInputs& inputs,
     const std::map<std::string, std::string>& action_env, const std::string& cwd,
-    const FarmCcConfig& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline) {
+    const FarmCcConfig& options, ActionClient* actions, CasClient* cas, CallClock& clock) {
   std::error_code ec;
   if (fs::canonical(cwd, ec) != fs::path(cwd) || ec) {
     return Local(farm::v1::FALLBACK_REASON_INPUTS,
@@ -215,7 +215,8 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
       cross_tree = *std::move(cache);
       // A cache that cannot answer is a miss: the compile still runs on the farm.
       auto hit = cross_tree->Restore(actions, cas);
-      timeline.Mark("cross-tree cache");
+      // Its outputs written back on a hit; a lookup on a miss.
+      clock.Mark("cross-tree cache", hit.ok() && *hit ? "download" : "other");
       if (!hit.ok()) {
         ComponentLogger("farm-cc")->warn("{}: cross-tree cache not read: {}", plan.source,
                                          hit.status().message());
@@ -257,7 +258,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
   }
   if (absl::Status s = uploads.Upload(missing_inputs, cas); !s.ok()) return s;
 
-  timeline.Mark("upload");
+  clock.Mark("upload", "upload");
 
   auto submitted = actions->Execute({action});
   if (!submitted.ok()) return submitted.status();
@@ -284,16 +285,15 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     }
     return absl::UnavailableError(absl::StrCat("the compile did not run on the farm: ", why));
   }
-  timeline.Mark("farm");
+  clock.Mark("farm", "other");
   const farm::v1::ActionStatus& status = done->front();
-  if (status.has_started_at() && status.has_finished_at()) {
-    timeline.Note("queued",
-                  FromProtoTime(status.started_at()) - FromProtoTime(status.submitted_at()));
-    timeline.Note("on the worker",
-                  FromProtoTime(status.finished_at()) - FromProtoTime(status.started_at()));
-  }
   const farm::v1::ActionResult& r = status.result();
-  timeline.Note("the compile", absl::Seconds(r.wall_seconds()));
+  // A result from the action cache ran before this call: nothing of this call's time.
+  if (!r.cache_hit()) clock.AddFarmPhases(r.phases());
+  if (status.has_started_at() && status.has_finished_at()) {
+    clock.Note("on the worker",
+               FromProtoTime(status.finished_at()) - FromProtoTime(status.started_at()));
+  }
   FarmHostCompileResult result;
   result.exit_code = r.exit_code();
   result.cache_hit = r.cache_hit();
@@ -314,7 +314,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     }
     if (absl::Status s = cas->DownloadToFile(it->second, absolute); !s.ok()) return s;
   }
-  timeline.Mark("download");
+  clock.Mark("download", "download");
   if (cross_tree) {
     const farm::v1::Digest& object = by_path[local_outputs[0].first.substr(1)];
     if (absl::Status s = cross_tree->Record(result, object, actions, cas); !s.ok()) {
@@ -322,7 +322,7 @@ absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
       ComponentLogger("farm-cc")->warn("{}: cross-tree cache entry not kept: {}", plan.source,
                                        s.message());
     }
-    timeline.Mark("cross-tree record");
+    clock.Mark("cross-tree record", "other");
   }
   return result;
 }

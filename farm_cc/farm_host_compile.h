@@ -13,10 +13,10 @@
 #include "farm_cc/compiler_locator.h"
 #include "farm_cc/farm_cc_config.h"
 #include "libfarm/actions/action_client.h"
+#include "libfarm/actions/call_phases.h"
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/cc/cc_command_line.h"
 #include "libfarm/cc/host_toolchain.h"
-#include "libfarm/time/phase_timeline.h"
 
 namespace farm {
 
@@ -48,11 +48,11 @@ absl::Status NoWorkerForToolchain(const farm::v1::ActionStatus& status,
 // CompileEnvironment): takes another tree's answer (cross_tree_cache.h) or uploads what the
 // CAS lacks, runs and collects. FAILED_PRECONDITION with the reason for what would not be
 // the same on a worker. An exit code other than 0 is the worker's compile's; UNAVAILABLE and
-// the like say the farm could not run it. Each phase's time goes to `timeline`.
+// the like say the farm could not run it. Each phase's time goes to `clock`.
 absl::StatusOr<FarmHostCompileResult> CompileOnFarm(
     const CcInvocation& call, const cc::CcCompilePlan& plan,
     const cc::HostToolchainFiles& toolchain, const CompileInputs& inputs,
     const std::map<std::string, std::string>& action_env, const std::string& cwd,
-    const FarmCcConfig& options, ActionClient* actions, CasClient* cas, PhaseTimeline& timeline);
+    const FarmCcConfig& options, ActionClient* actions, CasClient* cas, CallClock& clock);
 
 }  // namespace farm

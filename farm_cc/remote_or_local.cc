@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "farm_cc/farm_host_compile.h"
 #include "farm_cc/scan_cache.h"
 #include "farm_cc/search_list_cache.h"
+#include "libfarm/actions/call_phases.h"
 #include "libfarm/cc/dependency_scan.h"
 #include "libfarm/cc/file_facts_cache.h"
 #include "libfarm/client/coordinator_target.h"
@@ -30,9 +32,9 @@ namespace {
 
 void Report(const FarmCcConfig& options, farm::v1::NvccCallOutcome outcome,
             farm::v1::FallbackReason code = farm::v1::FALLBACK_REASON_UNSPECIFIED,
-            const std::string& reason = "") {
+            const std::string& reason = "", const CompileCallTiming* timing = nullptr) {
   ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_HOST, outcome,
-                    code, reason);
+                    code, reason, timing);
 }
 
 // The local compiler as a child printing to our stdout and stderr, under a heavy job slot;
@@ -75,6 +77,7 @@ struct CallEnd {
   bool compiled_here = false;
   int exit_code = 0;
   std::string farm_stderr;  // the farm's failed compile's diagnostics, for a strict refusal
+  std::optional<CompileCallTiming> timing;  // the farm ran it: where its time went
 };
 
 // A compile that stays on this host, not yet compiled.
@@ -108,8 +111,7 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
                             const farm::v1::Digest& toolchain_digest,
                             const std::map<std::string, std::string>& env,
                             const std::map<std::string, std::string>& action_env,
-                            const std::string& cwd, const FarmCcConfig& options,
-                            PhaseTimeline& timeline) {
+                            const std::string& cwd, const FarmCcConfig& options, CallClock& clock) {
   auto log = ComponentLogger("farm-cc");
   GatheredInputs gathered;
   cc::FileFactsCache facts = cc::FileFactsCache::Load(
@@ -128,7 +130,7 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
       auto inputs = GatherCompileInputs(call, plan, kept->scan.files, kept->scan.search_dirs, env,
                                         cwd, &facts);
       if (inputs.ok() && cache->Holds(*kept, *inputs)) {
-        timeline.Mark("kept scan and input tree");
+        clock.Mark("kept scan and input tree", "hash");
         gathered.inputs = *std::move(inputs);
         return gathered;
       }
@@ -145,14 +147,14 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
                       ? GatherCompileInputsFromIncludes(call, plan, *search_dirs, env, cwd, &facts)
                       : absl::StatusOr<CompileInputs>(search_dirs.status());
     if (inputs.ok()) {
-      timeline.Mark("includes read and input tree");
+      clock.Mark("includes read and input tree", "scan");
       gathered.inputs = *std::move(inputs);
       return gathered;
     }
     log->debug("{}: the compiler scans: {}", plan.source, inputs.status().message());
   }
   auto scan = cc::ScanDependencies(call.compiler, plan, cwd);
-  timeline.Mark("scan");
+  clock.Mark("scan", "scan");
   if (!scan.ok()) {
     gathered.scan_failed = true;
     gathered.inputs = scan.status();
@@ -160,7 +162,7 @@ GatheredInputs GatherInputs(const CcInvocation& call, const cc::CcCompilePlan& p
   }
   gathered.inputs =
       GatherCompileInputs(call, plan, scan->files, scan->search_dirs, env, cwd, &facts);
-  timeline.Mark("input tree");
+  clock.Mark("input tree", "hash");
   if (cache && gathered.inputs.ok()) {
     // Without the entry the next call only scans again.
     if (absl::Status s = cache->Keep(*scan, *gathered.inputs, options.scan_cache_bytes); !s.ok()) {
@@ -179,7 +181,7 @@ CallEnd Attempt(const CcInvocation& call, const FarmCcConfig& options) {
                 absl::StrCat("'", std::filesystem::path(call.compiler).filename().string(),
                              "' is not gcc, g++, clang or clang++"));
   }
-  PhaseTimeline timeline;
+  CallClock clock;
   auto plan = cc::PlanRemoteCompile(call.args, *family);
   if (!plan.ok()) {
     return Here(farm::v1::FALLBACK_REASON_COMMAND_LINE, std::string(plan.status().message()));
@@ -189,7 +191,7 @@ CallEnd Attempt(const CcInvocation& call, const FarmCcConfig& options) {
     return Here(farm::v1::FALLBACK_REASON_TOOLCHAIN,
                 absl::StrCat("toolchain: ", toolchain.status().message()));
   }
-  timeline.Mark("toolchain");
+  clock.Mark("toolchain", "other");
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
   const std::map<std::string, std::string> env = ProcessEnvironment();
@@ -204,7 +206,7 @@ CallEnd Attempt(const CcInvocation& call, const FarmCcConfig& options) {
       LocalJobSlotIfUsable(options.local_jobs, JobClass::kLight, "farm-cc", "dependency scan",
                            options.local_job_priority);
   GatheredInputs gathered =
-      GatherInputs(call, *plan, toolchain->tree_digest, env, *action_env, cwd, options, timeline);
+      GatherInputs(call, *plan, toolchain->tree_digest, env, *action_env, cwd, options, clock);
   scan_slot.reset();
   if (gathered.scan_failed) {
     // The preprocessor failed: the compile will too, and says why in its own words.
@@ -225,10 +227,10 @@ CallEnd Attempt(const CcInvocation& call, const FarmCcConfig& options) {
   cas_options.initial_backoff = absl::Milliseconds(100);
   auto cas = CasClient::Connect(target->address, target->token, cas_options, target->channel);
   auto actions = ActionClient::Connect(target->address, target->token, target->channel);
-  timeline.Mark("connect");
+  clock.Mark("connect", "other");
   auto result = CompileOnFarm(call, *plan, *toolchain, *gathered.inputs, *action_env, cwd, options,
-                              actions.get(), cas.get(), timeline);
-  ComponentLogger("farm-cc")->debug("{}: {}", plan->source, timeline.Summary());
+                              actions.get(), cas.get(), clock);
+  ComponentLogger("farm-cc")->debug("{}: {}", plan->source, clock.Summary());
   if (!result.ok()) {
     return Here(FallbackReasonOf(result.status(), farm::v1::FALLBACK_REASON_FARM_ERROR),
                 std::string(result.status().message()));
@@ -250,6 +252,8 @@ CallEnd Attempt(const CcInvocation& call, const FarmCcConfig& options) {
   CallEnd end;
   end.outcome =
       result->cache_hit ? farm::v1::NVCC_CALL_OUTCOME_CACHED : farm::v1::NVCC_CALL_OUTCOME_SPLIT;
+  end.timing = CompileCallTiming{
+      .unit = plan->source, .wall_seconds = clock.WallSeconds(), .phases = clock.Phases()};
   return end;
 }
 
@@ -271,7 +275,8 @@ int RemoteOrLocal(const CcInvocation& call, const FarmCcConfig& options) {
   const CallEnd end = Attempt(call, options);
   // One report and one strict-mode decision per compile, whichever way it stayed here.
   if (end.outcome != farm::v1::NVCC_CALL_OUTCOME_FALLBACK) {
-    Report(options, end.outcome);
+    Report(options, end.outcome, farm::v1::FALLBACK_REASON_UNSPECIFIED, "",
+           end.timing ? &*end.timing : nullptr);
     return end.exit_code;
   }
   Report(options, end.outcome, end.code, end.reason);

@@ -347,7 +347,7 @@ farm::v1::Completion ActionRunner::Run(const farm::v1::Lease& lease, const farm:
     }
   }
 
-  timeline.Mark("layout");
+  result->mutable_phases()->set_fetch(timeline.Mark("layout"));
 
   CommandSpec spec;
   spec.argv.assign(action.argv().begin(), action.argv().end());
@@ -392,7 +392,7 @@ farm::v1::Completion ActionRunner::Run(const farm::v1::Lease& lease, const farm:
   if (follower != nullptr) follower->Start(spec.stdout_path);
   auto outcome = RunCommandInDirectory(spec, cancel);
   if (follower != nullptr) follower->Stop();
-  timeline.Mark("run");
+  result->mutable_phases()->set_run(timeline.Mark("run"));
   if (!outcome.ok()) {
     // The program is missing here: the whole point of requirements is that it should not be.
     result->set_exit_code(127);
@@ -459,7 +459,7 @@ farm::v1::Completion ActionRunner::Run(const farm::v1::Lease& lease, const farm:
     o->set_path(out);
     *o->mutable_digest() = *digest;
   }
-  timeline.Mark("upload");
+  result->mutable_phases()->set_output_upload(timeline.Mark("upload"));
   timeline.Note("the command", absl::Seconds(outcome->wall_seconds));
   log->debug("lease {}: {}", lease.lease_id(), timeline.Summary());
   return completion;

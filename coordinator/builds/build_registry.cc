@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "coordinator/builds/build_log_blocks.h"
+#include "coordinator/builds/call_times.h"
 #include "farm/v1/state.pb.h"
 #include "libfarm/actions/action_client.h"
 #include "libfarm/logging/logger.h"
@@ -88,7 +89,8 @@ BuildRegistry::BuildRegistry(StateStore* store, MetricsRegistry* metrics,
       metrics_(metrics),
       clock_(std::move(clock)),
       nvcc_metrics_(metrics, farm::v1::COMPILE_CALL_KIND_NVCC),
-      host_compile_metrics_(metrics, farm::v1::COMPILE_CALL_KIND_HOST) {
+      host_compile_metrics_(metrics, farm::v1::COMPILE_CALL_KIND_HOST),
+      call_time_metrics_(metrics) {
   metrics_->AddRefreshHook([this] {
     std::map<std::pair<std::string, std::string>, int> counts;
     for (auto kind : {farm::v1::BUILD_KIND_COMPILE, farm::v1::BUILD_KIND_WHEEL}) {
@@ -341,40 +343,91 @@ void BuildRegistry::PersistCreated(const std::vector<std::string>& ids) {
   }
 }
 
-absl::Status BuildRegistry::Mutate(const std::string& id,
-                                   const std::function<absl::Status(Build&, StateBatch&)>& change) {
+absl::Status BuildRegistry::Mutate(const std::string& id, const RecordChange& change) {
   absl::MutexLock write(&write_mu_);
-  Build copy;
+  PendingChange one{.id = id, .change = &change};
+  WriteChanges({&one});
+  return one.result;
+}
+
+absl::Status BuildRegistry::MutateGrouped(const std::string& id, const RecordChange& change) {
+  PendingChange mine{.id = id, .change = &change};
   {
-    absl::MutexLock lock(&mu_);
-    auto it = builds_.find(id);
-    if (it == builds_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("no build '", id, "'. Fix: 'farmctl builds' lists the builds"));
-    }
-    copy = it->second.record;
+    absl::MutexLock queue(&group_mu_);
+    group_.push_back(&mine);
   }
+  // Whoever takes the writer's place first writes every change queued by then (its own
+  // included) in one synced batch; the others find theirs written. A thousand launchers'
+  // reports then cost a few syncs, not one each in turn.
+  absl::MutexLock write(&write_mu_);
+  std::vector<PendingChange*> group;
+  {
+    absl::MutexLock queue(&group_mu_);
+    if (mine.written) return mine.result;
+    group.swap(group_);
+  }
+  WriteChanges(group);
+  {
+    absl::MutexLock queue(&group_mu_);
+    for (PendingChange* p : group) p->written = true;
+  }
+  return mine.result;
+}
+
+void BuildRegistry::WriteChanges(const std::vector<PendingChange*>& changes) {
+  std::map<std::string, Build> copies;
+  std::vector<std::string> changed;  // in the order first changed
   StateBatch batch;
-  FARM_RETURN_IF_ERROR(change(copy, batch));
-  // Reasons and verification notes quote what the build made (wheel member names, tool
-  // output): text that is not UTF-8 would make the record unreadable to every client.
-  EscapeInvalidUtf8Fields(&copy);
-  batch.Put(Table::kBuilds, id, copy);
-  FARM_RETURN_IF_ERROR(store_->Write(batch));
-  absl::MutexLock lock(&mu_);
-  Entry& entry = builds_.at(id);
-  Build& current = entry.record;
-  const bool compile = copy.kind() == farm::v1::BUILD_KIND_COMPILE;
-  if (compile && !entry.shards.empty()) {
-    // The state of a compile build follows its actions, which may have moved meanwhile.
-    copy.set_state(current.state());
-    copy.set_reason(current.reason());
-    *copy.mutable_started_at() = current.started_at();
-    *copy.mutable_finished_at() = current.finished_at();
+  for (PendingChange* p : changes) {
+    auto it = copies.find(p->id);
+    if (it == copies.end()) {
+      absl::MutexLock lock(&mu_);
+      auto found = builds_.find(p->id);
+      if (found == builds_.end()) {
+        p->result = absl::NotFoundError(
+            absl::StrCat("no build '", p->id, "'. Fix: 'farmctl builds' lists the builds"));
+        continue;
+      }
+      it = copies.emplace(p->id, found->second.record).first;
+    }
+    // A change that fails leaves the record, and the batch, as they were.
+    Build tentative = it->second;
+    StateBatch own;
+    p->result = (*p->change)(tentative, own);
+    if (!p->result.ok()) continue;
+    // Reasons and verification notes quote what the build made (wheel member names, tool
+    // output): text that is not UTF-8 would make the record unreadable to every client.
+    EscapeInvalidUtf8Fields(&tentative);
+    it->second = std::move(tentative);
+    batch.Append(std::move(own));
+    if (std::find(changed.begin(), changed.end(), p->id) == changed.end()) {
+      changed.push_back(p->id);
+    }
   }
-  current = std::move(copy);
-  if (compile && entry.shards.empty()) DeriveStateFromCalls(entry, /*live=*/true);
-  return absl::OkStatus();
+  if (changed.empty()) return;
+  for (const std::string& id : changed) batch.Put(Table::kBuilds, id, copies.at(id));
+  if (absl::Status s = store_->Write(batch); !s.ok()) {
+    for (PendingChange* p : changes) {
+      if (p->result.ok()) p->result = s;
+    }
+    return;
+  }
+  absl::MutexLock lock(&mu_);
+  for (const std::string& id : changed) {
+    Build& copy = copies.at(id);
+    Entry& entry = builds_.at(id);
+    Build& current = entry.record;
+    const bool compile = copy.kind() == farm::v1::BUILD_KIND_COMPILE;
+    if (compile && !entry.shards.empty()) {
+      // The state of a compile build follows its actions, which may have moved meanwhile.
+      copy.set_state(current.state());
+      copy.set_reason(current.reason());
+      *copy.mutable_started_at() = current.started_at();
+      *copy.mutable_finished_at() = current.finished_at();
+    }
+    current = std::move(copy);
+    if (compile && entry.shards.empty()) DeriveStateFromCalls(entry, /*live=*/true);
+  }
 }
 
 absl::StatusOr<Build> BuildRegistry::CreateWheelBuild(const WheelBuildSpec& spec) {
@@ -548,9 +601,10 @@ absl::Status BuildRegistry::CountNvccCall(const std::string& id,
     without_actions = it != builds_.end() && it->second.shards.empty() &&
                       it->second.record.kind() == farm::v1::BUILD_KIND_COMPILE;
   }
-  absl::Status s = Mutate(id, [&](Build& b, StateBatch&) {
-    farm::coordinator::CountNvccCall(CallCountsOf(b, report.kind()), report.outcome(), reason,
-                                     report.reason());
+  absl::Status s = MutateGrouped(id, [&](Build& b, StateBatch&) {
+    farm::v1::NvccCalls& counts = CallCountsOf(b, report.kind());
+    farm::coordinator::CountNvccCall(counts, report.outcome(), reason, report.reason());
+    if (HasCallTimes(report)) AddCallTimes(*counts.mutable_times(), report);
     if (without_actions) {
       // Its calls are all it has: the first report starts it, each one ends it again.
       const absl::Time now = clock_();
@@ -562,6 +616,7 @@ absl::Status BuildRegistry::CountNvccCall(const std::string& id,
   if (s.ok()) {
     (report.kind() == farm::v1::COMPILE_CALL_KIND_HOST ? host_compile_metrics_ : nvcc_metrics_)
         .Count(report.outcome(), reason);
+    call_time_metrics_.Observe(report);
   }
   return s;
 }

@@ -24,7 +24,8 @@
 //
 // For farm-nvcc and farm-cc (ReportNvccCall), any kind of build:
 //   CountNvccCall(id, report)   one call's outcome, into Build.nvcc (kind NVCC) or
-//                               Build.host_compiles (kind HOST) and /metrics. A call the
+//                               Build.host_compiles (kind HOST) and /metrics, with its
+//                               times when the farm ran it (call_times.h). A call the
 //                               compile cache answered starts a compile build no action
 //                               named yet (a rebuild answered whole runs none): such a
 //                               build's state and times follow its calls.
@@ -43,6 +44,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "coordinator/builds/action_id_set.h"
+#include "coordinator/builds/call_times.h"
 #include "coordinator/builds/nvcc_call_counts.h"
 #include "coordinator/builds/shard_progress.h"
 #include "coordinator/scheduler/action_observer.h"
@@ -141,9 +143,23 @@ class BuildRegistry final : public ActionObserver {
   void DeriveStateFromCalls(Entry& entry, bool live) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CountFinished(const farm::v1::Build& build) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   farm::v1::Build Render(const Entry& entry) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Applies `change` to a copy of the record, writes it (with `extra` ops), then keeps it.
-  absl::Status Mutate(const std::string& id,
-                      const std::function<absl::Status(farm::v1::Build&, StateBatch&)>& change);
+  using RecordChange = std::function<absl::Status(farm::v1::Build&, StateBatch&)>;
+  // One change of a record waiting to be written; `written` once a writer has taken it.
+  struct PendingChange {
+    std::string id;
+    const RecordChange* change = nullptr;
+    absl::Status result;
+    bool written = false;
+  };
+  // Applies `change` to a copy of the record, writes it (with the ops it staged), then keeps it.
+  absl::Status Mutate(const std::string& id, const RecordChange& change);
+  // The same for changes that read nothing from the store (a call's counts): those queued
+  // at once are written together, in one synced batch.
+  absl::Status MutateGrouped(const std::string& id, const RecordChange& change);
+  // Applies each change in turn to a copy of its record (a failed one is left out), writes
+  // the changed records in one batch, then keeps them; each change's result in it.
+  void WriteChanges(const std::vector<PendingChange*>& changes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void PersistCreated(const std::vector<std::string>& ids);
 
   StateStore* const store_;
@@ -151,9 +167,13 @@ class BuildRegistry final : public ActionObserver {
   const std::function<absl::Time()> clock_;
   NvccCallMetrics nvcc_metrics_;
   NvccCallMetrics host_compile_metrics_;
+  CallTimeMetrics call_time_metrics_;
 
   // Serializes record writes so the store always ends with the newest record; taken before mu_.
   absl::Mutex write_mu_;
+  // Changes queued for MutateGrouped's next writer; taken after write_mu_ or alone.
+  absl::Mutex group_mu_;
+  std::vector<PendingChange*> group_ ABSL_GUARDED_BY(group_mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> builds_ ABSL_GUARDED_BY(mu_);
   // Running actions of any build or none, for the fleet view.

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -337,6 +339,65 @@ TEST_F(BuildRegistryTest, NvccCallsAreCountedPerBuildAndSurviveARestart) {
   auto again = builds_->Get("b1");
   ASSERT_TRUE(again.ok());
   check(*again);
+}
+
+// Reports arriving together are written in groups (one synced batch each): every one is
+// counted once, a report for an unknown build among them fails alone, and what was stored
+// equals what was kept.
+TEST_F(BuildRegistryTest, ReportsSentTogetherAreEachCountedOnceAndStored) {
+  farm::v1::Action other = Shell("b", "sm_80");
+  other.set_build_id("b2");
+  ASSERT_TRUE(scheduler_->Execute({Shell("a", "sm_90"), other}).ok());
+  constexpr int kThreads = 8;
+  constexpr int kEach = 50;
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        const std::string id = i % 10 == 9 ? "no-such-build" : (t % 2 == 0 ? "b1" : "b2");
+        farm::v1::ReportNvccCallRequest r;
+        r.set_build_id(id);
+        r.set_outcome(farm::v1::NVCC_CALL_OUTCOME_SPLIT);
+        absl::Status s = builds_->CountNvccCall(id, r);
+        if (id == "no-such-build") {
+          EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+          ++refused;
+        } else {
+          EXPECT_TRUE(s.ok()) << s;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(refused.load(), kThreads * kEach / 10);
+  farm::v1::ReportNvccCallRequest timed;
+  timed.set_build_id("b1");
+  timed.set_kind(farm::v1::COMPILE_CALL_KIND_HOST);
+  timed.set_outcome(farm::v1::NVCC_CALL_OUTCOME_SPLIT);
+  timed.set_unit("src/a.cc");
+  timed.set_wall_seconds(1.5);
+  timed.mutable_phases()->set_run(1.0);
+  timed.mutable_phases()->set_other(0.5);
+  ASSERT_TRUE(builds_->CountNvccCall("b1", timed).ok());
+  const uint32_t per_build = kThreads / 2 * kEach * 9 / 10;
+  for (const char* id : {"b1", "b2"}) {
+    auto b = builds_->Get(id);
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_EQ(b->nvcc().total(), per_build) << id;
+  }
+  Reopen();
+  for (const char* id : {"b1", "b2"}) {
+    auto b = builds_->Get(id);
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_EQ(b->nvcc().total(), per_build) << id << " after a restart";
+  }
+  auto b1 = builds_->Get("b1");
+  ASSERT_TRUE(b1.ok());
+  EXPECT_EQ(b1->host_compiles().times().calls(), 1u);
+  ASSERT_EQ(b1->host_compiles().times().slowest_size(), 1);
+  EXPECT_EQ(b1->host_compiles().times().slowest(0).unit(), "src/a.cc");
+  EXPECT_DOUBLE_EQ(b1->host_compiles().times().phases().run(), 1.0);
 }
 
 // A rebuild the compile cache answers whole runs no action, so nothing but its calls' reports

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "coordinator/builds/call_times.h"
 
 namespace farm::coordinator {
 namespace {
@@ -117,7 +118,7 @@ absl::Status CheckNvccCallReport(const farm::v1::ReportNvccCallRequest& report) 
                                                    NvccOutcomeName(report.outcome()),
                                                    ". Fix: leave it and its code empty"));
   }
-  return absl::OkStatus();
+  return CheckCallTimes(report);
 }
 
 std::string NvccReasonClass(absl::string_view reason) {

@@ -28,7 +28,8 @@ inline constexpr size_t kMaxFallbackExampleBytes = 200;  // of each
 inline constexpr absl::string_view kOtherNvccReason = "other";
 
 // INVALID_ARGUMENT for an empty or oversized build id, an unknown kind, outcome or reason code,
-// an oversized reason, or a reason or code on an outcome other than FALLBACK.
+// an oversized reason, a reason or code on an outcome other than FALLBACK, or times that are
+// not (CheckCallTimes).
 absl::Status CheckNvccCallReport(const farm::v1::ReportNvccCallRequest& report);
 
 // The class a fallback is counted under: its first line without the "not decomposable: "

@@ -12,6 +12,7 @@
 #include "coordinator/scheduler/action_key.h"
 #include "coordinator/scheduler/requirements.h"
 #include "libfarm/actions/action_client.h"
+#include "libfarm/actions/call_phases.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/file_tree/file_tree.h"
 #include "libfarm/file_tree/footprint.h"
@@ -23,6 +24,38 @@ namespace farm::coordinator {
 namespace {
 
 using farm::v1::ActionState;
+
+// A worker's phases longer than this are not times (a worker is trusted with nothing).
+constexpr double kMaxPhaseSeconds = 7 * 86400;
+
+// The run's phases as the coordinator keeps them (issue 45): the worker's three, dropped
+// unless every one is a time, and the queue from the action's own times; each into
+// farm_action_phase_seconds{phase}.
+void StampPhases(farm::v1::ActionStatus& status, MetricsRegistry& metrics) {
+  const farm::v1::CallPhases& sent = status.result().phases();
+  farm::v1::CallPhases kept;
+  if (CheckPhases(sent, kMaxPhaseSeconds).ok()) {
+    kept.set_fetch(sent.fetch());
+    kept.set_run(sent.run());
+    kept.set_output_upload(sent.output_upload());
+  }
+  if (status.has_started_at() && status.has_submitted_at()) {
+    kept.set_queue(std::max(0.0, absl::ToDoubleSeconds(FromProtoTime(status.started_at()) -
+                                                       FromProtoTime(status.submitted_at()))));
+  }
+  *status.mutable_result()->mutable_phases() = kept;
+  for (const auto& [phase, seconds] : {std::pair<const char*, double>{"queue", kept.queue()},
+                                       {"fetch", kept.fetch()},
+                                       {"run", kept.run()},
+                                       {"output_upload", kept.output_upload()}}) {
+    metrics
+        .GetHistogram("farm_action_phase_seconds",
+                      "Where an action run on a worker spent its time: queued, its inputs "
+                      "fetched, run, its outputs uploaded.",
+                      PhaseHistogramBuckets(), {{"phase", phase}})
+        ->Observe(seconds);
+  }
+}
 
 // Ids sort in creation order: nanoseconds since the epoch, then randomness.
 std::string NewId(absl::Time now) {
@@ -730,6 +763,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Complete(
     } else {
       *status.mutable_result() = c.result();
       status.mutable_result()->set_worker(worker);
+      StampPhases(status, *metrics_);
       status.clear_error();
       Finish(e, farm::v1::ACTION_STATE_COMPLETED, "");
       durations->Observe(c.result().wall_seconds());

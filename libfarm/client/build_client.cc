@@ -103,13 +103,20 @@ absl::Status BuildClient::ReportCompileCall(const std::string& build_id,
                                             farm::v1::CompileCallKind kind,
                                             farm::v1::NvccCallOutcome outcome,
                                             farm::v1::FallbackReason reason_code,
-                                            const std::string& reason) {
+                                            const std::string& reason,
+                                            const CompileCallTiming* timing) {
   farm::v1::ReportNvccCallRequest request;
   request.set_build_id(build_id);
   request.set_kind(kind);
   request.set_outcome(outcome);
   request.set_reason_code(reason_code);
   request.set_reason(ReportableCallReason(reason));
+  if (timing != nullptr) {
+    constexpr size_t kMaxUnitBytes = 256;  // the coordinator's limit
+    request.set_unit(ReportableCallReason(timing->unit, kMaxUnitBytes));
+    request.set_wall_seconds(timing->wall_seconds);
+    *request.mutable_phases() = timing->phases;
+  }
   return ReportNvccCall(request);
 }
 

@@ -17,6 +17,14 @@ namespace farm {
 // classes the text anyway).
 std::string ReportableCallReason(const std::string& reason, size_t max_bytes = 1024);
 
+// What a call the farm ran reports of its time (issue 45): its unit (the source as the call
+// names it), its wall time and where that went.
+struct CompileCallTiming {
+  std::string unit;
+  double wall_seconds = 0;
+  farm::v1::CallPhases phases;
+};
+
 class BuildClient {
  public:
   BuildClient(std::unique_ptr<farm::v1::BuildService::StubInterface> stub, std::string address,
@@ -40,13 +48,14 @@ class BuildClient {
   absl::Status ReportNvccCall(const farm::v1::ReportNvccCallRequest& request);
   // A launcher's report of one compile call of build `build_id`: farm-nvcc's nvcc calls (kind
   // COMPILE_CALL_KIND_NVCC) or farm-cc's host compiles (COMPILE_CALL_KIND_HOST), with the
-  // code a fallback is counted by and its reason made reportable (ReportableCallReason);
+  // code a fallback is counted by and its reason made reportable (ReportableCallReason), or
+  // the timing of a call the farm ran (its unit cut to 256 bytes, made reportable likewise);
   // within the client's timeout.
   absl::Status ReportCompileCall(
       const std::string& build_id, farm::v1::CompileCallKind kind,
       farm::v1::NvccCallOutcome outcome,
       farm::v1::FallbackReason reason_code = farm::v1::FALLBACK_REASON_UNSPECIFIED,
-      const std::string& reason = "");
+      const std::string& reason = "", const CompileCallTiming* timing = nullptr);
 
  private:
   std::unique_ptr<farm::v1::BuildService::StubInterface> stub_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "farm/v1/actions.pb.h"
 #include "libfarm/nvcc/device_job.h"
 
 namespace farm {
@@ -18,6 +19,8 @@ struct DeviceJobOutcome {
   std::string stderr_text;
   std::string worker;  // who ran it; empty when answered from the action cache
   bool cache_hit = false;
+  // The farm's queue, fetch, run and output upload for it; none for a cache hit.
+  farm::v1::CallPhases farm_phases;
 };
 
 struct DeviceCompileContext {
@@ -29,6 +32,9 @@ struct DeviceCompileContext {
   // The translation unit as its last path components ("native/cuda/Sort.cu"): with a job's
   // shard, the action's history key (farm.v1.Action.history_key).
   std::string source_name;
+  // What the build's cost hints (cost_hints.h) say one of its device jobs takes; the farm's
+  // history, where it has one, comes first.
+  std::optional<double> hinted_seconds;
   // A job to send first and report as soon as its outputs are written (if it exited 0),
   // before the others finish: the one whose outputs let the caller start other work.
   std::optional<size_t> early_job;

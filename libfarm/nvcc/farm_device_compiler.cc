@@ -46,6 +46,7 @@ farm::v1::Action DeviceJobAction(const DeviceJob& job, const DeviceCompileContex
   if (!context.source_name.empty()) {
     action.set_history_key(DeviceJobHistoryKey(context.source_name, job));
   }
+  if (context.hinted_seconds) action.set_expected_seconds(*context.hinted_seconds);
   for (const SourceStamp& stamp : job.source_stamps) {
     auto* s = action.add_source_stamps();
     s->set_path(stamp.path);
@@ -67,6 +68,7 @@ absl::StatusOr<DeviceJobOutcome> FarmDeviceCompiler::Collect(const DeviceJob& jo
   outcome.exit_code = r.exit_code();
   outcome.worker = r.worker();
   outcome.cache_hit = r.cache_hit();
+  if (!r.cache_hit()) outcome.farm_phases = r.phases();
   auto out = ActionLogText(cas_, r.stdout_digest(), r.stdout_tail());
   if (!out.ok()) return out.status();
   auto err = ActionLogText(cas_, r.stderr_digest(), r.stderr_tail());
@@ -89,15 +91,21 @@ absl::StatusOr<DeviceJobOutcome> FarmDeviceCompiler::Collect(const DeviceJob& jo
 
 std::vector<double> FarmDeviceCompiler::ExpectedSeconds(const std::vector<DeviceJob>& jobs,
                                                         const DeviceCompileContext& context) {
-  std::vector<double> none(jobs.size(), 0);
-  if (context.source_name.empty()) return none;
+  // Without history, what the build's hints say (0: nothing known).
+  std::vector<double> hinted(jobs.size(), context.hinted_seconds.value_or(0));
+  if (context.source_name.empty()) return hinted;
   std::vector<std::string> keys;
   for (const DeviceJob& job : jobs) keys.push_back(DeviceJobHistoryKey(context.source_name, job));
   auto seconds = actions_->GetExpectedCosts(keys);
-  if (!seconds.ok()) {
+  if (!seconds.ok() || seconds->size() != jobs.size()) {
     // Only the order of the build host's work depends on it.
-    ComponentLogger("farm-nvcc")->debug("expected costs: {}", seconds.status().message());
-    return none;
+    ComponentLogger("farm-nvcc")
+        ->debug("expected costs: {}", seconds.ok() ? "an answer per job missing"
+                                                   : std::string(seconds.status().message()));
+    return hinted;
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if ((*seconds)[i] <= 0) (*seconds)[i] = hinted[i];
   }
   return *std::move(seconds);
 }

@@ -12,10 +12,18 @@ std::string Seconds(absl::Duration d) {
 
 }  // namespace
 
-void PhaseTimeline::Mark(std::string phase) {
+double PhaseTimeline::Mark(std::string phase) {
   const absl::Time now = absl::Now();
-  phases_.emplace_back(std::move(phase), now - last_);
+  const absl::Duration took = now - last_;
+  phases_.emplace_back(std::move(phase), took);
   last_ = now;
+  return absl::ToDoubleSeconds(took);
+}
+
+double PhaseTimeline::Total() const {
+  absl::Duration total;
+  for (const auto& [phase, d] : phases_) total += d;
+  return absl::ToDoubleSeconds(total);
 }
 
 std::string PhaseTimeline::Summary() const {

@@ -16,8 +16,11 @@ class PhaseTimeline {
  public:
   PhaseTimeline() : last_(absl::Now()) {}
 
-  // Ends the current phase, naming it; the next one starts now.
-  void Mark(std::string phase);
+  // Ends the current phase, naming it; the next one starts now. Returns its seconds (what a
+  // call's phases report: farm.v1.CallPhases).
+  double Mark(std::string phase);
+  // The phases so far, in seconds.
+  double Total() const;
   // A span measured elsewhere (a worker's share of a farm phase), shown after the phases.
   void Note(std::string what, absl::Duration d) { notes_.emplace_back(std::move(what), d); }
 

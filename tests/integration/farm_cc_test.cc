@@ -10,10 +10,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "libfarm/files/file_contents.h"
+#include "libfarm/net/address.h"
 #include "libfarm/process/subprocess.h"
 #include "tests/support/suite_fixture.h"
 #include "tests/support/test_farm.h"
@@ -236,6 +238,38 @@ TEST_F(FarmCcTest, ARepeatedCompileComesFromTheCache) {
   EXPECT_EQ(json["shards"][0]["name"], "host");
   EXPECT_EQ(json["shards"][0]["total"], 2);
   EXPECT_EQ(json["shards"][0]["cached"], 1);
+
+  // Where the time went (issue 45): both calls with their phases, which add up to their wall
+  // time; the first ran on a worker (queued, fetched, run), the second took its result.
+  const auto& times = json["host_compiles"]["times"];
+  EXPECT_EQ(times.value("calls", ""), "2") << times.dump();
+  const auto& phases = times["phases"];
+  double sum = 0;
+  for (const auto& [phase, seconds] : phases.items()) sum += seconds.get<double>();
+  EXPECT_NEAR(sum, times.value("wall_seconds", 0.0), 1e-6) << times.dump();
+  EXPECT_GT(phases.value("run", 0.0), 0) << times.dump();
+  EXPECT_GT(phases.value("fetch", 0.0), 0) << times.dump();
+  EXPECT_GT(phases.value("upload", 0.0), 0) << times.dump();
+  EXPECT_GT(phases.value("scan", 0.0) + phases.value("hash", 0.0), 0) << times.dump();
+  ASSERT_EQ(times["slowest"].size(), 2u) << times.dump();
+  EXPECT_EQ(times["slowest"][0].value("unit", ""), root + "/src/shapes.cc");
+  const CommandResult text = RunFarmctl({"build", "farm-cc-cache"}, farm_->ClientEnvironment());
+  EXPECT_THAT(text.stdout_text, HasSubstr("time       host cc: 2 calls on the farm, "))
+      << text.stdout_text;
+  EXPECT_THAT(text.stdout_text, HasSubstr("slowest ")) << text.stdout_text;
+  // And in /metrics, as histograms: the launchers' calls and the workers' runs.
+  auto hp = ParseHostPort(farm_->coordinator().http_address());
+  ASSERT_TRUE(hp.ok()) << hp.status();
+  httplib::Client http(hp->host, hp->port);
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  for (const char* series :
+       {"farm_compile_call_seconds_count{kind=\"host\"} ",
+        "farm_compile_call_phase_seconds_count{kind=\"host\",phase=\"upload\"} ",
+        "farm_action_phase_seconds_count{phase=\"queue\"} ",
+        "farm_action_phase_seconds_count{phase=\"run\"} "}) {
+    EXPECT_THAT(metrics->body, HasSubstr(series));
+  }
 }
 
 // A build starts many compiles at once with a toolchain the farm has never seen: one call

@@ -479,7 +479,7 @@ TEST_F(FarmNvccTest, ABuildTheCompileCacheAnswersWholeIsListedAndCounted) {
   CommandResult again = Run(compile, d, {"FARM_BUILD_ID=cached-build-again"});
   ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
   EXPECT_THAT(again.stderr_text, HasSubstr("/saxpy.cu: compile cache"));
-  EXPECT_THAT(again.stderr_text, Not(HasSubstr("call not reported")));
+  EXPECT_THAT(again.stderr_text, Not(HasSubstr("was not counted")));
 
   const std::vector<std::string> farm_env = {"FARM_COORDINATOR=" + farm_->address(),
                                              "FARM_TOKEN_FILE=" + farm_->admin_token_file()};
@@ -517,8 +517,8 @@ TEST_F(FarmNvccTest, ARefusedReportNeverFailsTheCompile) {
       Run({FarmBinary("farm-nvcc"), kNvcc, "-G", "-c", d + "/saxpy.cu", "-o", "s.o", "-arch=sm_90"},
           d, {"FARM_BUILD_ID=no-such-build-ever"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, HasSubstr("call not reported to build no-such-build-ever: no build "
-                                       "'no-such-build-ever'"));
+  EXPECT_THAT(r.stderr_text, HasSubstr("this call's outcome was not counted in build "
+                                       "no-such-build-ever: no build 'no-such-build-ever'"));
   EXPECT_TRUE(fs::exists(d + "/s.o"));
   CommandResult b = RunFarmctl(
       {"build", "no-such-build-ever"},
