@@ -1,9 +1,11 @@
 #include "farm_nvcc/farm_compile.h"
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "libfarm/actions/call_phases.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/split_compile.h"
 
@@ -12,6 +14,7 @@ namespace farm {
 absl::StatusOr<farm::v1::NvccCallOutcome> FarmCompile::Compile(const std::string& nvcc,
                                                                const NvccCommandLine& command) {
   auto log = ComponentLogger("farm-nvcc");
+  const absl::Time start = absl::Now();
   // A compile seen before, whose every input is unchanged, is restored whole.
   std::optional<CompileKey> cache_key;
   if (!command.output.empty()) {
@@ -36,6 +39,7 @@ absl::StatusOr<farm::v1::NvccCallOutcome> FarmCompile::Compile(const std::string
       std::cout << (*hit)->stdout_text() << std::flush;
       std::cerr << (*hit)->stderr_text() << std::flush;
       log->debug("{}: compile cache", command.inputs[0]);
+      AddTiming(command, start, farm::v1::CallPhases());
       return farm::v1::NVCC_CALL_OUTCOME_CACHED;
     }
   }
@@ -47,6 +51,7 @@ absl::StatusOr<farm::v1::NvccCallOutcome> FarmCompile::Compile(const std::string
   request.host_compile_ahead = options_.host_compile_ahead;
   request.local_jobs = options_.local_jobs;
   request.long_unit_seconds = options_.long_unit_seconds;
+  request.cost_hints = &options_.cost_hints;
   request.host_compile_launcher = options_.farm_cc;
   auto result = SplitCompile(request, device_compiler_);
   if (!result.ok()) return result.status();
@@ -64,12 +69,27 @@ absl::StatusOr<farm::v1::NvccCallOutcome> FarmCompile::Compile(const std::string
       log->debug("compile cache: not recorded: {}", s.message());
     }
   }
+  const farm::v1::CallPhases* slowest = nullptr;
   for (size_t i = 0; i < result->jobs.size(); ++i) {
     const DeviceJobOutcome& o = result->outcomes[i];
     log->debug("{}: {}", result->jobs[i].shard,
                o.cache_hit ? std::string("action cache") : absl::StrCat("ran on ", o.worker));
+    if (slowest == nullptr || PhaseSum(o.farm_phases) > PhaseSum(*slowest)) {
+      slowest = &o.farm_phases;
+    }
   }
+  AddTiming(command, start, slowest != nullptr ? *slowest : farm::v1::CallPhases());
   return farm::v1::NVCC_CALL_OUTCOME_SPLIT;
+}
+
+void FarmCompile::AddTiming(const NvccCommandLine& command, absl::Time start,
+                            const farm::v1::CallPhases& farm) {
+  const double wall = absl::ToDoubleSeconds(absl::Now() - start);
+  if (timing_.unit.empty() && !command.inputs.empty()) timing_.unit = command.inputs[0];
+  timing_.wall_seconds += wall;
+  farm::v1::CallPhases phases = farm;
+  phases.set_other(std::max(0.0, wall - PhaseSum(farm)));
+  AddPhases(timing_.phases, phases);
 }
 
 }  // namespace farm

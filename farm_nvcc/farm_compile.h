@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "farm/v1/builds.pb.h"
 #include "farm_nvcc/farm_nvcc_config.h"
+#include "libfarm/client/build_client.h"
 #include "libfarm/nvcc/compile_cache.h"
 #include "libfarm/nvcc/farm_device_compiler.h"
 #include "libfarm/nvcc/nvcc_command_line.h"
@@ -25,10 +26,20 @@ class FarmCompile {
   absl::StatusOr<farm::v1::NvccCallOutcome> Compile(const std::string& nvcc,
                                                     const NvccCommandLine& command);
 
+  // Where the compiles so far spent their time (issue 45): the first one's unit, their wall
+  // times summed, and of each split compile the farm phases of its slowest device job (its
+  // critical path on the farm); the build host's steps (preprocessing, the host compile,
+  // uploads and downloads, the compile cache) are `other`.
+  const CompileCallTiming& timing() const { return timing_; }
+
  private:
+  void AddTiming(const NvccCommandLine& command, absl::Time start,
+                 const farm::v1::CallPhases& farm);
+
   const FarmNvccConfig& options_;
   FarmDeviceCompiler device_compiler_;
   CompileCache compile_cache_;
+  CompileCallTiming timing_;
 };
 
 }  // namespace farm

@@ -38,6 +38,16 @@ const std::vector<Variable>& Variables() {
          config.long_unit_seconds = seconds;
          return absl::OkStatus();
        }},
+      {"FARM_NVCC_COST_HINTS",
+       [](const char* name, const std::string& value, FarmNvccConfig& config) {
+         auto hints = CostHints::Parse(value);
+         if (!hints.ok()) {
+           return BadValue(name, value.substr(0, 200), hints.status().message(),
+                           "unset it, or fix the entry it names");
+         }
+         config.cost_hints = *std::move(hints);
+         return absl::OkStatus();
+       }},
   };
   return table;
 }

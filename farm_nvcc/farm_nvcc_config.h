@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "libfarm/client/coordinator_target.h"
 #include "libfarm/jobs/local_job_limits.h"
+#include "libfarm/nvcc/cost_hints.h"
 #include "libfarm/nvcc/device_compiler.h"
 #include "libfarm/process/environment.h"
 
@@ -30,6 +31,8 @@ struct FarmNvccConfig {
   // FARM_NVCC_LONG_UNIT_SECONDS: a unit whose device code took at least this long on the farm
   // before takes its local slots ahead of other units' (kLongUnitSeconds by default).
   double long_unit_seconds = kLongUnitSeconds;
+  // FARM_NVCC_COST_HINTS: what units the farm has not run yet take (cost_hints.h).
+  CostHints cost_hints;
   // FARM_NVCC_HOST_COMPILE_ON_FARM=0: each split call's host compile runs here, not through
   // the farm-cc beside farm-nvcc.
   bool host_compile_on_farm = true;

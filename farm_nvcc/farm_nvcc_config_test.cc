@@ -35,6 +35,7 @@ TEST(FarmNvccConfigTest, ReadsEveryVariable) {
                                         {"FARM_NVCC_HOST_COMPILE_AHEAD", "0"},
                                         {"FARM_NVCC_HOST_COMPILE_ON_FARM", "no"},
                                         {"FARM_NVCC_LONG_UNIT_SECONDS", "30"},
+                                        {"FARM_NVCC_COST_HINTS", "*flash_bwd*=900"},
                                         {"FARM_NVCC_LOG", "debug"},
                                         {"FARM_TOKEN_FILE", "/t"},
                                         {"FARM_BUILD_ID", "b2"}}));
@@ -44,6 +45,7 @@ TEST(FarmNvccConfigTest, ReadsEveryVariable) {
   EXPECT_FALSE(config->host_compile_ahead);
   EXPECT_FALSE(config->host_compile_on_farm);
   EXPECT_EQ(config->long_unit_seconds, 30);
+  EXPECT_EQ(config->cost_hints.SecondsFor("flash_attn/flash_bwd_hdim64.cu"), 900);
   EXPECT_EQ(config->log_level, "debug");
   EXPECT_EQ(config->target.token_file, "/t");
   EXPECT_EQ(config->build_id, "b2");
@@ -58,6 +60,10 @@ TEST(FarmNvccConfigTest, AValueItCannotTakeIsRefusedNamingTheVariableValueAndFix
       std::string(
           LoadFarmNvccConfig(Env({{"FARM_NVCC_LONG_UNIT_SECONDS", "soon"}})).status().message()),
       StartsWith("FARM_NVCC_LONG_UNIT_SECONDS='soon' is not a number of seconds"));
+  EXPECT_THAT(
+      std::string(
+          LoadFarmNvccConfig(Env({{"FARM_NVCC_COST_HINTS", "*.cu=soon"}})).status().message()),
+      StartsWith("FARM_NVCC_COST_HINTS='*.cu=soon' cost hint '*.cu=soon' is not GLOB=SECONDS"));
   EXPECT_EQ(LoadFarmNvccConfig(Env({{"FARM_LOCAL_JOBS_HEAVY", "0"}})).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

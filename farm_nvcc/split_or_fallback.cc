@@ -30,9 +30,9 @@ namespace {
 
 void ReportCallOutcome(const FarmNvccConfig& options, farm::v1::NvccCallOutcome outcome,
                        farm::v1::FallbackReason code = farm::v1::FALLBACK_REASON_UNSPECIFIED,
-                       const std::string& reason = "") {
+                       const std::string& reason = "", const CompileCallTiming* timing = nullptr) {
   ReportCallOutcome(options.target, options.build_id, farm::v1::COMPILE_CALL_KIND_NVCC, outcome,
-                    code, reason);
+                    code, reason, timing);
 }
 
 // Runs plain nvcc for a call that could not be split, after reporting why (counted under the
@@ -150,7 +150,7 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccConfig& options) {
   if (!plan) {
     auto outcome = farm.Compile(call.nvcc, *command);
     if (!outcome.ok()) return fall_back(farm::v1::FALLBACK_REASON_FARM_ERROR, outcome.status());
-    ReportCallOutcome(options, *outcome);
+    ReportCallOutcome(options, *outcome, farm::v1::FALLBACK_REASON_UNSPECIFIED, "", &farm.timing());
     return 0;
   }
   auto outcome = farm::v1::NVCC_CALL_OUTCOME_CACHED;
@@ -165,7 +165,11 @@ int SplitOrFallback(const NvccInvocation& call, const FarmNvccConfig& options) {
       ->debug("{} .cu compiled on the farm; nvcc links here", plan->compiles.size());
   const int link = RunNvcc(call.nvcc, plan->link_args, options.local_jobs);
   // A link that fails is the user's to fix (nvcc said why), as a compile error is.
-  ReportCallOutcome(options, link == 0 ? outcome : farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
+  if (link != 0) {
+    ReportCallOutcome(options, farm::v1::NVCC_CALL_OUTCOME_COMPILE_ERROR);
+    return link;
+  }
+  ReportCallOutcome(options, outcome, farm::v1::FALLBACK_REASON_UNSPECIFIED, "", &farm.timing());
   return link;
 }
 

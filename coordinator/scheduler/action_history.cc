@@ -56,6 +56,9 @@ ExpectedCost ActionHistory::Expect(const farm::v1::Action& action,
     cost.seconds = history->expected_seconds();
     cost.peak_ram_bytes = history->peak_rss_bytes();
     cost.learnt = true;
+  } else if (action.expected_seconds() > 0) {
+    // Nothing learnt: the launcher's hint (a recipe's cost hints), checked on submit.
+    cost.seconds = action.expected_seconds();
   } else {
     const double rate =
         learnt_input_bytes_ > 0 ? learnt_seconds_ / learnt_input_bytes_ : kDefaultSecondsPerByte;

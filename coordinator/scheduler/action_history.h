@@ -32,6 +32,7 @@ class ActionHistory {
   absl::Status Load(const StateStore& store);
 
   // The action's history when its key has one in the first of `scopes` that has it; otherwise
+  // the launcher's hint (Action.expected_seconds, a recipe's cost hints) when it sent one, else
   // seconds from its input size at the rate learnt over every run so far (unknown RAM). At
   // least the RAM its requirements name.
   ExpectedCost Expect(const farm::v1::Action& action, const std::vector<std::string>& scopes) const;

@@ -72,6 +72,23 @@ TEST(ActionHistoryTest, FailuresAndCacheHitsTeachNothing) {
   EXPECT_FALSE(history.Expect(WithInput("k", 10), kAdmin).learnt);
 }
 
+// A first build: nothing learnt, so the launcher's hint stands in for the input size, and
+// once a run of the key is learnt the history wins over the hint.
+TEST(ActionHistoryTest, AHintStandsInOnlyUntilARunIsLearnt) {
+  ActionHistory history;
+  farm::v1::Action hinted = WithInput("flash_bwd_hdim256.cu sm_90", 10);
+  hinted.set_expected_seconds(900);
+  ExpectedCost cost = history.Expect(hinted, kAdmin);
+  EXPECT_DOUBLE_EQ(cost.seconds, 900);
+  EXPECT_FALSE(cost.learnt);
+  EXPECT_LT(history.Expect(WithInput("Sort.cu sm_90", 10), kAdmin).seconds, 1);
+  StateBatch batch;
+  history.Learn(hinted, "admin", Ran(700, kGiB), batch);
+  cost = history.Expect(hinted, kAdmin);
+  EXPECT_TRUE(cost.learnt);
+  EXPECT_DOUBLE_EQ(cost.seconds, 700);
+}
+
 TEST(ActionHistoryTest, TheRamARequirementNamesIsTheLeastExpected) {
   ActionHistory history;
   farm::v1::Action a = WithInput("k", 10);

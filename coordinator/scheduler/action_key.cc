@@ -1,6 +1,7 @@
 #include "coordinator/scheduler/action_key.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -147,6 +148,13 @@ absl::Status ValidateAction(const farm::v1::Action& action) {
     return absl::InvalidArgumentError(
         absl::StrCat("history key of ", action.history_key().size(), " bytes; the limit is ",
                      kMaxHistoryKeyBytes, ". Fix: name the translation unit and arch only"));
+  }
+  if (const double hint = action.expected_seconds();
+      !std::isfinite(hint) || hint < 0 || hint > 86400) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected seconds of ", hint,
+                     " are not a time from 0 to 86400. Fix: send the seconds a run is expected "
+                     "to take, or 0"));
   }
   std::set<std::string> seen;
   for (const auto& in : action.inputs()) {

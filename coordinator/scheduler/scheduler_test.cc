@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 #include <thread>
@@ -635,6 +636,30 @@ TEST_F(SchedulerTest, ActionsWithoutHistoryAreOrderedByInputSize) {
   Submit(small);
   Submit(large);
   EXPECT_THAT(LeasedKeys(LeaseFor("w1", "s1", 1)), ::testing::ElementsAre("large.cu sm_90"));
+}
+
+// A first build (issue 45): nothing learnt, but the launcher's hint (a recipe's cost hints)
+// names the heavy unit, which is leased first though submitted last and though a larger
+// input would otherwise lead; a hint that is not a time is refused.
+TEST_F(SchedulerTest, WithoutHistoryAHintedActionIsOrderedByItsHint) {
+  farm::v1::Action large = Compile("sm_90");
+  large.set_history_key("large.cu sm_90");
+  *large.mutable_inputs(0)->mutable_digest() = DigestOfBytes(std::string(100'000, 'x'));
+  blobs_.present.insert(large.inputs(0).digest().hash());
+  farm::v1::Action hinted = Compile("sm_90");
+  hinted.set_history_key("flash_bwd_hdim256.cu sm_90");
+  hinted.set_expected_seconds(900);
+  Submit(large);
+  Submit(hinted);
+  EXPECT_THAT(LeasedKeys(LeaseFor("w1", "s1", 2)),
+              ::testing::ElementsAre("flash_bwd_hdim256.cu sm_90", "large.cu sm_90"));
+  for (double bad : {-1.0, 86401.0, std::numeric_limits<double>::infinity()}) {
+    farm::v1::Action odd = Compile("sm_90");
+    odd.set_expected_seconds(bad);
+    auto refused = scheduler_->Execute({odd}, kAdminHistory);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
 }
 
 TEST_F(SchedulerTest, AWorkerIsNotLeasedMoreThanItsRamHoldsByLearntPeaks) {

@@ -252,12 +252,16 @@ absl::StatusOr<SplitCompileResult> SplitCompile(const SplitCompileRequest& reque
   }
 
   DeviceCompileContext context{toolkit->version, toolkit->release, request.build_id};
-  if (request.command.inputs.size() == 1)
+  if (request.command.inputs.size() == 1) {
     context.source_name = SourceName(request.command.inputs[0]);
+    if (request.cost_hints != nullptr) {
+      context.hinted_seconds = request.cost_hints->SecondsFor(context.source_name);
+    }
+  }
   LocalSteps local(*dryrun, request.local_jobs, request.host_compile_launcher);
   if (request.local_jobs) {
     // Its archs compile side by side on the farm: the longest of them is the unit's (0: the
-    // farm has not seen it).
+    // farm has not seen it and no hint names it).
     const std::vector<double> expected = device_compiler.ExpectedSeconds(*jobs, context);
     const double longest =
         expected.empty() ? 0 : *std::max_element(expected.begin(), expected.end());

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "libfarm/jobs/local_job_limits.h"
+#include "libfarm/nvcc/cost_hints.h"
 #include "libfarm/nvcc/device_compiler.h"
 #include "libfarm/nvcc/nvcc_command_line.h"
 
@@ -25,6 +26,9 @@ struct SplitCompileRequest {
   // A unit whose device jobs took this long on the farm before (the longest of them) takes
   // its local slots ahead of other units' (LocalSteps::set_long_unit).
   double long_unit_seconds = kLongUnitSeconds;
+  // The build's cost hints (FARM_NVCC_COST_HINTS): what a unit the farm has not run yet is
+  // expected to take, for the same purpose and for the farm's order; none when null.
+  const CostHints* cost_hints = nullptr;
   // farm-cc: the host compile (cudafe++'s output by the host compiler) runs on the farm
   // through it; empty: here.
   std::string host_compile_launcher;
