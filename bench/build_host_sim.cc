@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "bench/sleeping_worker.h"
@@ -175,6 +176,12 @@ class BuildHost {
     }
     DeviceCompileContext context{options_.cuda_version, options_.cuda_release, options_.build_id};
     context.source_name = absl::StrCat(k.name, "/tu-", tu, ".cu");
+    if (options_.cost_hints != nullptr) {
+      // Hints are of the simulated build; the farm counts real seconds.
+      if (auto hint = options_.cost_hints->SecondsFor(context.source_name)) {
+        context.hinted_seconds = absl::ToDoubleSeconds(options_.scale.Real(*hint));
+      }
+    }
     const std::vector<double> expected = compiler_.ExpectedSeconds(jobs, context);
     // The farm answers in real seconds; kLongUnitSeconds is of the simulated build.
     const bool long_unit =
@@ -195,10 +202,12 @@ class BuildHost {
       for (auto& t : lanes) t.join();
     }
     for (size_t a = 0; a < jobs.size(); ++a) {
-      // The preprocessed device source: unique per TU and arch, so nothing is deduplicated.
+      // The preprocessed device source: unique per TU and arch, so nothing is deduplicated;
+      // all of one size, so that the farm's estimate from input sizes tells no class from
+      // another (a name's length once did, by accident).
       std::ofstream(jobs[a].inputs[0].local_path)
-          << "// " << k.name << " tu " << tu << " " << profile_.archs[a] << " " << options_.run_tag
-          << "\n";
+          << absl::StrFormat("%-160s\n", absl::StrCat("// ", k.name, " tu ", tu, " ",
+                                                      profile_.archs[a], " ", options_.run_tag));
     }
     std::thread host_compile;
     absl::Status host = absl::OkStatus();

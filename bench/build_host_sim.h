@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "bench/fleet_workload.h"
+#include "libfarm/nvcc/cost_hints.h"
 
 namespace farm::bench {
 
@@ -35,6 +36,9 @@ struct BuildHostOptions {
   // the farm learnt to be long first (farm-nvcc asks it, GetExpectedCosts), then those that
   // close a unit's work (its host compile's scan, its fatbinary); false: as they come.
   bool local_priorities = true;
+  // The profile's cost hints, sent as a recipe's FARM_NVCC_COST_HINTS would make farm-nvcc
+  // send them (in simulated seconds); none when null.
+  const CostHints* cost_hints = nullptr;
 };
 
 struct BuildHostRun {

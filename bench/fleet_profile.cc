@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "libfarm/files/json_file.h"
+#include "libfarm/nvcc/cost_hints.h"
 
 namespace farm::bench {
 namespace {
@@ -127,6 +128,11 @@ absl::StatusOr<Profile> LoadProfile(const std::string& path) {
     k.count = *count;
     k.seconds = *seconds;
     p.host_tus.push_back(k);
+  }
+  p.cost_hints = j.value("cost_hints", "");
+  if (auto hints = CostHints::Parse(p.cost_hints); !hints.ok()) {
+    return Bad(path, std::string(hints.status().message()),
+               "write \"cost_hints\" as FARM_NVCC_COST_HINTS is");
   }
   for (const auto& c : j.value("cuda_tus", json::array())) {
     auto k = ParseCudaClass(path, c, p.archs, arch_factor);

@@ -50,6 +50,9 @@ struct Profile {
   std::vector<HostTuClass> host_tus;
   std::vector<CudaTuClass> cuda_tus;
   double link_s = 0;  // after every compile: the final link, on one core
+  // What a recipe would tell farm-nvcc of the units before any run (FARM_NVCC_COST_HINTS's
+  // GLOB=SECONDS;..., matched against "CLASS/tu-N.cu"); "" for none.
+  std::string cost_hints;
 };
 
 absl::StatusOr<Profile> LoadProfile(const std::string& path);

@@ -99,11 +99,14 @@ std::string FormatReport(const FleetReport& r) {
       f.profile, f.hosts, f.fleet, static_cast<unsigned long long>(f.slots), f.build_host_cores,
       f.build_host_jobs, f.ninja_order, f.local_order, f.scale.ms_per_second, f.queue_order,
       f.memory_aware ? "true" : "false",
-      f.learnt ? "costs learnt from a first replay" : "nothing learnt before", r.actions_completed,
-      r.actions_expected, r.failed_tus, static_cast<long long>(r.worker_errors), r.makespan_s,
-      hours(r.makespan_s), r.wall_s, b.Bound(), hours(b.Bound()), b.Binding(), b.device_s,
-      b.device_work_s, static_cast<unsigned long long>(f.slots), b.host_s, b.host_work_s,
-      f.build_host_cores, b.link_s, b.critical_s, r.Ratio(), f.build_host_jobs, b.jobs_s,
+      f.learnt       ? "costs learnt from a first replay"
+      : f.cost_hints ? "nothing learnt before; the profile's cost hints sent"
+                     : "nothing learnt before",
+      r.actions_completed, r.actions_expected, r.failed_tus,
+      static_cast<long long>(r.worker_errors), r.makespan_s, hours(r.makespan_s), r.wall_s,
+      b.Bound(), hours(b.Bound()), b.Binding(), b.device_s, b.device_work_s,
+      static_cast<unsigned long long>(f.slots), b.host_s, b.host_work_s, f.build_host_cores,
+      b.link_s, b.critical_s, r.Ratio(), f.build_host_jobs, b.jobs_s,
       b.jobs_s > 0 ? r.makespan_s / b.jobs_s : 0.0);
   absl::StrAppendFormat(
       &out,
@@ -147,7 +150,8 @@ nlohmann::json ReportJson(const FleetReport& r) {
   j["ms_per_compile_second"] = r.facts.scale.ms_per_second;
   j["coordinator"] = {{"queue_order", r.facts.queue_order},
                       {"memory_aware", r.facts.memory_aware},
-                      {"learnt_first", r.facts.learnt}};
+                      {"learnt_first", r.facts.learnt},
+                      {"cost_hints", r.facts.cost_hints}};
   j["actions"] = {{"expected", r.actions_expected}, {"completed", r.actions_completed}};
   j["failed_tus"] = r.failed_tus;
   j["worker_errors"] = r.worker_errors;

@@ -29,6 +29,7 @@ struct FleetFacts {
   std::string queue_order;    // the coordinator's --queue-order
   bool memory_aware = false;  // and --memory-aware
   bool learnt = false;        // a learning replay ran first
+  bool cost_hints = false;    // the profile's cost hints sent for units not learnt
 };
 
 struct FleetReport {

@@ -42,6 +42,10 @@ int main(int argc, char** argv) {
   app.add_option("--learn-first", options.learn_first,
                  "replay the build once, unmeasured, so the coordinator learns its costs")
       ->capture_default_str();
+  app.add_option("--cost-hints", options.cost_hints,
+                 "send the profile's cost_hints (as a recipe's FARM_NVCC_COST_HINTS) for units "
+                 "the farm has learnt nothing of (true/false)")
+      ->capture_default_str();
   app.add_option("--host-compiles-on-farm", options.host_scan_fraction,
                  "run the host compiles on the farm (farm-cc), keeping this fraction of each on "
                  "the build host as its dependency scan (0.05; 0: the build host compiles them)")

@@ -14,6 +14,7 @@
 #include "libfarm/actions/action_client.h"
 #include "libfarm/host/host_probe.h"
 #include "libfarm/logging/logger.h"
+#include "libfarm/nvcc/cost_hints.h"
 #include "libfarm/recipes/build_jobs.h"
 
 namespace farm::bench {
@@ -96,6 +97,7 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
   facts.queue_order = options.queue_order;
   facts.memory_aware = options.memory_aware;
   facts.learnt = options.learn_first;
+  facts.cost_hints = options.cost_hints;
   facts.build_host_cores = profile->build_host.cores;
   facts.build_host_jobs =
       options.jobs > 0 ? options.jobs
@@ -175,6 +177,17 @@ absl::StatusOr<FleetReport> RunFleetSim(const FleetSimOptions& options) {
   host.scale = scale;
   host.host_scan_fraction = options.host_scan_fraction;
   host.local_priorities = options.local_order == "priority";
+  absl::StatusOr<CostHints> hints = CostHints::Parse(profile->cost_hints);
+  if (!hints.ok()) return hints.status();
+  if (options.cost_hints) {
+    if (hints->empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(options.profile_path,
+                       " has no cost_hints. Fix: add them, or leave out "
+                       "--cost-hints"));
+    }
+    host.cost_hints = &*hints;
+  }
   if (options.learn_first) {
     BuildHostOptions learn = host;
     learn.run_tag = "learn";

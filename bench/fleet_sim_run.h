@@ -28,6 +28,9 @@ struct FleetSimOptions {
   // Replay the build once before the measured run, so the coordinator has learnt each
   // action's wall time and peak RAM as it would have from yesterday's build.
   bool learn_first = true;
+  // Send the profile's cost_hints for units the farm has not learnt (a first build with a
+  // recipe that names its heavy units).
+  bool cost_hints = false;
   // > 0: host compiles on the farm through farm-cc, this fraction of each kept on the build
   // host as its dependency scan (BuildHostOptions::host_scan_fraction).
   double host_scan_fraction = 0;
