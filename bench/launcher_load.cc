@@ -15,6 +15,7 @@
 #include "bench/sleeping_worker.h"
 #include "farm/v1/tokens.grpc.pb.h"
 #include "libfarm/actions/action_client.h"
+#include "libfarm/client/build_client.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/token_auth.h"
@@ -74,8 +75,14 @@ LauncherOutcome RunLauncher(const std::string& address, const BuildLoad& build, 
   if (!submitted.ok()) {
     out.outcome = absl::StatusCodeToString(submitted.status().code());
   } else {
-    auto done = client->WaitAll({submitted->front().action_id()}, options.launcher_timeout);
-    if (!done.ok()) {
+    // A killed launcher's call ends at once: its channel closes, as at a deadline.
+    const bool abandons = build.build_id == options.abandon_build;
+    auto done = client->WaitAll({submitted->front().action_id()},
+                                abandons ? options.abandon_after : options.launcher_timeout);
+    if (abandons && done.ok() &&
+        (done->size() != 1 || !IsTerminalActionState(done->front().state()))) {
+      out.outcome = "abandoned";
+    } else if (!done.ok()) {
       out.outcome = absl::StatusCodeToString(done.status().code());
     } else if (done->size() != 1) {
       out.outcome = "no answer";
@@ -145,6 +152,8 @@ std::string LauncherLoadReport::Table() const {
                                           small_alone_s > 0 ? small.wall_s / small_alone_s : 0));
   }
   absl::StrAppend(&out, "worker calls answered busy and sent again: ", worker_busy_answers, "\n");
+  absl::StrAppend(&out, "left on the coordinator afterwards: ", left_running, " running, ",
+                  left_queued, " queued\n");
   if (worker_errors > 0) {
     absl::StrAppend(&out, "worker errors: ", worker_errors, ": ", first_error, "\n");
   }
@@ -163,6 +172,10 @@ absl::StatusOr<LauncherLoadReport> RunLauncherLoad(const LauncherLoadOptions& op
   if (options.grpc_max_calls > 0) {
     extra = {"--grpc-max-calls", absl::StrCat(options.grpc_max_calls)};
   }
+  if (options.lose_worker) {
+    extra.push_back("--worker-timeout");
+    extra.push_back(absl::FormatDuration(options.worker_timeout));
+  }
   auto coordinator = StartBenchCoordinator(options.work_dir, options.work_dir + "/data", extra);
   if (!coordinator.ok()) return coordinator.status();
 
@@ -179,12 +192,13 @@ absl::StatusOr<LauncherLoadReport> RunLauncherLoad(const LauncherLoadOptions& op
     ledger.peak_ram_in_use_mib.assign(options.workers, 0);
   }
   std::vector<SleepingWorkerConfig> configs(options.workers);
-  std::atomic<bool> stop{false};
+  std::atomic<bool> stop{false}, vanish{false};
   std::vector<std::thread> fleet;
   for (int i = 0; i < options.workers; ++i) {
     // Action times are real: 1,000 ms of wall per "second" the script names.
     configs[i] = {coordinator->address, coordinator->token, i, *shape, options.slots, toolkit,
                   TimeScale{1000}};
+    if (i == 0 && options.lose_worker) configs[i].vanish = &vanish;
     fleet.emplace_back(RunSleepingWorker, std::cref(configs[i]), std::cref(stop), std::ref(ledger));
   }
   for (const absl::Time deadline = absl::Now() + absl::Minutes(1); absl::Now() < deadline;
@@ -226,10 +240,25 @@ absl::StatusOr<LauncherLoadReport> RunLauncherLoad(const LauncherLoadOptions& op
   }
   absl::SleepFor(absl::Milliseconds(500));
   launch(builds.back());
+  BuildClient admin(farm::v1::BuildService::NewStub(DialCoordinator(coordinator->address)),
+                    coordinator->address, coordinator->token);
+  if (options.lose_worker) vanish = true;
   for (auto& t : launchers) t.join();
   const absl::Time end = absl::Now();
 
   LauncherLoadReport report;
+  // Nothing left behind: no action running (a lease the lost worker held) or queued (a
+  // cancelled build's).
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(10);;
+       absl::SleepFor(absl::Milliseconds(100))) {
+    auto running = admin.ListActions("", farm::v1::ACTION_STATE_RUNNING);
+    auto queued = admin.ListActions("", farm::v1::ACTION_STATE_QUEUED);
+    if (running.ok() && queued.ok()) {
+      report.left_running = running->actions_size();
+      report.left_queued = queued->actions_size();
+    }
+    if ((report.left_running == 0 && report.left_queued == 0) || absl::Now() > deadline) break;
+  }
   report.coordinator_peak_rss_mib = PeakResidentMib(coordinator->process.pid());
   report.coordinator_cpu_s = CpuSeconds(coordinator->process.pid());
   stop = true;

@@ -29,6 +29,14 @@ struct LauncherLoadOptions {
   int grpc_max_calls = 0;
   // A launcher gives up (and counts a timeout) after this.
   absl::Duration launcher_timeout = absl::Minutes(10);
+  // Bad input: this build's launchers (one of "big-N") are killed in their calls after
+  // `abandon_after` (a user's ^C to ninja: their calls end, their actions stay queued); and
+  // once the small build has started, `lose_worker` makes the first worker vanish with its
+  // leases out (the coordinator is started with `worker_timeout`, so it finds it lost soon).
+  std::string abandon_build;
+  absl::Duration abandon_after = absl::Seconds(1);
+  bool lose_worker = false;
+  absl::Duration worker_timeout = absl::Seconds(3);
 };
 
 struct BuildFigures {
@@ -49,6 +57,9 @@ struct LauncherLoadReport {
   double coordinator_cpu_s = 0;
   // The small build's wall against its own work alone on the whole fleet.
   double small_alone_s = 0;
+  // What the coordinator still held once every launcher was answered (within 10 s): actions
+  // running or queued; -1 when it could not be asked.
+  int left_running = -1, left_queued = -1;
   int worker_errors = 0;
   int64_t worker_busy_answers = 0;  // worker calls answered "busy" and sent again
   std::string first_error;

@@ -27,6 +27,12 @@ int main(int argc, char** argv) {
   app.add_option("--slots", options.slots, "per worker")->capture_default_str();
   app.add_option("--grpc-max-calls", options.grpc_max_calls, "the coordinator's (0: its default)")
       ->capture_default_str();
+  app.add_option("--abandon-build", options.abandon_build,
+                 "bad input: this big build's launchers (big-1, ...) are killed 1 s into their "
+                 "calls, their actions left queued");
+  app.add_flag("--lose-worker", options.lose_worker,
+               "bad input: the first worker vanishes with its leases out once the small build has "
+               "started");
   CLI11_PARSE(app, argc, argv);
   options.action_time = absl::Milliseconds(action_ms);
   options.work_dir =

@@ -73,6 +73,7 @@ class SleepingWorker {
   void Run(const std::atomic<bool>& stop) {
     absl::Time next_heartbeat = absl::Now() + session_.heartbeat_interval;
     while (!stop.load()) {
+      if (config_.vanish != nullptr && config_.vanish->load()) return;
       CompleteFinished();
       if (absl::Now() >= next_heartbeat) {
         Heartbeat();

@@ -60,6 +60,9 @@ struct SleepingWorkerConfig {
   uint32_t slots = 0;
   farm::v1::CudaToolkit toolkit;
   TimeScale scale;
+  // Once set, the worker stops at once, neither completing its leases nor leaving: a host
+  // that died. The coordinator finds it lost when its heartbeats stop.
+  const std::atomic<bool>* vanish = nullptr;
 };
 
 // Runs until `stop`, then leaves.

@@ -43,5 +43,42 @@ TEST(LauncherLoadTest, SixHundredLaunchersOnSixtyFourCallsAllCompleteAndTheSmall
   EXPECT_GT(report->coordinator_peak_rss_mib, 0) << table;
 }
 
+// Bad input under load: a build's launchers killed in their calls with their actions queued
+// (a ^C to ninja) and a worker lost with its leases out, while hundreds of calls wait. Every
+// other compile completes on the worker that is left, and the coordinator is left holding
+// nothing: the killed build's actions ran out, none is running or queued.
+TEST(LauncherLoadTest, AKilledBuildAndALostWorkerLeaveNothingBehind) {
+  TempDir dir("launcher-load-bad");
+  bench::LauncherLoadOptions options;
+  options.work_dir = (dir.path() / "load").string();
+  options.big_builds = {150, 150, 150};
+  options.small_build = 8;
+  options.action_time = absl::Milliseconds(100);
+  options.workers = 2;
+  options.slots = 8;
+  options.grpc_max_calls = 64;
+  options.abandon_build = "big-1";
+  options.lose_worker = true;
+  auto report = bench::RunLauncherLoad(options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const std::string table = report->Table();
+  ASSERT_EQ(report->builds.size(), 4u);
+  const bench::BuildFigures& killed = report->builds[0];
+  int abandoned = 0;
+  for (const auto& [why, n] : killed.failed) {
+    EXPECT_EQ(why, "abandoned") << table;
+    abandoned += n;
+  }
+  EXPECT_EQ(killed.completed + abandoned, 150) << table;
+  EXPECT_GT(abandoned, 0) << table;
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_TRUE(report->builds[i].failed.empty()) << report->builds[i].build_id << "\n" << table;
+    EXPECT_EQ(report->builds[i].completed, report->builds[i].launchers) << table;
+  }
+  EXPECT_EQ(report->left_running, 0) << table;
+  EXPECT_EQ(report->left_queued, 0) << table;
+  EXPECT_EQ(report->worker_errors, 0) << table;
+}
+
 }  // namespace
 }  // namespace farm::testing
