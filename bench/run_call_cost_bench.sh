@@ -26,6 +26,7 @@ die() {
   exit 1
 }
 
+source bench/loopback_peers.sh
 bash scripts/apt-ensure.sh call-cost-bench distcc bubblewrap g++ ninja-build
 for tool in distcc distccd bwrap g++; do
   command -v "$tool" >/dev/null || die "$tool is missing after the install step. Fix: apt-get install distcc bubblewrap g++"
@@ -47,23 +48,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin/farmctl" up --workers 2 --slots 1 --data-dir "$work/farm" --listen 127.0.0.1:0 \
-  --http-listen "" >"$work/farm-up.log" 2>&1 || {
-  cat "$work/farm-up.log" >&2
-  die "farmctl up failed"
-}
-export FARM_DIR="$work/farm" FARM_CC_CACHE_DIR="$work/farm-cc-cache" FARM_BUILD_ID=call-cost-bench
-"$bin/farmctl" workers | grep -q yes ||
-  die "the local farm's workers are not sandboxed, so they take no farm-cc compile." \
-    "Fix: make bwrap run here (docs/security.md#sandboxed-actions)"
-
-mkdir -p "$work/distcc/client"
-chown nobody "$work/distcc"  # distccd runs as nobody: its pid and log files
-for i in 1 2; do
-  distccd --daemon --user nobody --allow 127.0.0.1 --listen 127.0.0.1 --port "3632$i" \
-    --jobs 1 --pid-file "$work/distcc/d$i.pid" --log-file "$work/distcc/d$i.log" --log-level info
-done
-sleep 1
+local_farm_up "$work/farm" "$bin"
+export FARM_CC_CACHE_DIR="$work/farm-cc-cache" FARM_BUILD_ID=call-cost-bench
+distccd_up "$work/distcc"
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 bench/call_cost.py --compile-commands "$build_dir/compile_commands.json" --repo "$repo" \

@@ -57,6 +57,7 @@ die() {
 bash scripts/apt-ensure.sh host-compile-bench distcc icecc bubblewrap iproute2 cmake ninja-build \
   g++ python3-venv
 source bench/sccache_dist.sh
+source bench/loopback_peers.sh
 sccache_ensure
 for tool in distcc distccd icecc iceccd icecc-scheduler bwrap ip; do
   command -v "$tool" >/dev/null ||
@@ -171,28 +172,10 @@ compare_objects() {
 start_farm() {
   "$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1 || true
   rm -rf "$work/farm" "$work/farm-cc-cache"
-  "$bin/farmctl" up --workers 2 --slots 1 --data-dir "$work/farm" --listen 127.0.0.1:0 \
-    --http-listen "" >"$work/farm-up.log" 2>&1 || {
-    cat "$work/farm-up.log" >&2
-    die "farmctl up failed"
-  }
-  export FARM_DIR="$work/farm"
-  if ! "$bin/farmctl" workers | grep -q yes; then
-    "$bin/farmctl" workers >&2
-    die "the local farm's workers are not sandboxed, so they take no farm-cc compile." \
-      "Fix: make bwrap run here (docs/security.md#sandboxed-actions)"
-  fi
+  local_farm_up "$work/farm" "$bin"
 }
 
-start_distcc() {
-  mkdir -p "$work/distcc/client"
-  chown nobody "$work/distcc"  # distccd runs as nobody: its pid and log files
-  for i in 1 2; do
-    distccd --daemon --user nobody --allow 127.0.0.1 --listen 127.0.0.1 --port "3632$i" \
-      --jobs 1 --pid-file "$work/distcc/d$i.pid" --log-file "$work/distcc/d$i.log" --log-level info
-  done
-  sleep 1
-}
+start_distcc() { distccd_up "$work/distcc"; }
 
 ice_ns=(ccbench-ice-hub ccbench-ice-w1 ccbench-ice-w2)
 stop_icecc() {

@@ -1,6 +1,5 @@
 #include "farm_nvcc/farm_compile.h"
 
-#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -88,7 +87,7 @@ void FarmCompile::AddTiming(const NvccCommandLine& command, absl::Time start,
   if (timing_.unit.empty() && !command.inputs.empty()) timing_.unit = command.inputs[0];
   timing_.wall_seconds += wall;
   farm::v1::CallPhases phases = farm;
-  phases.set_other(std::max(0.0, wall - PhaseSum(farm)));
+  SetOtherToTheRest(phases, wall);
   AddPhases(timing_.phases, phases);
 }
 

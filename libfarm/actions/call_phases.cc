@@ -54,6 +54,11 @@ double PhaseSum(const farm::v1::CallPhases& phases) {
   return sum;
 }
 
+void SetOtherToTheRest(farm::v1::CallPhases& phases, double wall_seconds) {
+  phases.set_other(0);
+  phases.set_other(std::max(0.0, wall_seconds - PhaseSum(phases)));
+}
+
 absl::Status CheckPhases(const farm::v1::CallPhases& phases, double max_seconds) {
   for (const auto& [name, seconds] : PhaseList(phases)) {
     if (!std::isfinite(seconds) || seconds < 0 || seconds > max_seconds) {
@@ -96,8 +101,7 @@ void CallClock::AddFarmPhases(const farm::v1::CallPhases& farm) {
 
 farm::v1::CallPhases CallClock::Phases() const {
   farm::v1::CallPhases out = phases_;
-  out.set_other(0);
-  out.set_other(std::max(0.0, WallSeconds() - PhaseSum(out)));
+  SetOtherToTheRest(out, WallSeconds());
   return out;
 }
 

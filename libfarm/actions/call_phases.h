@@ -22,6 +22,10 @@ void AddPhases(farm::v1::CallPhases& into, const farm::v1::CallPhases& add);
 // The phases summed.
 double PhaseSum(const farm::v1::CallPhases& phases);
 
+// Sets `other` to what the other phases leave of `wall_seconds`, never below 0 (the farm's
+// phases are measured on other machines' clocks).
+void SetOtherToTheRest(farm::v1::CallPhases& phases, double wall_seconds);
+
 // INVALID_ARGUMENT naming the phase unless every one is finite and within [0, `max_seconds`].
 absl::Status CheckPhases(const farm::v1::CallPhases& phases, double max_seconds);
 

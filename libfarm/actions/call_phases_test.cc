@@ -36,6 +36,11 @@ TEST(CallPhasesTest, AddsAndSumsPhaseByPhase) {
   EXPECT_DOUBLE_EQ(sum.run(), 3.0);
   EXPECT_DOUBLE_EQ(sum.other(), 0.25);
   EXPECT_DOUBLE_EQ(PhaseSum(sum), 4.25);
+  // `other` is what the rest leave of the wall time, never below 0.
+  SetOtherToTheRest(sum, 5.0);
+  EXPECT_DOUBLE_EQ(sum.other(), 1.0);
+  SetOtherToTheRest(sum, 3.0);
+  EXPECT_EQ(sum.other(), 0);
 }
 
 TEST(CallPhasesTest, RefusesTimesThatAreNotTimesNamingThePhase) {

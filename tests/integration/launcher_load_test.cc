@@ -13,16 +13,23 @@
 namespace farm::testing {
 namespace {
 
-TEST(LauncherLoadTest, SixHundredLaunchersOnSixtyFourCallsAllCompleteAndTheSmallBuildIsServed) {
-  TempDir dir("launcher-load");
+// Three big builds of `big` launchers each and a small one of 8, 100 ms compiles on 2 workers
+// of 8 slots, against a coordinator serving 64 calls.
+bench::LauncherLoadOptions Options(const TempDir& dir, int big) {
   bench::LauncherLoadOptions options;
   options.work_dir = (dir.path() / "load").string();
-  options.big_builds = {200, 200, 200};
+  options.big_builds = {big, big, big};
   options.small_build = 8;
   options.action_time = absl::Milliseconds(100);
   options.workers = 2;
   options.slots = 8;
   options.grpc_max_calls = 64;
+  return options;
+}
+
+TEST(LauncherLoadTest, SixHundredLaunchersOnSixtyFourCallsAllCompleteAndTheSmallBuildIsServed) {
+  TempDir dir("launcher-load");
+  const bench::LauncherLoadOptions options = Options(dir, 200);
   auto report = bench::RunLauncherLoad(options);
   ASSERT_TRUE(report.ok()) << report.status();
   const std::string table = report->Table();
@@ -49,14 +56,7 @@ TEST(LauncherLoadTest, SixHundredLaunchersOnSixtyFourCallsAllCompleteAndTheSmall
 // nothing: the killed build's actions ran out, none is running or queued.
 TEST(LauncherLoadTest, AKilledBuildAndALostWorkerLeaveNothingBehind) {
   TempDir dir("launcher-load-bad");
-  bench::LauncherLoadOptions options;
-  options.work_dir = (dir.path() / "load").string();
-  options.big_builds = {150, 150, 150};
-  options.small_build = 8;
-  options.action_time = absl::Milliseconds(100);
-  options.workers = 2;
-  options.slots = 8;
-  options.grpc_max_calls = 64;
+  bench::LauncherLoadOptions options = Options(dir, 150);
   options.abandon_build = "big-1";
   options.lose_worker = true;
   auto report = bench::RunLauncherLoad(options);
