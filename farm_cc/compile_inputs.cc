@@ -13,6 +13,7 @@
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/cc/include_probes.h"
 #include "libfarm/digest/digest.h"
+#include "libfarm/file_tree/subtrees.h"
 
 namespace farm {
 namespace {
@@ -123,8 +124,10 @@ absl::StatusOr<CompileInputs> Gather(const CcInvocation& call, const cc::CcCompi
     entry->set_directory(true);
   }
   CompileInputs gathered;
-  gathered.bytes = cc::SerializeFileTree(input_tree);
-  gathered.digest = DigestOfBytes(gathered.bytes);
+  SplitFileTree split = SplitIntoSubtrees(input_tree);
+  gathered.bytes = std::move(split.root_bytes);
+  gathered.digest = std::move(split.root);
+  gathered.subtrees = std::move(split.subtrees);
   gathered.tree = std::move(input_tree);
   return gathered;
 }

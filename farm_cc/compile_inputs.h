@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,9 +19,13 @@
 namespace farm {
 
 struct CompileInputs {
-  farm::v1::FileTree tree;
-  std::string bytes;        // SerializeFileTree(tree): what is uploaded
+  farm::v1::FileTree tree;  // flat: what the worker lays out
+  // The tree as sent, directories by digest (libfarm/file_tree/subtrees.h): the root blob,
+  // which the action names, and its subtrees, most of them shared with the build's other
+  // compiles.
+  std::string bytes;
   farm::v1::Digest digest;  // of `bytes`
+  std::vector<std::pair<farm::v1::Digest, std::string>> subtrees;
 };
 
 // `dependencies` and `search_dirs` as the scan gave them (dependency_scan.h), `env` the

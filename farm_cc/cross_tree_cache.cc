@@ -7,6 +7,7 @@
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/digest/sha256.h"
+#include "libfarm/file_tree/file_tree.h"
 #include "libfarm/files/file_contents.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/nvcc/compile_cache.h"
@@ -63,7 +64,7 @@ absl::StatusOr<CrossTreeCache> CrossTreeCache::ForCompile(const cc::BaseDir& bas
   *keyed.mutable_requirements() = action.requirements();
   auto tree = base_dir.ToStandInTree(input_tree);
   if (!tree.ok()) return tree.status();
-  *keyed.mutable_input_tree() = DigestOfBytes(cc::SerializeFileTree(*tree));
+  *keyed.mutable_input_tree() = DigestOfBytes(SerializeFileTree(*tree));
 
   Sha256 hash;
   hash.Update(kKeyVersion);

@@ -13,6 +13,7 @@
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/digest/sha256.h"
+#include "libfarm/file_tree/file_tree.h"
 #include "libfarm/files/file_contents.h"
 #include "libfarm/logging/logger.h"
 
@@ -97,7 +98,7 @@ std::optional<ScanCache> ScanCache::ForCall(const std::string& cache_dir,
 std::string ScanCache::TreeKey(const CompileInputs& inputs) const {
   if (!base_dir_) return inputs.digest.hash();
   auto tree = base_dir_->ToStandInTree(inputs.tree);
-  return tree.ok() ? cc::FileTreeDigest(*tree).hash() : "";
+  return tree.ok() ? FileTreeDigest(*tree).hash() : "";
 }
 
 std::optional<ScanCache::KeptScan> ScanCache::Find() const {

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "libfarm/cc/file_tree_builder.h"
+#include "libfarm/file_tree/file_tree.h"
 #include "libfarm/files/file_contents.h"
 
 namespace farm {
@@ -49,8 +50,8 @@ class ScanCacheTest : public ::testing::Test {
     for (const std::string& f : files) EXPECT_TRUE(builder.Add(f, "/").ok()) << f;
     CompileInputs inputs;
     inputs.tree = builder.Tree();
-    inputs.bytes = cc::SerializeFileTree(inputs.tree);
-    inputs.digest = cc::FileTreeDigest(inputs.tree);
+    inputs.bytes = SerializeFileTree(inputs.tree);
+    inputs.digest = FileTreeDigest(inputs.tree);
     return inputs;
   }
 

@@ -202,9 +202,7 @@ absl::Status ActionRunner::LayOutImage(const farm::v1::Action& action, const std
   }
   auto toolchain = toolchains_->Prepare(action.toolchain());
   if (!toolchain.ok()) return toolchain.status();
-  auto bytes = cas_->DownloadBytes(action.input_tree(), kMaxFileTreeBytes);
-  if (!bytes.ok()) return bytes.status();
-  auto inputs = ParseFileTree(*bytes);
+  auto inputs = ReadFileTree(action.input_tree(), cache_);
   if (!inputs.ok()) return inputs.status();
   if (absl::Status s = CheckTreesAgree((*toolchain)->tree, *inputs); !s.ok()) return s;
   // The worker makes these directories itself: never through a link the client named.

@@ -14,6 +14,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "libfarm/file_tree/subtrees.h"
+#include "libfarm/files/file_contents.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm::worker {
 namespace {
@@ -78,6 +81,20 @@ LinkedCopy LinkedCopyOf(const farm::v1::InputFile& entry) {
 }
 
 }  // namespace
+
+absl::StatusOr<farm::v1::FileTree> ReadFileTree(const farm::v1::Digest& root, BlobCache* cache) {
+  return ExpandFileTree(
+      root,
+      [cache](const farm::v1::Digest& digest, int64_t max_bytes) -> absl::StatusOr<std::string> {
+        FARM_ASSIGN_OR_RETURN(const std::string path, cache->Fetch(digest));
+        FARM_ASSIGN_OR_RETURN(std::string bytes, ReadFileContents(path));
+        if (static_cast<int64_t>(bytes.size()) > max_bytes) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("file tree blob ", digest.hash(), " is over ", max_bytes, " bytes"));
+        }
+        return bytes;
+      });
+}
 
 absl::Status CheckTreesAgree(const farm::v1::FileTree& toolchain,
                              const farm::v1::FileTree& inputs) {

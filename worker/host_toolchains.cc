@@ -47,9 +47,9 @@ absl::Status CheckCompilerInTree(const farm::v1::FileTree& tree, const std::stri
 
 }  // namespace
 
-HostToolchains::HostToolchains(std::string dir, BlobCache* cache, CasClient* cas,
-                               const Sandbox* sandbox, HostToolchainsOptions options)
-    : dir_(std::move(dir)), cache_(cache), cas_(cas), sandbox_(sandbox), options_(options) {}
+HostToolchains::HostToolchains(std::string dir, BlobCache* cache, const Sandbox* sandbox,
+                               HostToolchainsOptions options)
+    : dir_(std::move(dir)), cache_(cache), sandbox_(sandbox), options_(options) {}
 
 std::shared_ptr<HostToolchains::Once> HostToolchains::Claim(const std::string& key, bool& first) {
   absl::MutexLock lock(&mu_);
@@ -142,9 +142,7 @@ absl::StatusOr<std::shared_ptr<const PreparedToolchain>> HostToolchains::LayOut(
     const fs::path base = fs::path(dir_) / hash;
     std::error_code ec;
     fs::remove_all(base / "root", ec);
-    auto bytes = cas_->DownloadBytes(tree_digest, kMaxFileTreeBytes);
-    if (!bytes.ok()) return bytes.status();
-    auto tree = ParseFileTree(*bytes);
+    auto tree = ReadFileTree(tree_digest, cache_);
     if (!tree.ok()) return tree.status();
     if (absl::Status s = CheckFootprint("the toolchain's tree", FootprintOf(*tree),
                                         options_.max_tree_bytes, "farm-worker --max-action-disk");

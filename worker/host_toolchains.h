@@ -23,7 +23,6 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "farm/v1/actions.pb.h"
-#include "libfarm/cas/cas_client.h"
 #include "worker/blob_cache.h"
 #include "worker/sandbox.h"
 
@@ -48,7 +47,7 @@ struct HostToolchainsOptions {
 class HostToolchains {
  public:
   // `sandbox` must not be null: toolchains run only in it.
-  HostToolchains(std::string dir, BlobCache* cache, CasClient* cas, const Sandbox* sandbox,
+  HostToolchains(std::string dir, BlobCache* cache, const Sandbox* sandbox,
                  HostToolchainsOptions options = {});
 
   // The toolchain ready to show to an action: fetched, laid out and its compiler checked on
@@ -82,7 +81,6 @@ class HostToolchains {
 
   const std::string dir_;
   BlobCache* const cache_;
-  CasClient* const cas_;
   const Sandbox* const sandbox_;
   const HostToolchainsOptions options_;
 

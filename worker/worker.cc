@@ -115,7 +115,7 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Start(WorkerOptions options) {
   }
   if (w->sandbox_.has_value()) {
     w->toolchains_ = std::make_unique<HostToolchains>(
-        caps_options.work_dir + "/toolchains", w->cache_.get(), w->cas_.get(), &*w->sandbox_,
+        caps_options.work_dir + "/toolchains", w->cache_.get(), &*w->sandbox_,
         HostToolchainsOptions{.max_tree_bytes = options.disk.max_action_bytes});
   }
   w->runner_ = std::make_unique<ActionRunner>(

@@ -14,8 +14,8 @@
 #include "libfarm/actions/action_client.h"
 #include "libfarm/actions/call_phases.h"
 #include "libfarm/digest/digest.h"
-#include "libfarm/file_tree/file_tree.h"
 #include "libfarm/file_tree/footprint.h"
+#include "libfarm/file_tree/subtrees.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/status/status_macros.h"
 #include "libfarm/time/proto_time.h"
@@ -347,15 +347,19 @@ absl::Status Scheduler::CheckInputs(const farm::v1::Action& action) {
   // that would fill a worker's disk never reaches one.
   if (!action.working_directory().empty()) {
     for (const farm::v1::Digest* tree : {&action.toolchain().tree(), &action.input_tree()}) {
-      absl::StatusOr<std::string> bytes = blobs_->Read(*tree, kMaxFileTreeBytes);
-      if (absl::IsNotFound(bytes.status())) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("file tree ", tree->hash(), "/", tree->size_bytes(),
-                         " is not in the CAS. Fix: upload it first"));
-      }
-      if (!bytes.ok()) return bytes.status();
-      FARM_ASSIGN_OR_RETURN(const farm::v1::FileTree parsed, ParseFileTree(*bytes));
-      footprint = footprint + FootprintOf(parsed);
+      // The tree and each of its directories (subtrees.h).
+      auto read = [this](const farm::v1::Digest& blob,
+                         int64_t max_bytes) -> absl::StatusOr<std::string> {
+        absl::StatusOr<std::string> bytes = blobs_->Read(blob, max_bytes);
+        if (absl::IsNotFound(bytes.status())) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("file tree blob ", blob.hash(), "/", blob.size_bytes(),
+                           " is not in the CAS. Fix: upload it first"));
+        }
+        return bytes;
+      };
+      FARM_ASSIGN_OR_RETURN(const farm::v1::FileTree expanded, ExpandFileTree(*tree, read));
+      footprint = footprint + FootprintOf(expanded);
     }
   }
   return CheckFootprint("the action's inputs", footprint, options_.max_action_input_bytes,

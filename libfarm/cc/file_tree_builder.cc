@@ -227,17 +227,4 @@ std::vector<std::string> FileTreeBuilder::DirectoriesWithoutEntries() const {
   return missing;
 }
 
-std::string SerializeFileTree(const farm::v1::FileTree& tree) {
-  farm::v1::FileTree sorted = tree;
-  std::sort(sorted.mutable_files()->begin(), sorted.mutable_files()->end(),
-            [](const farm::v1::InputFile& a, const farm::v1::InputFile& b) {
-              return a.path() < b.path();
-            });
-  return DeterministicBytes(sorted);
-}
-
-farm::v1::Digest FileTreeDigest(const farm::v1::FileTree& tree) {
-  return DigestOfBytes(SerializeFileTree(tree));
-}
-
 }  // namespace farm::cc

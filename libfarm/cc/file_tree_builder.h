@@ -89,11 +89,4 @@ class FileTreeBuilder {
   std::string read_buffer_;  // every file's bytes, one after another (ReadFileContentsInto)
 };
 
-// The tree's bytes as uploaded: the FileTree message, entries sorted by path, serialized
-// deterministically. Two trees with the same entries have the same bytes.
-std::string SerializeFileTree(const farm::v1::FileTree& tree);
-
-// The digest of SerializeFileTree(tree): the tree's identity in the CAS.
-farm::v1::Digest FileTreeDigest(const farm::v1::FileTree& tree);
-
 }  // namespace farm::cc

@@ -14,6 +14,7 @@
 
 #include "libfarm/cc/include_probes.h"
 #include "libfarm/digest/digest.h"
+#include "libfarm/file_tree/file_tree.h"
 #include "libfarm/files/file_contents.h"
 
 namespace farm::cc {

@@ -21,6 +21,7 @@
 #include "libfarm/digest/digest.h"
 #include "libfarm/elf/elf_file.h"
 #include "libfarm/elf/mapped_file.h"
+#include "libfarm/file_tree/file_tree.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/process/environment.h"
 #include "libfarm/process/path_search.h"

@@ -11,6 +11,7 @@
 
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/digest/digest.h"
+#include "libfarm/file_tree/file_tree.h"
 
 namespace farm::cc {
 namespace {

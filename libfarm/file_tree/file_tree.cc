@@ -1,5 +1,6 @@
 #include "libfarm/file_tree/file_tree.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <vector>
@@ -128,6 +129,19 @@ absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes) {
   }
   if (absl::Status s = ValidateFileTree(tree); !s.ok()) return s;
   return tree;
+}
+
+std::string SerializeFileTree(const farm::v1::FileTree& tree) {
+  farm::v1::FileTree sorted = tree;
+  std::sort(sorted.mutable_files()->begin(), sorted.mutable_files()->end(),
+            [](const farm::v1::InputFile& a, const farm::v1::InputFile& b) {
+              return a.path() < b.path();
+            });
+  return DeterministicBytes(sorted);
+}
+
+farm::v1::Digest FileTreeDigest(const farm::v1::FileTree& tree) {
+  return DigestOfBytes(SerializeFileTree(tree));
 }
 
 }  // namespace farm

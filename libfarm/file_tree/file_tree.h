@@ -36,4 +36,11 @@ absl::StatusOr<std::string> ResolveFileInTree(const farm::v1::FileTree& tree,
 // Parses and validates a tree blob.
 absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes);
 
+// The tree's bytes as uploaded: the FileTree message, entries sorted by path, serialized
+// deterministically. Two trees with the same entries have the same bytes.
+std::string SerializeFileTree(const farm::v1::FileTree& tree);
+
+// The digest of SerializeFileTree(tree): the tree's identity in the CAS.
+farm::v1::Digest FileTreeDigest(const farm::v1::FileTree& tree);
+
 }  // namespace farm

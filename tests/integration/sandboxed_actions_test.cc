@@ -19,6 +19,7 @@
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/cc/loader_closure.h"
+#include "libfarm/file_tree/file_tree.h"
 #include "libfarm/process/process_table.h"
 #include "tests/support/test_farm.h"
 
@@ -162,8 +163,8 @@ TEST_F(SandboxedActionsTest, AnImageActionCannotChangeAnInputLinkedIntoTheNextOn
       ASSERT_TRUE(uploaded.ok()) << uploaded.status();
     }
   }
-  auto toolchain_digest = cas_->UploadBytes(cc::SerializeFileTree(toolchain.Tree()));
-  auto inputs_digest = cas_->UploadBytes(cc::SerializeFileTree(inputs.Tree()));
+  auto toolchain_digest = cas_->UploadBytes(SerializeFileTree(toolchain.Tree()));
+  auto inputs_digest = cas_->UploadBytes(SerializeFileTree(inputs.Tree()));
   ASSERT_TRUE(toolchain_digest.ok() && inputs_digest.ok());
   const std::string out = (dir_.path() / "out" / "o.txt").string();
   struct utsname host {};

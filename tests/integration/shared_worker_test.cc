@@ -19,6 +19,7 @@
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/cc/file_tree_builder.h"
 #include "libfarm/cc/loader_closure.h"
+#include "libfarm/file_tree/file_tree.h"
 #include "tests/support/test_farm.h"
 
 namespace farm::testing {
@@ -84,7 +85,7 @@ class SharedWorkerTest : public ::testing::Test {
       auto uploaded = cas_->UploadFile(path);
       EXPECT_TRUE(uploaded.ok()) << uploaded.status();
     }
-    auto digest = cas_->UploadBytes(cc::SerializeFileTree(tree.Tree()));
+    auto digest = cas_->UploadBytes(SerializeFileTree(tree.Tree()));
     EXPECT_TRUE(digest.ok()) << digest.status();
     return digest.ok() ? *digest : farm::v1::Digest();
   }
@@ -227,7 +228,7 @@ TEST_F(SharedWorkerTest, AnActionOverTheWorkersDiskLimitIsRefusedOrStopped) {
     f->set_path(absl::StrCat((dir_ / "src/f").substr(1), i));
     *f->mutable_digest() = *blob;
   }
-  auto flood_digest = cas_->UploadBytes(cc::SerializeFileTree(flood));
+  auto flood_digest = cas_->UploadBytes(SerializeFileTree(flood));
   ASSERT_TRUE(flood_digest.ok());
   const auto refused =
       RunOne(*attacker, ImageAction(toolchain, "/bin/bash", *flood_digest, "true"));

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# What a compile with a PyTorch-sized header closure sends (issue 45, item 5): torch 2.9.1's
+# <torch/extension.h> unit (~5,600 headers) and its <ATen/ATen.h> unit (bench/torch_units.sh)
+# through farm-cc on a local farm of 2 sandboxed workers, cold and warm, each call with its own
+# -D salt so no cache answers: the time farm-cc spent finding the inputs and sending them, and
+# the bytes it sent by farm-cc's own account (FARM_CC_LOG=debug): the digests it asked the CAS
+# about, the tree blobs (the input tree as directories by digest) and files it uploaded, and
+# the size the same tree has as one flat blob, as the farm sent it before.
+#
+# Runs, in this order, on one fresh farm and an empty farm-cc cache:
+#   cold            ext.cpp: the toolchain, every header and every directory sent
+#   same unit       ext.cpp again
+#   another unit    aten.cpp: the same headers, most of them, from the same directories
+#   another tree    ext.cpp copied to another directory (a second checkout)
+# Environment: FARM_BENCH_BUILD_DIR (default build), FARM_BENCH_KEEP=1 keeps the work dir.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+die() {
+  echo "error: $*" >&2
+  exit 1
+}
+
+source bench/loopback_peers.sh
+source bench/torch_units.sh
+bash scripts/apt-ensure.sh tree-inputs-bench bubblewrap g++
+build_dir="${FARM_BENCH_BUILD_DIR:-build}"
+ninja -C "$build_dir" farm-cc farmctl farm-coordinator farm-worker >/dev/null
+bin="$(cd "$build_dir/bin" && pwd)"
+
+work="$(mktemp -d /var/tmp/tree-inputs-bench-XXXXXX)"
+chmod 755 "$work"
+export XDG_STATE_HOME="$work/state"
+cleanup() {
+  set +e
+  [ -f "$work/farm/farm.json" ] && "$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1
+  if [ "${FARM_BENCH_KEEP:-0}" = 1 ]; then echo "work dir kept: $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+local_farm_up "$work/farm" "$bin"
+mkdir -p "$work/a" "$work/b"
+torch_units_write "$work/a"
+cp "$work/a/ext.cpp" "$work/b/ext.cpp"
+export FARM_CC_CACHE_DIR="$work/farm-cc-cache" FARM_BUILD_ID=tree-inputs-bench FARM_CC_LOG=debug
+export FARM_CC_STRICT=1 # a compile that ran locally would measure nothing
+
+run() {
+  local name=$1 dir=$2 unit=$3 salt=$4 start end
+  start=$(date +%s.%N)
+  (cd "$dir" && "$bin/farm-cc" g++ "${torch_unit_flags[@]}" -DFARM_TREE_BENCH_SALT="$salt" \
+    -o "$work/$name.o" -c "$unit") 2>"$work/$name.log" ||
+    die "$name: farm-cc failed; its output: $(cat "$work/$name.log")"
+  end=$(date +%s.%N)
+  echo "$name	$(python3 -c "print(f'{$end - $start:.2f}')")	$work/$name.log"
+}
+
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+{
+  run cold "$work/a" ext.cpp 1
+  run same-unit "$work/a" ext.cpp 2
+  run another-unit "$work/a" aten.cpp 3
+  run another-tree "$work/b" ext.cpp 4
+} >"$work/runs.tsv"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$work/runs.tsv" <<'PY'
+import re, sys
+print(f"{'run':<13} {'wall s':>7} {'inputs s':>8} {'upload s':>8} {'asked':>14} "
+      f"{'tree blobs sent':>22} {'files sent':>18} {'toolchain':>10} {'tree flat':>10}")
+for line in open(sys.argv[1]):
+    name, wall, log = line.rstrip("\n").split("\t")
+    text = open(log).read()
+    sent = re.search(r"asked about (\d+) blobs \(([^)]+)\); sent (\d+) of (\d+) tree blobs "
+                     r"\(([^)]+)\), (\d+) files \(([^)]+)\) and the toolchain \(([^)]+)\); "
+                     r"the input tree flat: (.+)", text)
+    times = re.search(r"(?:includes read|scan|kept scan) and input tree ([\d.]+) s.*"
+                      r"upload ([\d.]+) s", text)
+    if not sent or not times:
+        sys.exit(f"{name}: farm-cc's debug lines are not there; its output:\n{text}")
+    asked, asked_b, tsent, tall, tbytes, files, fbytes, tool, flat = sent.groups()
+    print(f"{name:<13} {wall:>7} {times.group(1):>8} {times.group(2):>8} "
+          f"{asked + ' (' + asked_b + ')':>14} {tsent + '/' + tall + ' (' + tbytes + ')':>22} "
+          f"{files + ' (' + fbytes + ')':>18} {tool:>10} {flat:>10}")
+PY
