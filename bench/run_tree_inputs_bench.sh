@@ -65,20 +65,20 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$work/runs.tsv" <<'PY'
 import re, sys
-print(f"{'run':<13} {'wall s':>7} {'inputs s':>8} {'upload s':>8} {'asked':>14} "
-      f"{'tree blobs sent':>22} {'files sent':>18} {'toolchain':>10} {'tree flat':>10}")
+print(f"{'run':<13} {'wall s':>7} {'inputs s':>8} {'upload s':>8} {'entries':>8} {'blobs':>6} "
+      f"{'flat':>10} {'asked':>18} {'tree blobs sent':>17} {'files sent':>17} {'toolchain':>10}")
 for line in open(sys.argv[1]):
     name, wall, log = line.rstrip("\n").split("\t")
     text = open(log).read()
-    sent = re.search(r"asked about (\d+) blobs \(([^)]+)\); sent (\d+) of (\d+) tree blobs "
-                     r"\(([^)]+)\), (\d+) files \(([^)]+)\) and the toolchain \(([^)]+)\); "
-                     r"the input tree flat: (.+)", text)
+    sent = re.search(r"a tree of (\d+) entries in (\d+) blobs \(([^)]+) flat\); asked about "
+                     r"(\d+) blobs \(([^)]+)\); sent (\d+) tree blobs \(([^)]+)\), (\d+) files "
+                     r"\(([^)]+)\) and the toolchain \(([^)]+)\)", text)
     times = re.search(r"(?:includes read|scan|kept scan) and input tree ([\d.]+) s.*"
                       r"upload ([\d.]+) s", text)
     if not sent or not times:
         sys.exit(f"{name}: farm-cc's debug lines are not there; its output:\n{text}")
-    asked, asked_b, tsent, tall, tbytes, files, fbytes, tool, flat = sent.groups()
-    print(f"{name:<13} {wall:>7} {times.group(1):>8} {times.group(2):>8} "
-          f"{asked + ' (' + asked_b + ')':>14} {tsent + '/' + tall + ' (' + tbytes + ')':>22} "
-          f"{files + ' (' + fbytes + ')':>18} {tool:>10} {flat:>10}")
+    entries, blobs, flat, asked, asked_b, tsent, tbytes, files, fbytes, tool = sent.groups()
+    print(f"{name:<13} {wall:>7} {times.group(1):>8} {times.group(2):>8} {entries:>8} {blobs:>6} "
+          f"{flat:>10} {asked + ' (' + asked_b + ')':>18} {tsent + ' (' + tbytes + ')':>17} "
+          f"{files + ' (' + fbytes + ')':>17} {tool:>10}")
 PY

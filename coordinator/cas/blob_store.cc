@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "libfarm/cas/cas_limits.h"
 #include "libfarm/digest/digest.h"
+#include "libfarm/files/file_contents.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/status/status_macros.h"
 #include "libfarm/units/byte_size.h"
@@ -340,6 +341,19 @@ absl::StatusOr<std::string> BlobStore::PathOf(const farm::v1::Digest& digest) {
   FARM_ASSIGN_OR_RETURN(const farm::v1::Digest found, Lookup(digest));
   Touch(found.hash());
   return BlobPath(found.hash());
+}
+
+absl::StatusOr<std::string> BlobStore::Read(const farm::v1::Digest& digest, int64_t max_bytes) {
+  FARM_ASSIGN_OR_RETURN(const farm::v1::Digest found, Lookup(digest));
+  if (found.size_bytes() > max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "blob ", digest.hash(), " holds ", found.size_bytes(), " bytes; the limit is ", max_bytes));
+  }
+  Touch(found.hash());
+  absl::StatusOr<std::string> bytes = ReadFileContents(BlobPath(found.hash()));
+  // Evicted since the lookup: read as not stored.
+  if (!bytes.ok()) return absl::NotFoundError(bytes.status().message());
+  return bytes;
 }
 
 void BlobStore::Touch(const std::string& hash) {

@@ -64,6 +64,9 @@ class BlobStore {
   // Path of the blob's file, for in-process readers; counts as an access. The file may be
   // evicted later unless pinned: pin what you will read.
   absl::StatusOr<std::string> PathOf(const farm::v1::Digest& digest);
+  // A small blob's bytes (a file tree): NOT_FOUND when it is not stored (or was evicted while
+  // read), RESOURCE_EXHAUSTED when it is larger than `max_bytes`. Counts as an access.
+  absl::StatusOr<std::string> Read(const farm::v1::Digest& digest, int64_t max_bytes);
   // Marks an access (LRU order); persisted at most once a minute per blob.
   void Touch(const std::string& hash);
   farm::v1::StatResponse Stat(const farm::v1::Digest& digest);

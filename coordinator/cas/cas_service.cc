@@ -8,6 +8,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/cas/missing_blobs.h"
 #include "libfarm/cas/cas_limits.h"
 #include "libfarm/cas/chunk_codec.h"
 #include "libfarm/digest/digest.h"
@@ -39,10 +40,10 @@ grpc::Status CasServiceImpl::FindMissing(grpc::ServerContext* context,
                                          const farm::v1::FindMissingRequest* request,
                                          farm::v1::FindMissingResponse* response) {
   return gate_->Serve(*context, "CasService.FindMissing", [&] {
-    for (const auto& d : request->digests()) FARM_RETURN_IF_ERROR(ValidateDigest(d));
-    for (const auto& d : request->digests()) {
-      if (!store_->Contains(d)) *response->add_missing() = d;
-    }
+    FARM_ASSIGN_OR_RETURN(std::vector<farm::v1::Digest> missing,
+                          MissingBlobs(*store_, request->digests(), request->trees()));
+    for (farm::v1::Digest& d : missing) *response->add_missing() = std::move(d);
+    response->set_trees_walked(request->trees_size() > 0);
     return absl::OkStatus();
   });
 }

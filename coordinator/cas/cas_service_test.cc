@@ -8,6 +8,7 @@
 
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/digest/digest.h"
+#include "libfarm/file_tree/file_tree.h"
 
 namespace farm::coordinator {
 namespace {
@@ -163,6 +164,35 @@ TEST_F(CasServiceTest, FindMissingStatAndNotFound) {
   auto lack_stat = client->Stat(lack);
   ASSERT_TRUE(lack_stat.ok());
   EXPECT_FALSE(lack_stat->present());
+}
+
+// A client that sends a tree as directories by digest asks about its tree blobs; the store
+// answers for the files they name.
+TEST_F(CasServiceTest, FindMissingWalksTheTreesItHolds) {
+  auto client = Client();
+  auto have = client->UploadBytes("have");
+  ASSERT_TRUE(have.ok());
+  const farm::v1::Digest lack = DigestOfBytes("lack");
+  farm::v1::FileTree tree;
+  for (const auto& [name, digest] : {std::pair{"have.h", *have}, std::pair{"lack.h", lack}}) {
+    farm::v1::InputFile* f = tree.add_files();
+    f->set_path(name);
+    *f->mutable_digest() = digest;
+  }
+  const farm::v1::Digest unsent = DigestOfBytes(SerializeFileTree(tree));
+  auto before = client->FindMissingWithTrees({*have}, {unsent});
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE(before->has_value());
+  ASSERT_EQ((*before)->size(), 1u);
+  EXPECT_EQ((**before)[0].hash(), unsent.hash());
+
+  auto sent = client->UploadBytes(SerializeFileTree(tree));
+  ASSERT_TRUE(sent.ok());
+  auto after = client->FindMissingWithTrees({}, {*sent});
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_TRUE(after->has_value());
+  ASSERT_EQ((*after)->size(), 1u);
+  EXPECT_EQ((**after)[0].hash(), lack.hash());
 }
 
 }  // namespace

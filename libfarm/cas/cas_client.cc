@@ -19,6 +19,7 @@
 #include "libfarm/rpc/grpc_status.h"
 #include "libfarm/rpc/retry.h"
 #include "libfarm/rpc/token_auth.h"
+#include "libfarm/status/status_macros.h"
 
 namespace farm {
 
@@ -149,6 +150,42 @@ absl::StatusOr<std::vector<farm::v1::Digest>> CasClient::FindMissing(
     });
     if (!s.ok()) return s;
     missing.insert(missing.end(), resp.missing().begin(), resp.missing().end());
+  }
+  return missing;
+}
+
+absl::StatusOr<std::optional<std::vector<farm::v1::Digest>>> CasClient::FindMissingWithTrees(
+    const std::vector<farm::v1::Digest>& digests, const std::vector<farm::v1::Digest>& trees) {
+  if (trees.size() > kCasFindMissingBatch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("FindMissing of ", trees.size(), " trees; at most ", kCasFindMissingBatch));
+  }
+  for (const auto& d : trees) {
+    if (absl::Status s = ValidateDigest(d); !s.ok()) return s;
+  }
+  // The trees and the first batch of digests in one call; the other batches as FindMissing.
+  const size_t first = std::min(digests.size(), kCasFindMissingBatch);
+  for (size_t i = 0; i < first; ++i) {
+    if (absl::Status s = ValidateDigest(digests[i]); !s.ok()) return s;
+  }
+  farm::v1::FindMissingRequest req;
+  for (size_t i = 0; i < first; ++i) *req.add_digests() = digests[i];
+  for (const auto& d : trees) *req.add_trees() = d;
+  farm::v1::FindMissingResponse resp;
+  absl::Status s = WithRetries([&] {
+    grpc::ClientContext ctx;
+    Prepare(ctx, 0);
+    resp.Clear();
+    return Explain(stub_->FindMissing(&ctx, req, &resp));
+  });
+  if (!s.ok()) return s;
+  if (!trees.empty() && !resp.trees_walked()) return std::nullopt;
+  std::vector<farm::v1::Digest> missing(resp.missing().begin(), resp.missing().end());
+  if (first < digests.size()) {
+    FARM_ASSIGN_OR_RETURN(
+        std::vector<farm::v1::Digest> rest,
+        FindMissing(std::vector<farm::v1::Digest>(digests.begin() + first, digests.end())));
+    missing.insert(missing.end(), rest.begin(), rest.end());
   }
   return missing;
 }

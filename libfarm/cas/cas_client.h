@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,11 @@ class CasClient {
   // The digests among `digests` the store lacks.
   absl::StatusOr<std::vector<farm::v1::Digest>> FindMissing(
       const std::vector<farm::v1::Digest>& digests);
+  // The same, and the blobs `trees` (FileTree blobs) name directly that the store lacks, or a
+  // tree itself it lacks (cas.proto, FindMissingRequest.trees); at most 10,000 trees. nullopt
+  // when the coordinator does not walk trees (an older one): the caller asks about the files.
+  absl::StatusOr<std::optional<std::vector<farm::v1::Digest>>> FindMissingWithTrees(
+      const std::vector<farm::v1::Digest>& digests, const std::vector<farm::v1::Digest>& trees);
   absl::StatusOr<farm::v1::StatResponse> Stat(const farm::v1::Digest& digest);
 
   // Where one upload's bytes come from, restartable for retries (defined in the .cc).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -392,6 +393,51 @@ TEST_F(FarmCcTest, AKeptScanStandsOnlyWhileNoHeaderChangesOrAppears) {
   EXPECT_FALSE(object == with_three);
   std::tie(said, object) = compile(second);
   EXPECT_THAT(said, HasSubstr(kept));
+}
+
+// A compile's inputs go as directories by digest and the CAS is asked by tree: the same unit
+// in a second checkout sends only the directories on its own path (the system's headers and
+// the source's bytes are stored already) and names fewer blobs than its tree has entries.
+TEST_F(FarmCcTest, AnotherCheckoutSendsOnlyTheDirectoriesOnItsOwnPath) {
+  const std::string cache_dir = (dir_->path() / "tree-inputs-cache").string();
+  struct Sent {
+    int entries = 0, blobs = 0, asked = 0, tree_blobs_sent = 0, files_sent = 0;
+  };
+  auto compile = [&](const std::string& root) {
+    EXPECT_TRUE(WriteFileAtomically(root + "/src/containers.cc",
+                                    "#include <map>\n#include <string>\n#include <vector>\n"
+                                    "int F() { return std::map<std::string, std::vector<int>>{}"
+                                    ".size(); }\n")
+                    .ok());
+    const CommandResult farm =
+        Run({FarmBinary("farm-cc"), "g++", "-O2", "-c", root + "/src/containers.cc", "-o", "c.o"},
+            root + "/build",
+            {"FARM_CC_STRICT=1", "FARM_BUILD_ID=farm-cc-tree-inputs", "FARM_CC_LOG=debug",
+             "FARM_CC_CACHE_DIR=" + cache_dir});
+    EXPECT_EQ(farm.exit_code, 0) << Output(farm);
+    std::smatch m;
+    Sent sent;
+    if (!std::regex_search(farm.stderr_text, m,
+                           std::regex("a tree of (\\d+) entries in (\\d+) blobs .*asked about "
+                                      "(\\d+) blobs .*sent (\\d+) tree blobs .*, (\\d+) files"))) {
+      ADD_FAILURE() << "no account of what was sent: " << farm.stderr_text;
+      return sent;
+    }
+    sent = {std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3]), std::stoi(m[4]), std::stoi(m[5])};
+    return sent;
+  };
+  const Sent first = compile(Tree("tree-inputs"));
+  EXPECT_GT(first.entries, 100) << "<map>, <string> and <vector> read about a hundred headers";
+  EXPECT_GT(first.blobs, 10);
+  const Sent second = compile(Tree("tree-inputs-in-another-checkout"));
+  EXPECT_EQ(second.entries, first.entries);
+  // The root and the directories down to src/ are new; nothing else is.
+  EXPECT_GE(second.tree_blobs_sent, 1);
+  EXPECT_LE(second.tree_blobs_sent, 8);
+  EXPECT_EQ(second.files_sent, 0);
+  // Asked by tree: the toolchain's files and the tree's blobs, then the few files of the new
+  // directories, not every header by name.
+  EXPECT_LT(second.asked, second.entries);
 }
 
 // By default farm-cc reads a compile's includes itself and runs no -M scan: the tree holds
