@@ -14,6 +14,9 @@
 #include <gtest/gtest.h>
 
 #include "libfarm/digest/digest.h"
+#include "libfarm/file_tree/file_tree.h"
+#include "libfarm/file_tree/subtrees.h"
+#include "worker/file_tree_image.h"
 
 namespace farm::worker {
 namespace {
@@ -247,6 +250,40 @@ TEST_F(BlobCacheTest, MissingBlobIsNotFoundAndLeavesNothing) {
   farm::v1::Digest evil;
   evil.set_hash("../../etc/passwd");
   EXPECT_EQ(cache.Fetch(evil).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A compile's input tree sent as directories by digest: read through the cache, each blob
+// downloaded once, and a cached blob changed on disk is never taken for the tree.
+TEST_F(BlobCacheTest, ATreeSentAsDirectoriesIsReadThroughTheCacheOnce) {
+  farm::v1::FileTree flat;
+  for (const char* path : {"usr/include/a.h", "usr/include/bits/b.h", "src/c.cc"}) {
+    farm::v1::InputFile* f = flat.add_files();
+    f->set_path(path);
+    *f->mutable_digest() = DigestOfBytes(path);
+  }
+  const SplitFileTree split = SplitIntoSubtrees(flat);
+  cas_.Add(split.root_bytes);
+  for (const auto& [digest, bytes] : split.subtrees) cas_.Add(bytes);
+  BlobCache cache((dir_ / "cache").string(), 1 << 20, client_.get());
+  auto read = ReadFileTree(split.root, &cache);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(SerializeFileTree(*read), SerializeFileTree(flat));
+  auto downloads = [this] {
+    absl::MutexLock lock(&cas_.mu);
+    return cas_.downloads;
+  };
+  EXPECT_EQ(downloads(), 1 + static_cast<int>(split.subtrees.size()));
+  ASSERT_TRUE(ReadFileTree(split.root, &cache).ok());
+  EXPECT_EQ(downloads(), 1 + static_cast<int>(split.subtrees.size()));
+
+  auto path = cache.Fetch(split.root);
+  ASSERT_TRUE(path.ok());
+  fs::permissions(*path, fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(*path, std::ios::trunc) << "changed behind the cache's back";
+  auto changed = ReadFileTree(split.root, &cache);
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(changed.status().message().find("no longer matches its digest"), std::string::npos)
+      << changed.status();
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "libfarm/digest/digest.h"
 #include "libfarm/file_tree/subtrees.h"
 #include "libfarm/files/file_contents.h"
 #include "libfarm/status/status_macros.h"
@@ -91,6 +92,11 @@ absl::StatusOr<farm::v1::FileTree> ReadFileTree(const farm::v1::Digest& root, Bl
         if (static_cast<int64_t>(bytes.size()) > max_bytes) {
           return absl::InvalidArgumentError(
               absl::StrCat("file tree blob ", digest.hash(), " is over ", max_bytes, " bytes"));
+        }
+        // The cache hands out a path without re-reading the file: the tree is checked here.
+        if (DigestOfBytes(bytes).hash() != digest.hash()) {
+          return absl::InternalError(absl::StrCat("the blob cache's copy of file tree blob ",
+                                                  digest.hash(), " no longer matches its digest"));
         }
         return bytes;
       });
