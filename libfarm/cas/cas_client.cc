@@ -133,14 +133,40 @@ absl::Status CasClient::WithRetries(const std::function<absl::Status()>& attempt
 
 absl::StatusOr<std::vector<farm::v1::Digest>> CasClient::FindMissing(
     const std::vector<farm::v1::Digest>& digests) {
-  for (const auto& d : digests) {
-    if (absl::Status s = ValidateDigest(d); !s.ok()) return s;
+  return FindMissingIn(digests, {}, nullptr);
+}
+
+absl::StatusOr<std::optional<std::vector<farm::v1::Digest>>> CasClient::FindMissingWithTrees(
+    const std::vector<farm::v1::Digest>& digests, const std::vector<farm::v1::Digest>& trees) {
+  bool walked = false;
+  FARM_ASSIGN_OR_RETURN(std::vector<farm::v1::Digest> missing,
+                        FindMissingIn(digests, trees, &walked));
+  if (!trees.empty() && !walked) return std::nullopt;
+  return missing;
+}
+
+absl::StatusOr<std::vector<farm::v1::Digest>> CasClient::FindMissingIn(
+    const std::vector<farm::v1::Digest>& digests, const std::vector<farm::v1::Digest>& trees,
+    bool* trees_walked) {
+  if (trees.size() > kCasFindMissingBatch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("FindMissing of ", trees.size(), " trees; at most ", kCasFindMissingBatch));
   }
+  for (const auto* list : {&digests, &trees}) {
+    for (const auto& d : *list) {
+      if (absl::Status s = ValidateDigest(d); !s.ok()) return s;
+    }
+  }
+  // Batches of digests; the trees go with the first.
   std::vector<farm::v1::Digest> missing;
-  for (size_t start = 0; start < digests.size(); start += kCasFindMissingBatch) {
+  for (size_t start = 0; start < digests.size() || (start == 0 && !trees.empty());
+       start += kCasFindMissingBatch) {
     farm::v1::FindMissingRequest req;
     const size_t end = std::min(digests.size(), start + kCasFindMissingBatch);
     for (size_t i = start; i < end; ++i) *req.add_digests() = digests[i];
+    if (start == 0) {
+      for (const auto& d : trees) *req.add_trees() = d;
+    }
     farm::v1::FindMissingResponse resp;
     absl::Status s = WithRetries([&] {
       grpc::ClientContext ctx;
@@ -149,43 +175,8 @@ absl::StatusOr<std::vector<farm::v1::Digest>> CasClient::FindMissing(
       return Explain(stub_->FindMissing(&ctx, req, &resp));
     });
     if (!s.ok()) return s;
+    if (start == 0 && trees_walked != nullptr) *trees_walked = resp.trees_walked();
     missing.insert(missing.end(), resp.missing().begin(), resp.missing().end());
-  }
-  return missing;
-}
-
-absl::StatusOr<std::optional<std::vector<farm::v1::Digest>>> CasClient::FindMissingWithTrees(
-    const std::vector<farm::v1::Digest>& digests, const std::vector<farm::v1::Digest>& trees) {
-  if (trees.size() > kCasFindMissingBatch) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("FindMissing of ", trees.size(), " trees; at most ", kCasFindMissingBatch));
-  }
-  for (const auto& d : trees) {
-    if (absl::Status s = ValidateDigest(d); !s.ok()) return s;
-  }
-  // The trees and the first batch of digests in one call; the other batches as FindMissing.
-  const size_t first = std::min(digests.size(), kCasFindMissingBatch);
-  for (size_t i = 0; i < first; ++i) {
-    if (absl::Status s = ValidateDigest(digests[i]); !s.ok()) return s;
-  }
-  farm::v1::FindMissingRequest req;
-  for (size_t i = 0; i < first; ++i) *req.add_digests() = digests[i];
-  for (const auto& d : trees) *req.add_trees() = d;
-  farm::v1::FindMissingResponse resp;
-  absl::Status s = WithRetries([&] {
-    grpc::ClientContext ctx;
-    Prepare(ctx, 0);
-    resp.Clear();
-    return Explain(stub_->FindMissing(&ctx, req, &resp));
-  });
-  if (!s.ok()) return s;
-  if (!trees.empty() && !resp.trees_walked()) return std::nullopt;
-  std::vector<farm::v1::Digest> missing(resp.missing().begin(), resp.missing().end());
-  if (first < digests.size()) {
-    FARM_ASSIGN_OR_RETURN(
-        std::vector<farm::v1::Digest> rest,
-        FindMissing(std::vector<farm::v1::Digest>(digests.begin() + first, digests.end())));
-    missing.insert(missing.end(), rest.begin(), rest.end());
   }
   return missing;
 }

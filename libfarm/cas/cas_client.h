@@ -78,6 +78,11 @@ class CasClient {
   class Source;
 
  private:
+  // FindMissing's batches, `trees` with the first; `trees_walked` (may be null) says whether
+  // the store walked them.
+  absl::StatusOr<std::vector<farm::v1::Digest>> FindMissingIn(
+      const std::vector<farm::v1::Digest>& digests, const std::vector<farm::v1::Digest>& trees,
+      bool* trees_walked);
   absl::StatusOr<farm::v1::Digest> Upload(const farm::v1::Digest& digest, Source& source,
                                           bool* uploaded);
   absl::Status UploadOnce(const farm::v1::Digest& digest, Source& source, bool* uploaded);

@@ -9,40 +9,16 @@
 #include "absl/strings/str_cat.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/file_tree/file_tree.h"
+#include "tests/support/file_tree_entries.h"
 
 namespace farm {
 namespace {
 
+using ::farm::testing::TreeDirectory;
+using ::farm::testing::TreeFile;
+using ::farm::testing::TreeLink;
+using ::farm::testing::TreeOf;
 using ::testing::HasSubstr;
-
-farm::v1::InputFile File(const std::string& path, char fill = 'a', int64_t mtime = 0) {
-  farm::v1::InputFile f;
-  f.set_path(path);
-  f.mutable_digest()->set_hash(std::string(64, fill));
-  f.mutable_digest()->set_size_bytes(10);
-  f.set_mtime_seconds(mtime);
-  return f;
-}
-
-farm::v1::InputFile Link(const std::string& path, const std::string& target) {
-  farm::v1::InputFile f;
-  f.set_path(path);
-  f.set_symlink_target(target);
-  return f;
-}
-
-farm::v1::InputFile Directory(const std::string& path) {
-  farm::v1::InputFile f;
-  f.set_path(path);
-  f.set_directory(true);
-  return f;
-}
-
-farm::v1::FileTree Tree(std::initializer_list<farm::v1::InputFile> entries) {
-  farm::v1::FileTree t;
-  for (const auto& e : entries) *t.add_files() = e;
-  return t;
-}
 
 // A CAS of tree blobs, counting what is read from it.
 class Blobs {
@@ -76,19 +52,19 @@ class Blobs {
 };
 
 farm::v1::InputFile SubtreeEntry(const std::string& path, const farm::v1::Digest& digest) {
-  farm::v1::InputFile f = Directory(path);
+  farm::v1::InputFile f = TreeDirectory(path);
   *f.mutable_digest() = digest;
   return f;
 }
 
 // A compile's headers: the system's and a project's, a link, an empty directory.
 farm::v1::FileTree UnitTree(const std::string& source, char source_fill) {
-  return Tree({File("usr/include/stdio.h", 'b'), File("usr/include/bits/types.h", 'c', 7),
-               File("usr/include/bits/wordsize.h", 'd'), Link("lib64", "usr/lib64"),
-               Directory("usr/lib/gcc/x86_64-linux-gnu/12/include-fixed"),
-               File("usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h", 'e'),
-               File(absl::StrCat("src/project/", source), source_fill),
-               File("src/project/include/project/api.h", 'f')});
+  return TreeOf({TreeFile("usr/include/stdio.h", 'b'), TreeFile("usr/include/bits/types.h", 'c', 7),
+                 TreeFile("usr/include/bits/wordsize.h", 'd'), TreeLink("lib64", "usr/lib64"),
+                 TreeDirectory("usr/lib/gcc/x86_64-linux-gnu/12/include-fixed"),
+                 TreeFile("usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h", 'e'),
+                 TreeFile(absl::StrCat("src/project/", source), source_fill),
+                 TreeFile("src/project/include/project/api.h", 'f')});
 }
 
 TEST(SubtreesTest, ExpandingTheSplitGivesTheFlatTreeBack) {
@@ -127,7 +103,8 @@ TEST(SubtreesTest, UnitsReadingTheSameHeadersShareTheirDirectories) {
 }
 
 TEST(SubtreesTest, AnEmptyDirectoryEntryWithEntriesBelowItIsItsSubtree) {
-  const farm::v1::FileTree flat = Tree({Directory("opt/cuda/bin"), File("opt/cuda/bin/nvcc")});
+  const farm::v1::FileTree flat =
+      TreeOf({TreeDirectory("opt/cuda/bin"), TreeFile("opt/cuda/bin/nvcc")});
   Blobs blobs;
   const SplitFileTree split = SplitIntoSubtrees(flat);
   blobs.Add(split);
@@ -138,7 +115,7 @@ TEST(SubtreesTest, AnEmptyDirectoryEntryWithEntriesBelowItIsItsSubtree) {
 }
 
 TEST(SubtreesTest, AFlatTreeExpandsAsItIs) {
-  const farm::v1::FileTree flat = Tree({File("b"), File("a/x", 'b'), Directory("c")});
+  const farm::v1::FileTree flat = TreeOf({TreeFile("b"), TreeFile("a/x", 'b'), TreeDirectory("c")});
   Blobs blobs;
   auto expanded = blobs.Expand(blobs.Add(flat));
   ASSERT_TRUE(expanded.ok()) << expanded.status();
@@ -149,7 +126,7 @@ TEST(SubtreesTest, AFlatTreeExpandsAsItIs) {
 TEST(SubtreesTest, AnEmptySubtreeIsAnEmptyDirectory) {
   Blobs blobs;
   const farm::v1::Digest empty = blobs.Add(farm::v1::FileTree());
-  auto expanded = blobs.Expand(blobs.Add(Tree({SubtreeEntry("tmp", empty)})));
+  auto expanded = blobs.Expand(blobs.Add(TreeOf({SubtreeEntry("tmp", empty)})));
   ASSERT_TRUE(expanded.ok()) << expanded.status();
   ASSERT_EQ(expanded->files_size(), 1);
   EXPECT_TRUE(expanded->files(0).directory());
@@ -159,7 +136,7 @@ TEST(SubtreesTest, AnEmptySubtreeIsAnEmptyDirectory) {
 // Bad input: a client's blobs.
 TEST(SubtreesTest, ABlobNamedOverAndOverIsReadOnceAndStopsAtTheEntryLimit) {
   Blobs blobs;
-  farm::v1::Digest level = blobs.Add(Tree({File("f")}));
+  farm::v1::Digest level = blobs.Add(TreeOf({TreeFile("f")}));
   // Each level names the one below 64 times: 64^4 entries in four small blobs.
   for (int depth = 0; depth < 4; ++depth) {
     farm::v1::FileTree fan;
@@ -174,8 +151,8 @@ TEST(SubtreesTest, ABlobNamedOverAndOverIsReadOnceAndStopsAtTheEntryLimit) {
 
 TEST(SubtreesTest, SubtreesNestedTooDeepAreRefused) {
   Blobs blobs;
-  farm::v1::Digest level = blobs.Add(Tree({File("f")}));
-  for (int depth = 0; depth < 300; ++depth) level = blobs.Add(Tree({SubtreeEntry("d", level)}));
+  farm::v1::Digest level = blobs.Add(TreeOf({TreeFile("f")}));
+  for (int depth = 0; depth < 300; ++depth) level = blobs.Add(TreeOf({SubtreeEntry("d", level)}));
   auto expanded = blobs.Expand(level);
   EXPECT_EQ(expanded.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(expanded.status().message(), HasSubstr("nest deeper than 256"));
@@ -183,27 +160,28 @@ TEST(SubtreesTest, SubtreesNestedTooDeepAreRefused) {
 
 TEST(SubtreesTest, PathsThroughASubtreeAreCheckedAsAFlatTreesAre) {
   Blobs blobs;
-  const farm::v1::Digest inner = blobs.Add(Tree({File("passwd")}));
+  const farm::v1::Digest inner = blobs.Add(TreeOf({TreeFile("passwd")}));
   for (const char* name : {"..", "etc/../..", "proc"}) {
-    auto expanded = blobs.Expand(blobs.Add(Tree({SubtreeEntry(name, inner)})));
+    auto expanded = blobs.Expand(blobs.Add(TreeOf({SubtreeEntry(name, inner)})));
     EXPECT_EQ(expanded.status().code(), absl::StatusCode::kInvalidArgument) << name;
   }
   // A subtree below a link would be written through it.
-  auto below = blobs.Expand(blobs.Add(Tree({Link("usr", "/etc"), SubtreeEntry("usr/x", inner)})));
+  auto below =
+      blobs.Expand(blobs.Add(TreeOf({TreeLink("usr", "/etc"), SubtreeEntry("usr/x", inner)})));
   EXPECT_EQ(below.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(below.status().message(), HasSubstr("lies below the link"));
   // A link that claims a subtree.
   farm::v1::InputFile both = SubtreeEntry("lib", inner);
   both.set_symlink_target("/lib");
-  auto linked = blobs.Expand(blobs.Add(Tree({both})));
+  auto linked = blobs.Expand(blobs.Add(TreeOf({both})));
   EXPECT_THAT(linked.status().message(), HasSubstr("is a link and a subtree"));
 }
 
 TEST(SubtreesTest, ALongNameIsRefusedWhereItIsMet) {
   Blobs blobs;
-  farm::v1::Digest level = blobs.Add(Tree({File("f")}));
+  farm::v1::Digest level = blobs.Add(TreeOf({TreeFile("f")}));
   for (int depth = 0; depth < 3; ++depth) {
-    level = blobs.Add(Tree({SubtreeEntry(std::string(2000, 'n'), level)}));
+    level = blobs.Add(TreeOf({SubtreeEntry(std::string(2000, 'n'), level)}));
   }
   auto expanded = blobs.Expand(level);
   EXPECT_EQ(expanded.status().code(), absl::StatusCode::kInvalidArgument);
@@ -215,7 +193,7 @@ TEST(SubtreesTest, BlobsAddingUpToMoreThanTheLimitAreRefusedBeforeTheyAreRead) {
   farm::v1::Digest huge;
   huge.set_hash(std::string(64, 'e'));
   huge.set_size_bytes(kMaxFileTreeBytes + 1);
-  auto expanded = blobs.Expand(blobs.Add(Tree({SubtreeEntry("big", huge)})));
+  auto expanded = blobs.Expand(blobs.Add(TreeOf({SubtreeEntry("big", huge)})));
   EXPECT_EQ(expanded.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(expanded.status().message(), HasSubstr("add up to more than"));
   EXPECT_EQ(blobs.reads(), 1);
@@ -226,7 +204,7 @@ TEST(SubtreesTest, AMissingOrGarbledBlobFailsTheExpansion) {
   farm::v1::Digest absent;
   absent.set_hash(std::string(64, 'f'));
   absent.set_size_bytes(10);
-  auto missing = blobs.Expand(blobs.Add(Tree({SubtreeEntry("x", absent)})));
+  auto missing = blobs.Expand(blobs.Add(TreeOf({SubtreeEntry("x", absent)})));
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
 
   auto garbled = ExpandFileTree(absent, [](const farm::v1::Digest&, int64_t) {
