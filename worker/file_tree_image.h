@@ -18,7 +18,7 @@ namespace farm::worker {
 
 // The flat tree `root` names: one tree blob, or a tree sent as directories by digest
 // (libfarm/file_tree/subtrees.h), each blob read through `cache` (so a worker fetches the
-// directories a build's compiles share once) and checked as ParseFileTree checks a tree.
+// directories a build's compiles share once) and checked as ValidateFileTree checks a tree.
 absl::StatusOr<farm::v1::FileTree> ReadFileTree(const farm::v1::Digest& root, BlobCache* cache);
 
 // The two trees of one action must agree: a path both name is the same file (same digest) or

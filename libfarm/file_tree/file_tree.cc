@@ -122,15 +122,6 @@ absl::StatusOr<std::string> ResolveFileInTree(const farm::v1::FileTree& tree,
   return absl::NotFoundError(absl::StrCat("'", path.substr(0, 200), "': too many links"));
 }
 
-absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes) {
-  farm::v1::FileTree tree;
-  if (!tree.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::InvalidArgumentError("file tree blob does not parse as a farm.v1.FileTree");
-  }
-  if (absl::Status s = ValidateFileTree(tree); !s.ok()) return s;
-  return tree;
-}
-
 std::string SerializeFileTree(const farm::v1::FileTree& tree) {
   farm::v1::FileTree sorted = tree;
   std::sort(sorted.mutable_files()->begin(), sorted.mutable_files()->end(),

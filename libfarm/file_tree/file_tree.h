@@ -9,7 +9,6 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "farm/v1/actions.pb.h"
 
 namespace farm {
@@ -32,9 +31,6 @@ absl::Status CheckNotBelowLink(const std::string& path, const std::set<std::stri
 // NOT_FOUND when it names no file of the tree.
 absl::StatusOr<std::string> ResolveFileInTree(const farm::v1::FileTree& tree,
                                               const std::string& path);
-
-// Parses and validates a tree blob.
-absl::StatusOr<farm::v1::FileTree> ParseFileTree(absl::string_view bytes);
 
 // The tree's bytes as uploaded: the FileTree message, entries sorted by path, serialized
 // deterministically. Two trees with the same entries have the same bytes.

@@ -70,11 +70,5 @@ TEST(FileTreeTest, APathResolvesThroughTheTreesLinksToAFile) {
   }
 }
 
-TEST(FileTreeTest, ParseRefusesWhatIsNotATree) {
-  EXPECT_THAT(ParseFileTree("\xff\xff\xff").status().message(), HasSubstr("does not parse"));
-  const std::string bytes = TreeOf({TreeFile("/abs")}).SerializeAsString();
-  EXPECT_EQ(ParseFileTree(bytes).status().code(), absl::StatusCode::kInvalidArgument);
-}
-
 }  // namespace
 }  // namespace farm

@@ -34,7 +34,7 @@ SplitFileTree SplitIntoSubtrees(const farm::v1::FileTree& flat);
 using TreeBlobReader =
     absl::FunctionRef<absl::StatusOr<std::string>(const farm::v1::Digest&, int64_t max_bytes)>;
 
-// The flat tree `root` stands for, validated as ParseFileTree does: every subtree read through
+// The flat tree `root` stands for, validated as ValidateFileTree does: every subtree read through
 // `read` and its entries placed under its directory. A flat tree (no subtrees) comes back as it
 // is. INVALID_ARGUMENT naming the problem when the blobs add up to more than kMaxFileTreeBytes,
 // more than kMaxFileTreeEntries entries (subtrees counted, so a blob named a million times

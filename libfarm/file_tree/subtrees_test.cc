@@ -79,11 +79,10 @@ TEST(SubtreesTest, ExpandingTheSplitGivesTheFlatTreeBack) {
   ASSERT_TRUE(expanded.ok()) << expanded.status();
   EXPECT_EQ(SerializeFileTree(*expanded), SerializeFileTree(flat));
   // The root names only the top directories and the link.
-  auto root = ParseFileTree(split.root_bytes);
-  EXPECT_FALSE(root.ok());  // a subtree entry is not a flat tree's directory
   farm::v1::FileTree top;
   ASSERT_TRUE(top.ParseFromString(split.root_bytes));
-  EXPECT_EQ(top.files_size(), 3);  // lib64, src, usr
+  EXPECT_FALSE(ValidateFileTree(top).ok());  // a subtree entry is not a flat tree's directory
+  EXPECT_EQ(top.files_size(), 3);            // lib64, src, usr
 }
 
 TEST(SubtreesTest, UnitsReadingTheSameHeadersShareTheirDirectories) {
@@ -112,6 +111,12 @@ TEST(SubtreesTest, AnEmptyDirectoryEntryWithEntriesBelowItIsItsSubtree) {
   ASSERT_TRUE(expanded.ok()) << expanded.status();
   ASSERT_EQ(expanded->files_size(), 1);
   EXPECT_EQ(expanded->files(0).path(), "opt/cuda/bin/nvcc");
+}
+
+TEST(SubtreesTest, AFlatTreeThatIsNotValidIsRefused) {
+  Blobs blobs;
+  auto expanded = blobs.Expand(blobs.Add(TreeOf({TreeFile("/abs")})));
+  EXPECT_EQ(expanded.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(SubtreesTest, AFlatTreeExpandsAsItIs) {
