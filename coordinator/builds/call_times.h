@@ -8,11 +8,11 @@
 
 #include "absl/status/status.h"
 #include "farm/v1/builds.pb.h"
+#include "libfarm/client/call_report_limits.h"
 #include "libfarm/metrics/registry.h"
 
 namespace farm::coordinator {
 
-inline constexpr size_t kMaxCallUnitBytes = 256;
 inline constexpr size_t kSlowestCallsKept = 10;
 inline constexpr double kMaxCallSeconds = 86400;  // a day: a compile's time, not a typo's
 

@@ -101,10 +101,10 @@ absl::Status CheckNvccCallReport(const farm::v1::ReportNvccCallRequest& report) 
                      " is not one of split, cached, fallback, compile_error. Fix: use a "
                      "farm-nvcc or farm-cc as new as the coordinator"));
   }
-  if (report.reason().size() > kMaxNvccReasonBytes) {
+  if (report.reason().size() > kMaxCallReasonBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("the reason of ", noun, " of ", report.reason().size(),
-                     " bytes is too long. Fix: send at most ", kMaxNvccReasonBytes, " bytes"));
+                     " bytes is too long. Fix: send at most ", kMaxCallReasonBytes, " bytes"));
   }
   if (!farm::v1::FallbackReason_IsValid(report.reason_code())) {
     return absl::InvalidArgumentError(

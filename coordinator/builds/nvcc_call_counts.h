@@ -15,11 +15,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "farm/v1/builds.pb.h"
+#include "libfarm/client/call_report_limits.h"
 #include "libfarm/metrics/registry.h"
 
 namespace farm::coordinator {
 
-inline constexpr size_t kMaxNvccReasonBytes = 1024;      // a report's reason, as sent
 inline constexpr size_t kMaxNvccReasonClassBytes = 120;  // a reason class
 inline constexpr size_t kMaxNvccReasonsPerBuild = 32;    // classes of text; then "other"
 inline constexpr size_t kMaxNvccReasonsInMetrics = 64;   // classes of text; then "other"

@@ -112,8 +112,7 @@ absl::Status BuildClient::ReportCompileCall(const std::string& build_id,
   request.set_reason_code(reason_code);
   request.set_reason(ReportableCallReason(reason));
   if (timing != nullptr) {
-    constexpr size_t kMaxUnitBytes = 256;  // the coordinator's limit
-    request.set_unit(ReportableCallReason(timing->unit, kMaxUnitBytes));
+    request.set_unit(ReportableCallReason(timing->unit, kMaxCallUnitBytes));
     request.set_wall_seconds(timing->wall_seconds);
     *request.mutable_phases() = timing->phases;
   }

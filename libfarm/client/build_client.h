@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "farm/v1/builds.grpc.pb.h"
+#include "libfarm/client/call_report_limits.h"
 #include "libfarm/client/coordinator_call.h"
 #include "libfarm/client/coordinator_target.h"
 
@@ -15,7 +16,7 @@ namespace farm {
 // A fallback's reason as a call report carries it: at most `max_bytes`, every byte outside
 // printable ASCII but '\n' and '\t' as '?' (the coordinator takes valid UTF-8 only and
 // classes the text anyway).
-std::string ReportableCallReason(const std::string& reason, size_t max_bytes = 1024);
+std::string ReportableCallReason(const std::string& reason, size_t max_bytes = kMaxCallReasonBytes);
 
 // What a call the farm ran reports of its time (issue 45): its unit (the source as the call
 // names it), its wall time and where that went.
@@ -49,8 +50,8 @@ class BuildClient {
   // A launcher's report of one compile call of build `build_id`: farm-nvcc's nvcc calls (kind
   // COMPILE_CALL_KIND_NVCC) or farm-cc's host compiles (COMPILE_CALL_KIND_HOST), with the
   // code a fallback is counted by and its reason made reportable (ReportableCallReason), or
-  // the timing of a call the farm ran (its unit cut to 256 bytes, made reportable likewise);
-  // within the client's timeout.
+  // the timing of a call the farm ran (its unit cut to kMaxCallUnitBytes, made reportable
+  // likewise); within the client's timeout.
   absl::Status ReportCompileCall(
       const std::string& build_id, farm::v1::CompileCallKind kind,
       farm::v1::NvccCallOutcome outcome,
