@@ -34,17 +34,11 @@ done
 build_dir="${FARM_BENCH_BUILD_DIR:-build}"
 [ -f "$build_dir/compile_commands.json" ] ||
   die "$build_dir has no compile_commands.json. Fix: bash scripts/build.sh (or set FARM_BENCH_BUILD_DIR)"
-ninja -C "$build_dir" farm-cc farmctl farm-coordinator farm-worker >/dev/null
-bin="$(cd "$build_dir/bin" && pwd)"
-
-work="$(mktemp -d /var/tmp/call-cost-bench-XXXXXX)"
-chmod 755 "$work"
-export XDG_STATE_HOME="$work/state"  # a local farm of our own; the user's stays current
+farm_bench_start call-cost-bench "$build_dir"
 cleanup() {
   set +e
-  [ -f "$work/farm/farm.json" ] && "$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1
   for f in "$work"/distcc/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
-  if [ "${FARM_BENCH_KEEP:-0}" = 1 ]; then echo "work dir kept: $work" >&2; else rm -rf "$work"; fi
+  farm_bench_finish
 }
 trap cleanup EXIT
 

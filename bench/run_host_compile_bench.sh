@@ -67,18 +67,13 @@ done
 build_dir="${FARM_BENCH_BUILD_DIR:-build}"
 [ -f "$build_dir/build.ninja" ] ||
   die "$build_dir is not a configured build tree. Fix: bash scripts/build.sh (or set FARM_BENCH_BUILD_DIR)"
-ninja -C "$build_dir" farm-cc farmctl farm-coordinator farm-worker >/dev/null
-bin="$(cd "$build_dir/bin" && pwd)"
 
 # --- the work dir, and stopping what it started --------------------------------------------
-work="$(mktemp -d /var/tmp/host-compile-bench-XXXXXX)"
-chmod 755 "$work"
-export XDG_STATE_HOME="$work/state"  # a local farm of our own; the user's stays current
+farm_bench_start host-compile-bench "$build_dir"
 pids=()
 netns=()
 cleanup() {
   set +e
-  [ -f "$work/farm/farm.json" ] && "$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1
   sccache_stop
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   for f in "$work"/distcc/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
@@ -87,7 +82,7 @@ cleanup() {
   done
   sleep 1
   for ns in "${netns[@]}"; do ip netns del "$ns" 2>/dev/null; done
-  if [ "${FARM_BENCH_KEEP:-0}" = 1 ]; then echo "work dir kept: $work" >&2; else rm -rf "$work"; fi
+  farm_bench_finish
 }
 trap cleanup EXIT
 

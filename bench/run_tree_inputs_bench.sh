@@ -25,16 +25,10 @@ source bench/loopback_peers.sh
 source bench/torch_units.sh
 bash scripts/apt-ensure.sh tree-inputs-bench bubblewrap g++
 build_dir="${FARM_BENCH_BUILD_DIR:-build}"
-ninja -C "$build_dir" farm-cc farmctl farm-coordinator farm-worker >/dev/null
-bin="$(cd "$build_dir/bin" && pwd)"
-
-work="$(mktemp -d /var/tmp/tree-inputs-bench-XXXXXX)"
-chmod 755 "$work"
-export XDG_STATE_HOME="$work/state"
+farm_bench_start tree-inputs-bench "$build_dir"
 cleanup() {
   set +e
-  [ -f "$work/farm/farm.json" ] && "$bin/farmctl" down --data-dir "$work/farm" >/dev/null 2>&1
-  if [ "${FARM_BENCH_KEEP:-0}" = 1 ]; then echo "work dir kept: $work" >&2; else rm -rf "$work"; fi
+  farm_bench_finish
 }
 trap cleanup EXIT
 
