@@ -9,6 +9,7 @@
 #include "libfarm/cas/cas_client.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/file_tree/file_tree.h"
+#include "tests/support/temp_blob_store.h"
 
 namespace farm::coordinator {
 namespace {
@@ -20,16 +21,10 @@ constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
 class CasServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("cas_service_test_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    auto state = StateStore::Open((dir_ / "state").string());
-    ASSERT_TRUE(state.ok());
-    state_ = std::move(*state);
-    auto blobs = BlobStore::Open((dir_ / "cas").string(), state_.get(), 64 << 20);
-    ASSERT_TRUE(blobs.ok());
-    blobs_ = std::move(*blobs);
-    service_ = std::make_unique<CasServiceImpl>(&gate_, blobs_.get(), &metrics_);
+    auto cas = farm::testing::TempBlobStore::Open("cas_service_test", 64 << 20);
+    ASSERT_TRUE(cas.ok()) << cas.status();
+    cas_ = std::move(*cas);
+    service_ = std::make_unique<CasServiceImpl>(&gate_, cas_->blobs(), &metrics_);
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
     server_ = builder.BuildAndStart();
@@ -37,9 +32,7 @@ class CasServiceTest : public ::testing::Test {
   }
   void TearDown() override {
     server_->Shutdown();
-    blobs_.reset();
-    state_.reset();
-    fs::remove_all(dir_);
+    cas_.reset();
   }
   std::unique_ptr<CasClient> Client(CasClientOptions options = {}) {
     return std::make_unique<CasClient>(farm::v1::CasService::NewStub(server_->InProcessChannel({})),
@@ -63,16 +56,14 @@ class CasServiceTest : public ::testing::Test {
     return writer->Finish();
   }
   int TempFiles() {
-    return static_cast<int>(
-        std::distance(fs::directory_iterator(dir_ / "cas" / "tmp"), fs::directory_iterator()));
+    return static_cast<int>(std::distance(fs::directory_iterator(cas_->dir() / "cas" / "tmp"),
+                                          fs::directory_iterator()));
   }
 
-  fs::path dir_;
   TokenVerifier auth_{kToken};
   MetricsRegistry metrics_;
   RpcGate gate_{&auth_, &metrics_};
-  std::unique_ptr<StateStore> state_;
-  std::unique_ptr<BlobStore> blobs_;
+  std::unique_ptr<farm::testing::TempBlobStore> cas_;
   std::unique_ptr<CasServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<farm::v1::CasService::Stub> stub_;
@@ -86,7 +77,7 @@ TEST_F(CasServiceTest, RoundTripWithAndWithoutZstd) {
     data[0] = compress ? 'z' : 'n';
     auto d = client->UploadBytes(data);
     ASSERT_TRUE(d.ok()) << d.status();
-    EXPECT_TRUE(blobs_->Contains(*d));
+    EXPECT_TRUE(cas_->blobs()->Contains(*d));
     auto back = client->DownloadBytes(*d, 1 << 30);
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_TRUE(*back == data);
@@ -119,7 +110,7 @@ TEST_F(CasServiceTest, CorruptUploadIsRejectedAndNothingIsStored) {
   evil.set_size_bytes(3);
   s = RawUpload(evil, {"abc"}, &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(blobs_->blob_count(), 0u);
+  EXPECT_EQ(cas_->blobs()->blob_count(), 0u);
   EXPECT_EQ(TempFiles(), 0);
 }
 
@@ -130,7 +121,7 @@ TEST_F(CasServiceTest, ExistingBlobUploadIsANoOp) {
   EXPECT_FALSE(resp.already_present());
   ASSERT_TRUE(RawUpload(d, {"twice"}, &resp).ok());
   EXPECT_TRUE(resp.already_present());
-  EXPECT_EQ(blobs_->blob_count(), 1u);
+  EXPECT_EQ(cas_->blobs()->blob_count(), 1u);
 }
 
 TEST_F(CasServiceTest, MissingOrWrongTokenIsUnauthenticatedEverywhere) {
@@ -139,8 +130,8 @@ TEST_F(CasServiceTest, MissingOrWrongTokenIsUnauthenticatedEverywhere) {
   EXPECT_EQ(RawUpload(d, {"secret"}, &resp, "").error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(RawUpload(d, {"secret"}, &resp, "ffffffffffffffffffffffffffffffff").error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(blobs_->blob_count(), 0u);
-  ASSERT_TRUE(blobs_->PutBytes("secret").ok());
+  EXPECT_EQ(cas_->blobs()->blob_count(), 0u);
+  ASSERT_TRUE(cas_->blobs()->PutBytes("secret").ok());
   auto intruder =
       std::make_unique<CasClient>(farm::v1::CasService::NewStub(server_->InProcessChannel({})), "");
   EXPECT_EQ(intruder->Stat(d).status().code(), absl::StatusCode::kUnauthenticated);

@@ -1,19 +1,16 @@
 #include "coordinator/cas/missing_blobs.h"
 
-#include <filesystem>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "coordinator/state_store.h"
 #include "farm/v1/actions.pb.h"
 #include "libfarm/digest/digest.h"
 #include "libfarm/file_tree/file_tree.h"
+#include "tests/support/temp_blob_store.h"
 
 namespace farm::coordinator {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
@@ -21,26 +18,15 @@ using ::testing::UnorderedElementsAre;
 class MissingBlobsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("missing_blobs_test_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    auto state = StateStore::Open((dir_ / "state").string());
-    ASSERT_TRUE(state.ok());
-    state_ = std::move(*state);
-    auto blobs = BlobStore::Open((dir_ / "cas").string(), state_.get(), 64 << 20);
-    ASSERT_TRUE(blobs.ok());
-    store_ = std::move(*blobs);
-  }
-  void TearDown() override {
-    store_.reset();
-    state_.reset();
-    fs::remove_all(dir_);
+    auto cas = farm::testing::TempBlobStore::Open("missing_blobs_test", 64 << 20);
+    ASSERT_TRUE(cas.ok()) << cas.status();
+    cas_ = std::move(*cas);
   }
 
   farm::v1::Digest Stored(const std::string& bytes) {
-    auto d = store_->PutBytes(bytes);
+    auto d = cas_->blobs()->PutBytes(bytes);
     EXPECT_TRUE(d.ok()) << d.status();
-    return *d;
+    return d.ok() ? *d : farm::v1::Digest();
   }
   static farm::v1::Digest NotStored(const std::string& bytes) { return DigestOfBytes(bytes); }
 
@@ -49,16 +35,14 @@ class MissingBlobsTest : public ::testing::Test {
                                    const std::vector<farm::v1::Digest>& trees) {
     google::protobuf::RepeatedPtrField<farm::v1::Digest> d(digests.begin(), digests.end());
     google::protobuf::RepeatedPtrField<farm::v1::Digest> t(trees.begin(), trees.end());
-    auto missing = MissingBlobs(*store_, d, t);
+    auto missing = MissingBlobs(*cas_->blobs(), d, t);
     if (!missing.ok()) return {std::string(missing.status().message())};
     std::vector<std::string> hashes;
     for (const auto& m : *missing) hashes.push_back(m.hash());
     return hashes;
   }
 
-  fs::path dir_;
-  std::unique_ptr<StateStore> state_;
-  std::unique_ptr<BlobStore> store_;
+  std::unique_ptr<farm::testing::TempBlobStore> cas_;
 };
 
 farm::v1::InputFile Entry(const std::string& path, const farm::v1::Digest& digest,
