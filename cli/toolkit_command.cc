@@ -19,6 +19,7 @@ struct ToolkitArgs {
   std::string prefix;
   std::string python;
   std::string dir;
+  std::vector<std::string> libraries;
 };
 
 nlohmann::json CheckJson(const ToolkitCheck& check) {
@@ -44,9 +45,11 @@ int Install(const CliContext& ctx, const ToolkitArgs& args) {
   auto source = PipWheelSource::Find(args.python);
   if (!source.ok()) return Fail(source.status());
   auto log = ComponentLogger("farmctl");
-  auto result =
-      InstallToolkit({.release = args.release, .cpu_arch = args.cpu_arch, .prefix = args.prefix},
-                     **source, [&](absl::string_view line) { log->info("{}", line); });
+  auto result = InstallToolkit({.release = args.release,
+                                .cpu_arch = args.cpu_arch,
+                                .prefix = args.prefix,
+                                .libraries = args.libraries},
+                               **source, [&](absl::string_view line) { log->info("{}", line); });
   if (!result.ok()) return Fail(result.status());
   if (ctx.global.json) {
     nlohmann::json out = CheckJson(result->check);
@@ -60,6 +63,9 @@ int Install(const CliContext& ctx, const ToolkitArgs& args) {
             << args.release << " for " << result->check.cpu_arch << " at " << result->check.root
             << "\n";
   std::cout << "  wheels     " << absl::StrJoin(result->wheels, ", ") << "\n";
+  if (!args.libraries.empty()) {
+    std::cout << "  libraries  " << absl::StrJoin(args.libraries, ", ") << "\n";
+  }
   PrintCheck(result->check);
   std::cout << "  use it     farm-worker --cuda-path " << result->check.root << std::endl;
   return 0;
@@ -121,6 +127,12 @@ void AddToolkitCommand(CLI::App& app, CliContext& ctx) {
       ->check(CLI::IsMember({"x86_64", "aarch64"}));
   install->add_option("--python", args->python,
                       "interpreter whose pip downloads the wheels (default: python3 on PATH)");
+  install
+      ->add_option("--libraries", args->libraries,
+                   "CUDA libraries to add beside the compiler, for build hosts whose builds link "
+                   "them (" +
+                       ToolkitLibraryNames() + "; comma-separated)")
+      ->delimiter(',');
   install->callback([&ctx, args] { ctx.exit_code = Install(ctx, *args); });
 
   auto* check = toolkit->add_subcommand(

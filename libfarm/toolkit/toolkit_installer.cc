@@ -98,9 +98,11 @@ absl::Status MarkPrograms(const std::string& root, const std::vector<std::string
 
 // The layout the runfile toolkit has and builds expect: nvcc.profile links from
 // lib$(_TARGET_SIZE_) (lib64), CMake's CUDA support and FindCUDAToolkit look for
-// libcudart.so; the wheels ship only lib/ and libcudart.so.NN. Relative links, so the prefix
-// can move (or be mounted elsewhere).
-absl::Status AddRunfileLinks(const std::string& root) {
+// libcudart.so (and a library's libcublas.so); the wheels ship only lib/ and the versioned
+// names (libcudart.so.13). Relative links, so the prefix can move (or be mounted elsewhere).
+// `linked` names the libraries given a development link: the runtime's and the added
+// libraries', never libnvvm's.
+absl::Status AddRunfileLinks(const std::string& root, const std::vector<std::string>& linked) {
   std::error_code ec;
   const fs::path lib = fs::path(root) / "lib";
   if (!fs::exists(fs::symlink_status(fs::path(root) / "lib64", ec))) {
@@ -109,16 +111,32 @@ absl::Status AddRunfileLinks(const std::string& root) {
   }
   for (const auto& entry : fs::directory_iterator(lib, ec)) {
     const std::string name = entry.path().filename().string();
-    // libcudart.so.13 -> libcudart.so (only the runtime's versioned name, never libnvvm's).
-    if (!absl::StartsWith(name, "libcudart.so.")) continue;
-    const fs::path link = lib / "libcudart.so";
-    if (fs::exists(fs::symlink_status(link, ec))) break;
+    // libcublasLt.so.13 -> libcublasLt.so: one version number after ".so.".
+    const size_t so = name.find(".so.");
+    if (so == std::string::npos || name.find('.', so + 4) != std::string::npos ||
+        !absl::c_linear_search(linked, name.substr(0, so))) {
+      continue;
+    }
+    const fs::path link = lib / name.substr(0, so + 3);
+    if (fs::exists(fs::symlink_status(link, ec))) continue;
     fs::create_symlink(name, link, ec);
     if (ec) return absl::InternalError(absl::StrCat("link ", link.string(), ": ", ec.message()));
-    break;
   }
   if (ec) return absl::InternalError(absl::StrCat("list ", lib.string(), ": ", ec.message()));
   return absl::OkStatus();
+}
+
+// The libraries given development links: the runtime's, and those of the library wheels
+// installed ("lib/libcublas.so.13" -> "libcublas").
+std::vector<std::string> LinkedLibraries(const std::vector<std::string>& library_files) {
+  std::vector<std::string> linked = {"libcudart"};
+  for (const std::string& file : library_files) {
+    const fs::path path(file);
+    const std::string name = path.filename().string();
+    if (path.parent_path() != "lib" || name.find(".so.") == std::string::npos) continue;
+    linked.push_back(name.substr(0, name.find(".so.")));
+  }
+  return linked;
 }
 
 // A prefix that exists already: ours for this release (checked and returned), an empty
@@ -146,8 +164,23 @@ absl::StatusOr<std::optional<ToolkitInstallResult>> ExistingPrefix(
         request.cpu_arch, ". Fix: choose another --prefix (one per release and CPU), or remove ",
         prefix));
   }
+  std::vector<std::string> held;
+  for (const auto& name : info->value("libraries", nlohmann::json::array())) {
+    if (name.is_string()) held.push_back(name.get<std::string>());
+  }
+  for (const std::string& library : request.libraries) {
+    if (absl::c_linear_search(held, library)) continue;
+    return absl::FailedPreconditionError(
+        absl::StrCat(prefix, " holds CUDA toolkit ", release, " for ", arch, " without ", library,
+                     ". Fix: choose another --prefix for a toolkit with ", library, ", or remove ",
+                     prefix, " and install again with --libraries"));
+  }
   // Prefixes installed before the runfile links existed get them now (idempotent).
-  if (absl::Status s = AddRunfileLinks(prefix); !s.ok()) return s;
+  std::vector<std::string> library_files;
+  for (const auto& file : info->value("library_files", nlohmann::json::array())) {
+    if (file.is_string()) library_files.push_back(file.get<std::string>());
+  }
+  if (absl::Status s = AddRunfileLinks(prefix, LinkedLibraries(library_files)); !s.ok()) return s;
   auto check = CheckToolkit(prefix, {.expect_release = request.release});
   if (!check.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -183,6 +216,16 @@ absl::StatusOr<ToolkitInstallResult> InstallToolkit(
   }
   const ToolkitPin* pin = FindToolkitPin(request.release);
   if (pin == nullptr) return NoPin(request.release, platform_tag, source);
+  std::vector<PinnedWheel> library_wheels;
+  for (const std::string& library : request.libraries) {
+    auto it = pin->libraries.find(library);
+    if (it == pin->libraries.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "no CUDA library '", library, "' for toolkit ", pin->release, ": farmctl adds ",
+          ToolkitLibraryNames(), ". Fix: --libraries ", ToolkitLibraryNames()));
+    }
+    library_wheels.push_back(it->second);
+  }
   if (request.prefix.empty()) {
     return absl::InvalidArgumentError("no --prefix: where should the toolkit go?");
   }
@@ -225,11 +268,17 @@ absl::StatusOr<ToolkitInstallResult> InstallToolkit(
   const std::string folder = ToolkitWheelFolder(pin->release);
   ToolkitInstallResult result;
   nlohmann::json wheels = nlohmann::json::array();
-  for (const PinnedWheel& wheel : pin->wheels) {
-    say(absl::StrCat("downloading ", wheel.package, "==", wheel.version, " (", platform_tag, ")"));
+  std::vector<PinnedWheel> all = pin->wheels;
+  all.insert(all.end(), library_wheels.begin(), library_wheels.end());
+  std::vector<std::string> library_files;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const PinnedWheel& wheel = all[i];
+    const bool library = i >= pin->wheels.size();
+    const std::string tag = WheelPlatformTag(wheel, request.cpu_arch);
+    say(absl::StrCat("downloading ", wheel.package, "==", wheel.version, " (", tag, ")"));
     const std::string dir = (fs::path(downloads) / wheel.package).string();
     fs::create_directories(dir, ec);
-    auto file = source.Download(wheel, platform_tag, dir);
+    auto file = source.Download(wheel, tag, dir);
     if (!file.ok()) return file.status();
     if (absl::Status s = CheckWheelFile(*file, wheel, request.cpu_arch); !s.ok()) return s;
     auto digest = DigestOfFile(*file);
@@ -241,6 +290,7 @@ absl::StatusOr<ToolkitInstallResult> InstallToolkit(
           absl::StrCat(fs::path(*file).filename().string(), " has nothing under ", folder));
     }
     if (absl::Status s = MarkPrograms(partial, *files); !s.ok()) return s;
+    if (library) library_files.insert(library_files.end(), files->begin(), files->end());
     const std::string name = fs::path(*file).filename().string();
     result.wheels.push_back(name);
     wheels.push_back({{"package", wheel.package},
@@ -249,7 +299,9 @@ absl::StatusOr<ToolkitInstallResult> InstallToolkit(
                       {"sha256", digest->hash()}});
   }
 
-  if (absl::Status s = AddRunfileLinks(partial); !s.ok()) return s;
+  if (absl::Status s = AddRunfileLinks(partial, LinkedLibraries(library_files)); !s.ok()) {
+    return s;
+  }
   say(absl::StrCat("checking ", partial));
   auto check = CheckToolkit(partial, {.expect_release = pin->release});
   if (!check.ok()) return check.status();
@@ -257,7 +309,9 @@ absl::StatusOr<ToolkitInstallResult> InstallToolkit(
                                                {{"release", pin->release},
                                                 {"cpu_arch", request.cpu_arch},
                                                 {"pins_from", pin->source},
-                                                {"wheels", wheels}});
+                                                {"wheels", wheels},
+                                                {"libraries", request.libraries},
+                                                {"library_files", library_files}});
       !s.ok()) {
     return s;
   }

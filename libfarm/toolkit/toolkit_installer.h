@@ -17,6 +17,9 @@ struct ToolkitInstallRequest {
   std::string release;   // "13.2.86": a pinned release
   std::string cpu_arch;  // "x86_64" or "aarch64"; empty: this host's
   std::string prefix;    // the toolkit root to make (bin/nvcc will be there)
+  // CUDA libraries to add to the compiler (ToolkitPin::libraries names: "cublas"), with the
+  // development links (libcublas.so) a build's link step looks for.
+  std::vector<std::string> libraries;
 };
 
 struct ToolkitInstallResult {
@@ -34,9 +37,10 @@ inline constexpr char kToolkitMarkerFile[] = ".wheelfarm-toolkit.json";
 // makes bin/ and nvvm/bin/ programs executable, checks the result (CheckToolkit with the
 // pinned release) and renames it to `prefix`. Concurrent installs of one prefix wait for
 // each other (<prefix>.lock). A prefix this function already made for the same release
-// and CPU is checked and returned (`already_installed`); any other existing, non-empty
-// prefix is refused, never overwritten. Errors leave no partial tree behind. A release
-// with no pin fails naming the pinned releases and the nvidia-cuda-nvcc versions on offer.
+// and CPU, with at least the libraries asked for, is checked and returned
+// (`already_installed`); any other existing, non-empty prefix is refused, never overwritten. Errors
+// leave no partial tree behind. A release with no pin fails naming the pinned releases and the
+// nvidia-cuda-nvcc versions on offer.
 absl::StatusOr<ToolkitInstallResult> InstallToolkit(
     const ToolkitInstallRequest& request, WheelSource& source,
     const std::function<void(absl::string_view)>& progress = nullptr);

@@ -48,6 +48,7 @@ class FakeWheels final : public WheelSource {
   absl::StatusOr<std::string> Download(const PinnedWheel& wheel, const std::string& platform_tag,
                                        const std::string& dest_dir) override {
     ++downloads;
+    platform_tags[wheel.package] = platform_tag;
     if (wheel.package == fail_package) {
       return absl::NotFoundError("pip could not download " + wheel.package);
     }
@@ -78,6 +79,7 @@ class FakeWheels final : public WheelSource {
 
   int downloads = 0;
   std::string fail_package, wrong_version_package, asked;
+  std::map<std::string, std::string> platform_tags;  // package -> the tag it was fetched for
 
  private:
   // Member name -> source file, or "text:CONTENT". The real nvcc (its --version is checked);
@@ -99,6 +101,11 @@ class FakeWheels final : public WheelSource {
     }
     if (package == "nvidia-cuda-runtime") {
       return {{"include/cuda_runtime.h", "text:"}, {"lib/libcudart.so.13", "text:"}};
+    }
+    if (package == "nvidia-cublas") {
+      return {{"include/cublas_v2.h", "text:"},
+              {"lib/libcublas.so.13", "text:"},
+              {"lib/libcublasLt.so.13", "text:"}};
     }
     return {{"include/cccl/cub/cub.cuh", "text:"}};
   }
@@ -176,6 +183,56 @@ TEST_F(ToolkitInstallerTest, AssemblesChecksAndPublishesTheToolkitOnce) {
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(), HasSubstr("Fix: choose another --prefix"));
   EXPECT_TRUE(fs::exists(tk / "bin/nvcc"));
+}
+
+// A build host whose builds link a CUDA library (bitsandbytes: cuBLAS) gets it beside the
+// compiler, with the development links CMake's FindCUDAToolkit looks for.
+TEST_F(ToolkitInstallerTest, AddsTheLibrariesAskedForWithTheirDevelopmentLinks) {
+  FakeWheels wheels(dir_);
+  ToolkitInstallRequest with_cublas = Request("tk");
+  with_cublas.libraries = {"cublas"};
+  auto result = InstallToolkit(with_cublas, wheels);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(wheels.downloads, 6);
+  const fs::path tk = dir_ / "tk";
+  EXPECT_TRUE(fs::exists(tk / "include/cublas_v2.h"));
+  EXPECT_EQ(fs::read_symlink(tk / "lib/libcublas.so"), "libcublas.so.13");
+  EXPECT_EQ(fs::read_symlink(tk / "lib/libcublasLt.so"), "libcublasLt.so.13");
+  EXPECT_EQ(fs::read_symlink(tk / "lib/libcudart.so"), "libcudart.so.13");
+  // Fetched under the platform tag its pin names (PyPI has it as manylinux_2_27 only).
+  EXPECT_THAT(wheels.platform_tags["nvidia-cublas"],
+              ::testing::MatchesRegex("manylinux(_2_27|2014)_.*"));
+  EXPECT_THAT(wheels.platform_tags["nvidia-cuda-nvcc"], ::testing::StartsWith("manylinux2014_"));
+
+  // Asked again, with or without it: the toolkit as it is.
+  auto again = InstallToolkit(with_cublas, wheels);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->already_installed);
+  ASSERT_TRUE(InstallToolkit(Request("tk"), wheels).ok());
+  EXPECT_EQ(wheels.downloads, 6);
+
+  // A toolkit without it is not one with it: refused, naming what it lacks and the fix.
+  ASSERT_TRUE(InstallToolkit(Request("plain"), wheels).ok());
+  ToolkitInstallRequest plain_with_cublas = Request("plain");
+  plain_with_cublas.libraries = {"cublas"};
+  auto refused = InstallToolkit(plain_with_cublas, wheels);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("without cublas. Fix: choose another --prefix"));
+  EXPECT_FALSE(fs::exists(dir_ / "plain/lib/libcublas.so"));
+
+  // A library farmctl does not add: refused before anything is fetched.
+  const int downloads = wheels.downloads;
+  ToolkitInstallRequest unknown = Request("other");
+  unknown.libraries = {"cufft"};
+  auto bad = InstallToolkit(unknown, wheels);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("no CUDA library 'cufft'"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("Fix: --libraries cublas"));
+  EXPECT_EQ(wheels.downloads, downloads);
+  EXPECT_FALSE(fs::exists(dir_ / "other"));
 }
 
 TEST_F(ToolkitInstallerTest, AFailedDownloadOrAWrongWheelLeavesNothingBehind) {

@@ -17,41 +17,51 @@ namespace {
 // (nvcc --version, a compile on the farm); the others only resolved.
 // CUDA 12.x wheels carry neither nvcc nor cicc, so 12.x cannot be pinned here.
 // nvidia-cuda-cccl follows CCCL's own numbering from 13.3 on (13.3.3.3.1 ...).
+// The cublas column is the same metapackages' extra 'cublas', read on 2026-12-07; each version
+// is listed by `pip index versions nvidia-cublas` for both CPUs; 13.1.0.3 for aarch64 was
+// installed and linked (bitsandbytes).
 const std::vector<ToolkitPin>& Pins() {
   static const auto* pins = [] {
     auto* v = new std::vector<ToolkitPin>;
-    // release, source, nvcc = nvvm = crt version, runtime, cccl
+    // release, source, nvcc = nvvm = crt version, runtime, cccl, cublas (extra 'cublas')
     struct Row {
       const char* release;
       const char* source;
       const char* runtime;
       const char* cccl;
+      const char* cublas;
     };
     const Row rows[] = {
-        {"13.0.48", "cuda-toolkit 13.0.0", "13.0.48", "13.0.50"},
-        {"13.0.88", "cuda-toolkit 13.0.2", "13.0.96", "13.0.85"},
-        {"13.1.80", "cuda-toolkit 13.1.0", "13.1.80", "13.1.78"},
-        {"13.1.115", "cuda-toolkit 13.1.1", "13.1.80", "13.1.115"},
-        {"13.2.51", "cuda-toolkit 13.2.0", "13.2.51", "13.2.27"},
-        {"13.2.78", "cuda-toolkit 13.2.1", "13.2.75", "13.2.75"},
-        {"13.2.86", "cuda-toolkit 13.2.2", "13.2.86", "13.2.86"},
-        {"13.3.33", "cuda-toolkit 13.3.0", "13.3.29", "13.3.3.3.1"},
-        {"13.3.73", "cuda-toolkit 13.3.1", "13.3.29", "13.3.3.4.1"},
-        {"13.4.59", "cuda-toolkit 13.4.1.0", "13.4.49", "13.3.4.2.1"},
-        {"13.4.92", "cuda-toolkit 13.4.3", "13.4.92", "13.3.4.3.1"},
-        {"13.5.37", "cuda-toolkit 13.5.0", "13.5.37", "13.3.5.0.6"},
+        {"13.0.48", "cuda-toolkit 13.0.0", "13.0.48", "13.0.50", "13.0.0.19"},
+        {"13.0.88", "cuda-toolkit 13.0.2", "13.0.96", "13.0.85", "13.1.0.3"},
+        {"13.1.80", "cuda-toolkit 13.1.0", "13.1.80", "13.1.78", "13.2.0.9"},
+        {"13.1.115", "cuda-toolkit 13.1.1", "13.1.80", "13.1.115", "13.2.1.1"},
+        {"13.2.51", "cuda-toolkit 13.2.0", "13.2.51", "13.2.27", "13.3.0.5"},
+        {"13.2.78", "cuda-toolkit 13.2.1", "13.2.75", "13.2.75", "13.4.0.1"},
+        {"13.2.86", "cuda-toolkit 13.2.2", "13.2.86", "13.2.86", "13.4.1.3"},
+        {"13.3.33", "cuda-toolkit 13.3.0", "13.3.29", "13.3.3.3.1", "13.5.1.27"},
+        {"13.3.73", "cuda-toolkit 13.3.1", "13.3.29", "13.3.3.4.1", "13.6.0.2"},
+        {"13.4.59", "cuda-toolkit 13.4.1.0", "13.4.49", "13.3.4.2.1", "13.7.0.27"},
+        {"13.4.92", "cuda-toolkit 13.4.3", "13.4.92", "13.3.4.3.1", "13.8.0.4"},
+        {"13.5.37", "cuda-toolkit 13.5.0", "13.5.37", "13.3.5.0.6", "13.10.0.20"},
     };
     for (const Row& r : rows) {
       // nvcc (nvcc, ptxas, fatbinary, cudafe++), nvvm (cicc, libdevice), crt (the headers
       // nvcc's preprocessors include), runtime (cuda_runtime.h), cccl (CUB, Thrust,
       // libcu++, which nvcc puts on the include path).
-      v->push_back({r.release,
-                    r.source,
-                    {{"nvidia-cuda-nvcc", r.release},
-                     {"nvidia-nvvm", r.release},
-                     {"nvidia-cuda-crt", r.release},
-                     {"nvidia-cuda-runtime", r.runtime},
-                     {"nvidia-cuda-cccl", r.cccl}}});
+      v->push_back(
+          {r.release,
+           r.source,
+           {{"nvidia-cuda-nvcc", r.release},
+            {"nvidia-nvvm", r.release},
+            {"nvidia-cuda-crt", r.release},
+            {"nvidia-cuda-runtime", r.runtime},
+            {"nvidia-cuda-cccl", r.cccl}},
+           // cuBLAS (libcublas, libcublasLt, cublas_v2.h): what bitsandbytes links.
+           // Published as manylinux_2_27, apart from 13.10.0.20.
+           {{"cublas",
+             {"nvidia-cublas", r.cublas,
+              std::string(r.cublas) == "13.10.0.20" ? "manylinux2014" : "manylinux_2_27"}}}});
     }
     return v;
   }();
@@ -73,6 +83,16 @@ std::string PinnedReleases() {
   std::vector<std::string> releases;
   for (const ToolkitPin& pin : Pins()) releases.push_back(pin.release);
   return absl::StrJoin(releases, ", ");
+}
+
+std::string ToolkitLibraryNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, wheel] : Pins().front().libraries) names.push_back(name);
+  return absl::StrJoin(names, ", ");
+}
+
+std::string WheelPlatformTag(const PinnedWheel& wheel, absl::string_view cpu_arch) {
+  return absl::StrCat(wheel.platform, "_", cpu_arch);
 }
 
 std::string ToolkitPlatformTag(absl::string_view cpu_arch) {

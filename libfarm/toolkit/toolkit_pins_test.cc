@@ -27,7 +27,13 @@ TEST(ToolkitPinsTest, EachReleaseIsFiveExactWheelsOldestFirst) {
     }
     EXPECT_EQ(packages, (std::set<std::string>{"nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt",
                                                "nvidia-cuda-runtime", "nvidia-cuda-cccl"}));
+    // Every release offers the same libraries, each an exact version of its own wheel.
+    ASSERT_EQ(pin.libraries.size(), 1u);
+    const PinnedWheel& cublas = pin.libraries.at("cublas");
+    EXPECT_EQ(cublas.package, "nvidia-cublas");
+    EXPECT_EQ(ParseDottedVersion(cublas.version)->size(), 4u) << cublas.version;
   }
+  EXPECT_EQ(ToolkitLibraryNames(), "cublas");
 }
 
 TEST(ToolkitPinsTest, TheReleasesCheckedByHandAreThere) {
@@ -47,6 +53,11 @@ TEST(ToolkitPinsTest, PlatformTagsAndWheelFolder) {
   EXPECT_EQ(ToolkitPlatformTag("aarch64"), "manylinux2014_aarch64");
   EXPECT_EQ(ToolkitPlatformTag("ppc64le"), "");
   EXPECT_EQ(ToolkitWheelFolder("13.2.86"), "nvidia/cu13/");
+  // cuBLAS 13.1.0.3 (CUDA 13.0.2's) is on PyPI as manylinux_2_27 only.
+  EXPECT_EQ(WheelPlatformTag(FindToolkitPin("13.0.88")->libraries.at("cublas"), "aarch64"),
+            "manylinux_2_27_aarch64");
+  EXPECT_EQ(WheelPlatformTag(FindToolkitPin("13.0.88")->wheels.front(), "x86_64"),
+            "manylinux2014_x86_64");
 }
 
 }  // namespace
