@@ -49,7 +49,8 @@ trap cleanup EXIT
 export XDG_STATE_HOME="$work/state"
 
 # farm X86_WORKERS: a fresh farm with that many x86_64 workers plus the emulated aarch64
-# worker "arm1"; sets address and token.
+# worker "arm1" (--no-sandbox, as the tests' emulated workers: Debian's aarch64 bwrap cannot
+# run under qemu-user, scripts/arm64-host.sh); sets address and token.
 farm() {
   local x86="$1"
   [ -n "$host_pid" ] && kill "$host_pid" 2>/dev/null && wait "$host_pid" 2>/dev/null || true
@@ -65,7 +66,7 @@ farm() {
   cp "$token" "$work/host/token"
   bash scripts/arm64-host.sh "$work/host" --toolkit "$toolkit" -- \
     /opt/wheelfarm/bin/farm-worker --coordinator "$address" --token-file /host/token \
-    --name arm1 --work-dir /host/arm1 --cuda-path /opt/cuda --slots 1 \
+    --name arm1 --work-dir /host/arm1 --cuda-path /opt/cuda --slots 1 --no-sandbox \
     >"$work/arm1.log" 2>&1 &
   host_pid=$!
   for _ in $(seq 1 180); do
