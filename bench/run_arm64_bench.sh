@@ -30,14 +30,15 @@ if [ ! -x build-aarch64/bin/farm-worker ]; then
 fi
 bin="$PWD/build/bin"
 release=13.0.88
+# bitsandbytes links cuBLAS: its host's toolkit carries it, in a prefix of its own.
+libraries=()
+toolkit="$HOME/.cache/wheelfarm/toolkits/$release-aarch64"
 if [ "$package" = bitsandbytes ]; then
-  toolkit="$HOME/.cache/wheelfarm/toolkits/$release-aarch64-cublas"
-  "$bin/farmctl" toolkit install "$release" --arch aarch64 --libraries cublas \
-    --prefix "$toolkit" >/dev/null
-else
-  toolkit="$HOME/.cache/wheelfarm/toolkits/$release-aarch64"
-  "$bin/farmctl" toolkit install "$release" --arch aarch64 --prefix "$toolkit" >/dev/null
+  libraries=(--libraries cublas)
+  toolkit="$toolkit-cublas"
 fi
+"$bin/farmctl" toolkit install "$release" --arch aarch64 "${libraries[@]}" --prefix "$toolkit" \
+  >/dev/null
 work="$(mktemp -d /tmp/arm64-bench-XXXXXX)"
 host_pid=""
 cleanup() {

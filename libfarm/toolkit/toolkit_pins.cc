@@ -23,13 +23,15 @@ namespace {
 const std::vector<ToolkitPin>& Pins() {
   static const auto* pins = [] {
     auto* v = new std::vector<ToolkitPin>;
-    // release, source, nvcc = nvvm = crt version, runtime, cccl, cublas (extra 'cublas')
+    // release, source, nvcc = nvvm = crt version, runtime, cccl, cublas (extra 'cublas') and
+    // the platform family PyPI has that cublas wheel under
     struct Row {
       const char* release;
       const char* source;
       const char* runtime;
       const char* cccl;
       const char* cublas;
+      const char* cublas_platform = "manylinux_2_27";
     };
     const Row rows[] = {
         {"13.0.48", "cuda-toolkit 13.0.0", "13.0.48", "13.0.50", "13.0.0.19"},
@@ -43,25 +45,21 @@ const std::vector<ToolkitPin>& Pins() {
         {"13.3.73", "cuda-toolkit 13.3.1", "13.3.29", "13.3.3.4.1", "13.6.0.2"},
         {"13.4.59", "cuda-toolkit 13.4.1.0", "13.4.49", "13.3.4.2.1", "13.7.0.27"},
         {"13.4.92", "cuda-toolkit 13.4.3", "13.4.92", "13.3.4.3.1", "13.8.0.4"},
-        {"13.5.37", "cuda-toolkit 13.5.0", "13.5.37", "13.3.5.0.6", "13.10.0.20"},
+        {"13.5.37", "cuda-toolkit 13.5.0", "13.5.37", "13.3.5.0.6", "13.10.0.20", "manylinux2014"},
     };
     for (const Row& r : rows) {
       // nvcc (nvcc, ptxas, fatbinary, cudafe++), nvvm (cicc, libdevice), crt (the headers
       // nvcc's preprocessors include), runtime (cuda_runtime.h), cccl (CUB, Thrust,
       // libcu++, which nvcc puts on the include path).
-      v->push_back(
-          {r.release,
-           r.source,
-           {{"nvidia-cuda-nvcc", r.release},
-            {"nvidia-nvvm", r.release},
-            {"nvidia-cuda-crt", r.release},
-            {"nvidia-cuda-runtime", r.runtime},
-            {"nvidia-cuda-cccl", r.cccl}},
-           // cuBLAS (libcublas, libcublasLt, cublas_v2.h): what bitsandbytes links.
-           // Published as manylinux_2_27, apart from 13.10.0.20.
-           {{"cublas",
-             {"nvidia-cublas", r.cublas,
-              std::string(r.cublas) == "13.10.0.20" ? "manylinux2014" : "manylinux_2_27"}}}});
+      v->push_back({r.release,
+                    r.source,
+                    {{"nvidia-cuda-nvcc", r.release},
+                     {"nvidia-nvvm", r.release},
+                     {"nvidia-cuda-crt", r.release},
+                     {"nvidia-cuda-runtime", r.runtime},
+                     {"nvidia-cuda-cccl", r.cccl}},
+                    // cuBLAS (libcublas, libcublasLt, cublas_v2.h): what bitsandbytes links.
+                    {{"cublas", {"nvidia-cublas", r.cublas, r.cublas_platform}}}});
     }
     return v;
   }();

@@ -56,6 +56,9 @@ TEST(ToolkitPinsTest, PlatformTagsAndWheelFolder) {
   // cuBLAS 13.1.0.3 (CUDA 13.0.2's) is on PyPI as manylinux_2_27 only.
   EXPECT_EQ(WheelPlatformTag(FindToolkitPin("13.0.88")->libraries.at("cublas"), "aarch64"),
             "manylinux_2_27_aarch64");
+  // 13.10.0.20 (CUDA 13.5.0's) as manylinux2014.
+  EXPECT_EQ(WheelPlatformTag(FindToolkitPin("13.5.37")->libraries.at("cublas"), "x86_64"),
+            "manylinux2014_x86_64");
   EXPECT_EQ(WheelPlatformTag(FindToolkitPin("13.0.88")->wheels.front(), "x86_64"),
             "manylinux2014_x86_64");
 }
