@@ -330,58 +330,60 @@ TEST_F(TorchStackTest, UpstreamsOwnTestsPassAgainstTheFarmsWheels) {
     }
   };
 
+  // Upstream's pytest run from `dir` (its test/, so its helper modules import; the package
+  // itself is the installed wheel, the tree's sits under src/, which is not on the path).
+  auto pytest = [&venv](const fs::path& dir, const std::vector<std::string>& args,
+                        absl::Duration timeout, const std::vector<std::string>& env) {
+    std::vector<std::string> argv = {"env",    "-C", dir.string(), venv + "/bin/python", "-m",
+                                     "pytest", "-q", "-p",         "no:cacheprovider",   "-rs"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return Run(argv, timeout, env);
+  };
+
   // torchaudio: the functional tests of lfilter, rnnt_loss and forced_align, CPU and CUDA
-  // classes (the CUDA ones skip without a GPU, as upstream's do). Run from test/ so
-  // `torchaudio_unittest` imports; torchaudio itself is the installed wheel (the tree's
-  // package sits under src/, which is not on the path).
+  // classes (the CUDA ones skip without a GPU, as upstream's do).
   const fs::path audio_tests = tree / "torchaudio-2.11.0" / "test";
-  CommandResult audio =
-      Run({"/bin/sh", "-c",
-           absl::StrCat(
-               "cd '", audio_tests.string(), "' && '", venv,
-               "/bin/python' -m pytest -q -p no:cacheprovider -rs "
-               "torchaudio_unittest/functional/functional_cpu_test.py "
-               "torchaudio_unittest/functional/functional_cuda_test.py "
-               "-k 'lfilter or rnnt or forced_align' && '",
-               venv, "/bin/python' -c 'import torchaudio; print(\"from\", torchaudio.__file__)'")},
-          absl::Minutes(10),
-          // Upstream's CI mode, here and in CI alike: its helpers then fail a skipped case
-          // unless that skip is allowed by name (case_utils._skipIf). No CUDA is the one skip
-          // this host has, as in upstream's own CPU jobs; expect_passed checks that nothing
-          // else skipped.
-          {library_path, "CI=true", "TORCHAUDIO_TEST_ALLOW_SKIP_IF_NO_CUDA=true",
-           "TORCHAUDIO_TEST_ALLOW_SKIP_IF_NO_MULTIGPU_CUDA=true"});
+  // Upstream's CI mode, here and in CI alike: its helpers then fail a skipped case unless that
+  // skip is allowed by name (case_utils._skipIf). No CUDA is the one skip this host has, as in
+  // upstream's own CPU jobs; expect_passed checks that nothing else skipped.
+  const std::vector<std::string> audio_env = {
+      library_path, "CI=true", "TORCHAUDIO_TEST_ALLOW_SKIP_IF_NO_CUDA=true",
+      "TORCHAUDIO_TEST_ALLOW_SKIP_IF_NO_MULTIGPU_CUDA=true"};
+  CommandResult audio = pytest(audio_tests,
+                               {"torchaudio_unittest/functional/functional_cpu_test.py",
+                                "torchaudio_unittest/functional/functional_cuda_test.py", "-k",
+                                "lfilter or rnnt or forced_align"},
+                               absl::Minutes(10), audio_env);
   expect_passed(audio, 40, "CUDA is not available");
-  EXPECT_THAT(audio.stdout_text, HasSubstr(absl::StrCat("from ", venv, "/lib/")))
-      << audio.stdout_text;
+  CommandResult imported = Run({"env", "-C", audio_tests.string(), venv + "/bin/python", "-c",
+                                "import torchaudio; print('from', torchaudio.__file__)"},
+                               absl::Minutes(2), audio_env);
+  EXPECT_THAT(imported.stdout_text, HasSubstr(absl::StrCat("from ", venv, "/lib/")))
+      << Output(imported);
 
   // torchvision: test_ops.py's classes of the six ops, and test_image.py's png and jpeg cases
   // on stand-ins for its test/assets (which the snapshot leaves out); the two cases that need
-  // one specific upstream file (a damaged PNG, an interlaced PNG) are deselected. Run from
-  // test/, as above.
+  // one specific upstream file (a damaged PNG, an interlaced PNG) are deselected.
   const fs::path vision_tests = tree / "torchvision-0.26.0" / "test";
   CommandResult images =
       Run({venv + "/bin/python", FARM_SOURCE_DIR "/tests/scripts/torchvision_test_images.py",
            vision_tests / "assets"},
           absl::Minutes(2));
   ASSERT_EQ(images.exit_code, 0) << Output(images);
-  CommandResult ops = Run(
-      {"/bin/sh", "-c",
-       absl::StrCat("cd '", vision_tests.string(), "' && '", venv,
-                    "/bin/python' -m pytest -q -p no:cacheprovider -rs test_ops.py -k 'TestNMS or "
-                    "TestRoIAlign or TestRoiPool or TestPSRoIAlign or TestPSRoIPool or "
-                    "TestDeformConv'")},
-      absl::Minutes(20), {library_path});
+  CommandResult ops = pytest(vision_tests,
+                             {"test_ops.py", "-k",
+                              "TestNMS or TestRoIAlign or TestRoiPool or TestPSRoIAlign or "
+                              "TestPSRoIPool or TestDeformConv"},
+                             absl::Minutes(20), {library_path});
   // Besides the absent devices, upstream skips two kinds of CPU case itself (a determinism
   // re-test and a test it marks flaky).
   expect_passed(ops, 250,
                 "(CUDA|MPS) device not available|cpu is always deterministic|1/5000 flaky failure");
-  CommandResult image = Run(
-      {"/bin/sh", "-c",
-       absl::StrCat("cd '", vision_tests.string(), "' && '", venv,
-                    "/bin/python' -m pytest -q -p no:cacheprovider -rs test_image.py -k '(png or "
-                    "jpeg) and not test_decode_png_errors and not test_read_interlaced_png'")},
-      absl::Minutes(10), {library_path});
+  CommandResult image = pytest(vision_tests,
+                               {"test_image.py", "-k",
+                                "(png or jpeg) and not test_decode_png_errors and not "
+                                "test_read_interlaced_png"},
+                               absl::Minutes(10), {library_path});
   expect_passed(image, 100, "CUDA device not available|CV-CUDA not available");
 }
 

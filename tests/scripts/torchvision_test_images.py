@@ -35,7 +35,7 @@ def pattern(height, width, channels, seed):
 
 def save(path, array, **options):
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    Image.fromarray(array).save(path, **options)  # the mode follows the array (uint16: I;16)
+    Image.fromarray(array).save(path, **options)  # the mode follows the array: L, RGB, RGBA
 
 
 def main():
