@@ -42,16 +42,12 @@ absl::StatusOr<Arm64Host> Arm64Host::Create(const std::string& dir) {
   if (made->exit_code != 0) return CommandFailed(root, *made, "see the message above");
 
   const char* home = std::getenv("HOME");
+  // With cuBLAS: bitsandbytes links it (the same prefix as bench/run_arm64_bench.sh's).
   host.toolkit_ = absl::StrCat(home == nullptr ? "/root" : home, "/.cache/wheelfarm/toolkits/",
-                               kArm64ToolkitRelease, "-aarch64");
-  const std::vector<std::string> install = {FarmBinary("farmctl"),
-                                            "toolkit",
-                                            "install",
-                                            kArm64ToolkitRelease,
-                                            "--arch",
-                                            "aarch64",
-                                            "--prefix",
-                                            host.toolkit_};
+                               kArm64ToolkitRelease, "-aarch64-cublas");
+  const std::vector<std::string> install = {
+      FarmBinary("farmctl"), "toolkit", "install",  kArm64ToolkitRelease, "--arch", "aarch64",
+      "--libraries",         "cublas",  "--prefix", host.toolkit_};
   auto installed = RunCommand(install, absl::Minutes(20));
   if (!installed.ok()) return installed.status();
   if (installed->exit_code != 0) {

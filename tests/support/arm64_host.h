@@ -19,8 +19,8 @@ inline constexpr char kArm64ToolkitRelease[] = "13.0.88";
 
 class Arm64Host {
  public:
-  // `dir` is this host's directory (made if missing); the toolkit is installed (or found)
-  // under ~/.cache/wheelfarm/toolkits.
+  // `dir` is this host's directory (made if missing); the toolkit, with cuBLAS, is installed
+  // (or found) under ~/.cache/wheelfarm/toolkits.
   static absl::StatusOr<Arm64Host> Create(const std::string& dir);
 
   // argv wrapped to run inside the host, the toolkit mounted at /opt/cuda. With
