@@ -149,6 +149,11 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
       std::make_unique<FarmServiceImpl>(c->rpc_gate_.get(), c->registry_.get(), &c->identity_);
   c->cas_service_ =
       std::make_unique<CasServiceImpl>(c->rpc_gate_.get(), c->blob_store_.get(), &c->metrics_);
+  c->reapi_capabilities_ = std::make_unique<reapi::CapabilitiesService>(c->rpc_gate_.get());
+  c->reapi_cas_ = std::make_unique<reapi::ContentAddressableStorageService>(
+      c->rpc_gate_.get(), c->blob_store_.get(), &c->metrics_);
+  c->reapi_bytestream_ = std::make_unique<reapi::ByteStreamService>(
+      c->rpc_gate_.get(), c->blob_store_.get(), &c->metrics_);
   c->backup_service_ =
       std::make_unique<BackupServiceImpl>(c->rpc_gate_.get(), c->store_.get(), c->blob_store_.get(),
                                           (fs::path(options.data_dir) / "backup-scratch").string());
@@ -191,6 +196,9 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   builder.RegisterService(c->farm_service_.get());
   builder.RegisterService(c->action_service_.get());
   builder.RegisterService(c->cas_service_.get());
+  builder.RegisterService(c->reapi_capabilities_.get());
+  builder.RegisterService(c->reapi_cas_.get());
+  builder.RegisterService(c->reapi_bytestream_.get());
   builder.RegisterService(c->backup_service_.get());
   builder.RegisterService(c->build_service_.get());
   builder.RegisterService(c->recipe_service_.get());

@@ -44,6 +44,17 @@ std::vector<MethodAccess> MakeTable() {
       {"CasService.Upload", {kAdmin, kSubmit, kWorker, kBuild}},
       {"CasService.Download", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
       {"CasService.Stat", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      // REAPI v2's cache side (coordinator/reapi/, docs/reapi.md) reaches the same CAS as
+      // CasService, so the same roles: whoever may read the CAS reads through REAPI, whoever
+      // may upload to it uploads through REAPI. Capabilities answers every CAS reader.
+      {"Capabilities.GetCapabilities", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ContentAddressableStorage.FindMissingBlobs", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ContentAddressableStorage.BatchUpdateBlobs", {kAdmin, kSubmit, kWorker, kBuild}},
+      {"ContentAddressableStorage.BatchReadBlobs", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ContentAddressableStorage.GetTree", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ByteStream.Read", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ByteStream.Write", {kAdmin, kSubmit, kWorker, kBuild}},
+      {"ByteStream.QueryWriteStatus", {kAdmin, kSubmit, kWorker, kBuild}},
       {"FarmService.GetStatus", {kAdmin, kSubmit, kRead}},
       {"FarmService.ListWorkers", {kAdmin, kSubmit, kRead}},
       {"RecipeService.ListRecipes", {kAdmin, kSubmit, kRead}},

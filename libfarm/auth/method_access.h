@@ -1,7 +1,7 @@
 // The one table of who may call what: each gRPC method ("Service.Method") and the roles
 // whose tokens may call it. A method missing from the table is refused to every token, so
 // a new RPC stays closed until it is given a row here (method_access_test checks that every
-// method of farm.v1 has one).
+// method of farm.v1 and of the REAPI services the coordinator serves has one).
 #pragma once
 
 #include <string>

@@ -7,6 +7,7 @@
 #include <google/protobuf/descriptor.h>
 #include <gtest/gtest.h>
 
+#include "build/bazel/remote/execution/v2/remote_execution.pb.h"
 #include "farm/v1/actions.pb.h"
 #include "farm/v1/admin_service.pb.h"
 #include "farm/v1/builds.pb.h"
@@ -18,6 +19,7 @@
 #include "farm/v1/tokens.pb.h"
 #include "farm/v1/types.pb.h"
 #include "farm/v1/worker_service.pb.h"
+#include "google/bytestream/bytestream.pb.h"
 
 namespace farm {
 namespace {
@@ -39,7 +41,17 @@ void LinkEveryProto() {
   farm::v1::ListRecipesRequest::descriptor();
   farm::v1::CreateTokenRequest::descriptor();
   farm::v1::RegisterRequest::descriptor();
+  build::bazel::remote::execution::v2::Digest::descriptor();
+  google::bytestream::ReadRequest::descriptor();
 }
+
+// The REAPI services the coordinator serves (coordinator/reapi/); REAPI's others (Execution,
+// ActionCache) stay closed to every token until they are served and given rows.
+const char* const kServedReapiServices[] = {
+    "build.bazel.remote.execution.v2.Capabilities",
+    "build.bazel.remote.execution.v2.ContentAddressableStorage",
+    "google.bytestream.ByteStream",
+};
 
 TEST(MethodAccessTest, EveryRpcOfEveryProtoHasARowAndEveryRowAnRpc) {
   LinkEveryProto();
@@ -53,6 +65,13 @@ TEST(MethodAccessTest, EveryRpcOfEveryProtoHasARowAndEveryRowAnRpc) {
       for (int m = 0; m < file->service(s)->method_count(); ++m) {
         rpcs.insert(file->service(s)->name() + "." + file->service(s)->method(m)->name());
       }
+    }
+  }
+  for (const char* name : kServedReapiServices) {
+    const google::protobuf::ServiceDescriptor* service = pool->FindServiceByName(name);
+    ASSERT_NE(service, nullptr) << name;
+    for (int m = 0; m < service->method_count(); ++m) {
+      rpcs.insert(service->name() + "." + service->method(m)->name());
     }
   }
   ASSERT_GT(rpcs.size(), 25u);
@@ -79,6 +98,11 @@ TEST(MethodAccessTest, EachRoleIsHeldToItsJob) {
   EXPECT_EQ(CheckMayCall(Role::kRead, "BuildService.SubmitBuild").code(),
             absl::StatusCode::kPermissionDenied);
   EXPECT_FALSE(CheckMayCall(Role::kRead, "CasService.Upload").ok());
+  // REAPI's CAS as the farm's: readers read blobs, and write none.
+  EXPECT_TRUE(CheckMayCall(Role::kRead, "ByteStream.Read").ok());
+  EXPECT_TRUE(CheckMayCall(Role::kRead, "ContentAddressableStorage.BatchReadBlobs").ok());
+  EXPECT_FALSE(CheckMayCall(Role::kRead, "ByteStream.Write").ok());
+  EXPECT_FALSE(CheckMayCall(Role::kRead, "ContentAddressableStorage.BatchUpdateBlobs").ok());
   EXPECT_FALSE(CheckMayCall(Role::kRead, "HTTP.Upload").ok());
   // Submitters submit, but neither act as workers nor write the compile cache.
   EXPECT_TRUE(CheckMayCall(Role::kSubmit, "BuildService.SubmitBuild").ok());
