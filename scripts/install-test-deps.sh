@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond scripts/install-deps.sh: headless Chromium for the
-# dashboard test, the Python tools the tests drive for real (twine, pip, pypiserver, selenium)
-# in .venv beside the checkout, and torch 2.9.1 for torch_cpp_extension_test. Safe to run any
-# number of times.
+# dashboard test, the Python tools the tests drive for real (twine, pip, pypiserver, selenium,
+# BuildGrid's bgd as a REAPI client) in .venv beside the checkout, and torch 2.9.1 for
+# torch_cpp_extension_test. Safe to run any number of times.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bash "$here/install-deps.sh"
