@@ -1,7 +1,10 @@
 #include "coordinator/reapi/content_addressable_storage_service.h"
 
 #include <algorithm>
+#include <deque>
+#include <unordered_set>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/reapi/capabilities_service.h"
 #include "coordinator/reapi/request_checks.h"
@@ -16,6 +19,13 @@ void SetStatus(const absl::Status& status, google::rpc::Status* out) {
   out->set_code(static_cast<int>(status.code()));
   out->set_message(std::string(status.message()));
 }
+
+// GetTree's pages: at most this many directories (unless the client asks for fewer) and this
+// many bytes of them, so each stays well under a client's 4 MiB message limit.
+constexpr int kTreePageDirectories = 1000;
+constexpr size_t kTreePageBytes = 2 << 20;
+// Directories one GetTree walks at most, which bounds the memory of its walk.
+constexpr size_t kMaxTreeDirectories = 1000000;
 
 // The batch limit GetCapabilities advertises, on the blob bytes a call names.
 absl::Status CheckBatchSize(int blobs, int64_t bytes, absl::string_view method) {
@@ -146,13 +156,82 @@ grpc::Status ContentAddressableStorageService::BatchReadBlobs(
 }
 
 grpc::Status ContentAddressableStorageService::GetTree(
-    grpc::ServerContext* context, const rev2::GetTreeRequest* /*request*/,
-    grpc::ServerWriter<rev2::GetTreeResponse>* /*writer*/) {
-  return gate_->Serve(*context, "ContentAddressableStorage.GetTree", [] {
-    return absl::UnimplementedError(
-        "GetTree is not served by this farm yet. Fix: read the tree's Directory blobs with "
-        "BatchReadBlobs (bgd and Bazel do so on their own)");
-  });
+    grpc::ServerContext* context, const rev2::GetTreeRequest* request,
+    grpc::ServerWriter<rev2::GetTreeResponse>* writer) {
+  return gate_->Serve(*context, "ContentAddressableStorage.GetTree",
+                      [&] { return SendTree(context, *request, writer); });
+}
+
+absl::Status ContentAddressableStorageService::SendTree(
+    grpc::ServerContext* context, const rev2::GetTreeRequest& request,
+    grpc::ServerWriter<rev2::GetTreeResponse>* writer) {
+  FARM_RETURN_IF_ERROR(CheckInstanceName(request.instance_name()));
+  FARM_RETURN_IF_ERROR(CheckDigestFunction(request.digest_function()));
+  FARM_ASSIGN_OR_RETURN(const farm::v1::Digest root, ToFarmDigest(request.root_digest()));
+  // A page token is how many directories of the walk were sent: the walk is breadth first in
+  // the order each Directory lists its children, so it is the same for the same root.
+  int64_t skip = 0;
+  if (!request.page_token().empty() &&
+      (!absl::SimpleAtoi(request.page_token(), &skip) || skip < 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_token '", request.page_token().substr(0, 40),
+                     "' is not one this farm handed out. Fix: pass a next_page_token of an "
+                     "earlier GetTree of the same root, or none"));
+  }
+  const int page_size = request.page_size() > 0 ? std::min(request.page_size(), kMaxBatchBlobs)
+                                                : kTreePageDirectories;
+  std::deque<farm::v1::Digest> queue = {root};
+  std::unordered_set<std::string> seen = {root.hash()};
+  int64_t index = 0;
+  rev2::GetTreeResponse page;
+  size_t page_bytes = 0;
+  auto send = [&](std::string next_token) -> absl::Status {
+    page.set_next_page_token(std::move(next_token));
+    if (!writer->Write(page)) {
+      return absl::CancelledError(context->IsCancelled() ? "the client cancelled GetTree"
+                                                         : "the client went away");
+    }
+    page.Clear();
+    page_bytes = 0;
+    return absl::OkStatus();
+  };
+  while (!queue.empty()) {
+    const farm::v1::Digest digest = queue.front();
+    queue.pop_front();
+    absl::StatusOr<std::string> bytes =
+        IsEmptyBlob(digest) ? std::string() : store_->Read(digest, MaxBatchTotalSizeBytes());
+    if (!bytes.ok() && bytes.status().code() == absl::StatusCode::kNotFound) {
+      if (index == 0) {
+        return absl::NotFoundError(
+            absl::StrCat("tree root ", DigestToString(digest), " is not in the CAS"));
+      }
+      continue;  // the spec's partial tree: what is present, without the missing subtree
+    }
+    FARM_RETURN_IF_ERROR(bytes.status());
+    rev2::Directory directory;
+    if (!directory.ParseFromString(*bytes)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("blob ", DigestToString(digest), " of the tree is not a Directory message"));
+    }
+    for (const rev2::DirectoryNode& child : directory.directories()) {
+      FARM_ASSIGN_OR_RETURN(const farm::v1::Digest child_digest, ToFarmDigest(child.digest()));
+      if (seen.size() >= kMaxTreeDirectories) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("tree ", DigestToString(root), " holds more than ", kMaxTreeDirectories,
+                         " directories, more than this farm walks in one GetTree"));
+      }
+      if (seen.insert(child_digest.hash()).second) queue.push_back(child_digest);
+    }
+    if (index++ < skip) continue;
+    if (page.directories_size() > 0 &&
+        (page.directories_size() >= page_size || page_bytes + bytes->size() > kTreePageBytes)) {
+      FARM_RETURN_IF_ERROR(send(absl::StrCat(index - 1)));
+    }
+    bytes_out_->Increment(static_cast<double>(bytes->size()));
+    page_bytes += bytes->size();
+    *page.add_directories() = std::move(directory);
+  }
+  return send("");
 }
 
 }  // namespace farm::coordinator::reapi

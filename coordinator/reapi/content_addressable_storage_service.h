@@ -3,8 +3,8 @@
 // BatchUpdateBlobs and BatchReadBlobs. Each blob's outcome is its own status, as the spec
 // asks; a whole call fails only when it is malformed (instance, digest function) or over the
 // batch limit GetCapabilities advertises. Uploaded bytes are re-hashed before they are
-// stored. GetTree is not served yet (UNIMPLEMENTED; clients such as bgd fall back to
-// BatchReadBlobs).
+// stored. GetTree streams a tree's Directory messages breadth first, in pages whose tokens
+// resume the walk; a missing subtree is left out, a missing root is NOT_FOUND.
 #pragma once
 
 #include "build/bazel/remote/execution/v2/remote_execution.grpc.pb.h"
@@ -37,6 +37,10 @@ class ContentAddressableStorageService final
       grpc::ServerWriter<build::bazel::remote::execution::v2::GetTreeResponse>* writer) override;
 
  private:
+  absl::Status SendTree(
+      grpc::ServerContext* context,
+      const build::bazel::remote::execution::v2::GetTreeRequest& request,
+      grpc::ServerWriter<build::bazel::remote::execution::v2::GetTreeResponse>* writer);
   // One blob of BatchUpdateBlobs: stored, or why not.
   absl::Status StoreBlob(const build::bazel::remote::execution::v2::Digest& digest,
                          const std::string& data);

@@ -160,14 +160,84 @@ TEST_F(ContentAddressableStorageServiceTest, AReadTokenReadsButMayNotWrite) {
   EXPECT_EQ(server_->blobs()->blob_count(), 0u);
 }
 
-TEST_F(ContentAddressableStorageServiceTest, GetTreeIsNotServedYet) {
-  grpc::ClientContext ctx;
-  AttachToken(ctx, ReapiTestServer::kAdminToken);
-  rev2::GetTreeRequest req;
-  auto reader = stub_->GetTree(&ctx, req);
-  rev2::GetTreeResponse resp;
-  EXPECT_FALSE(reader->Read(&resp));
-  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNIMPLEMENTED);
+// Stores `directory` in the farm's store and returns its digest.
+rev2::Digest Put(BlobStore* store, const rev2::Directory& directory) {
+  const std::string bytes = directory.SerializeAsString();
+  EXPECT_TRUE(store->PutBytes(bytes).ok());
+  return DigestOf(bytes);
+}
+
+void AddChild(rev2::Directory& parent, const std::string& name, const rev2::Digest& digest) {
+  auto* node = parent.add_directories();
+  node->set_name(name);
+  *node->mutable_digest() = digest;
+}
+
+TEST_F(ContentAddressableStorageServiceTest, GetTreeStreamsTheTreeInPagesThatResume) {
+  // root -> {a, b (the same directory as a), m (missing)}; a -> {c}; c -> {} (the empty blob).
+  rev2::Directory c;
+  const rev2::Digest c_digest = DigestOf(c.SerializeAsString());
+  rev2::Directory a;
+  AddChild(a, "c", c_digest);
+  a.add_files()->set_name("file-of-a");
+  const rev2::Digest a_digest = Put(server_->blobs(), a);
+  rev2::Directory root;
+  AddChild(root, "a", a_digest);
+  AddChild(root, "b", a_digest);
+  AddChild(root, "m", DigestOf("not stored"));
+  const rev2::Digest root_digest = Put(server_->blobs(), root);
+
+  auto walk = [&](const std::string& token, int page_size, std::vector<std::string>* tokens) {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, ReapiTestServer::kReadToken);
+    rev2::GetTreeRequest req;
+    *req.mutable_root_digest() = root_digest;
+    req.set_page_size(page_size);
+    req.set_page_token(token);
+    auto reader = stub_->GetTree(&ctx, req);
+    std::vector<rev2::Directory> got;
+    rev2::GetTreeResponse page;
+    while (reader->Read(&page)) {
+      for (const auto& d : page.directories()) got.push_back(d);
+      tokens->push_back(page.next_page_token());
+    }
+    grpc::Status s = reader->Finish();
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return got;
+  };
+  std::vector<std::string> tokens;
+  std::vector<rev2::Directory> all = walk("", 2, &tokens);
+  // Each directory once, breadth first; the missing one left out.
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].SerializeAsString(), root.SerializeAsString());
+  EXPECT_EQ(all[1].SerializeAsString(), a.SerializeAsString());
+  EXPECT_EQ(all[2].SerializeAsString(), c.SerializeAsString());
+  EXPECT_EQ(tokens, (std::vector<std::string>{"2", ""}));
+  std::vector<std::string> rest_tokens;
+  std::vector<rev2::Directory> rest = walk("2", 2, &rest_tokens);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].SerializeAsString(), c.SerializeAsString());
+}
+
+TEST_F(ContentAddressableStorageServiceTest, GetTreeOfAMissingRootIsNotFoundAndTokensAreChecked) {
+  for (const auto& [token, code] : std::vector<std::pair<std::string, grpc::StatusCode>>{
+           {"", grpc::StatusCode::NOT_FOUND},
+           {"x", grpc::StatusCode::INVALID_ARGUMENT},
+           {"-1", grpc::StatusCode::INVALID_ARGUMENT}}) {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, ReapiTestServer::kAdminToken);
+    rev2::GetTreeRequest req;
+    *req.mutable_root_digest() = DigestOf("no such directory");
+    req.set_page_token(token);
+    auto reader = stub_->GetTree(&ctx, req);
+    rev2::GetTreeResponse resp;
+    EXPECT_FALSE(reader->Read(&resp));
+    grpc::Status s = reader->Finish();
+    EXPECT_EQ(s.error_code(), code) << token << ": " << s.error_message();
+    if (code == grpc::StatusCode::NOT_FOUND) {
+      EXPECT_THAT(s.error_message(), HasSubstr("tree root"));
+    }
+  }
 }
 
 }  // namespace

@@ -194,7 +194,7 @@ TEST_F(ReapiCasTest, BgdUploadsAndDownloadsFilesAndADirectoryByteForByte) {
   ASSERT_EQ(up_dir.exit_code, 0) << Output(up_dir);
   const std::string root = PrintedDigest(up_dir.stdout_text, tree);
   ASSERT_FALSE(root.empty()) << Output(up_dir);
-  // GetTree is not served: bgd falls back to reading the Directory blobs itself.
+  // bgd asks GetTree for the tree's Directory messages, then reads the files.
   CommandResult down_dir = Bgd("cas", {"download-dir", "--verify", root, dir_ / "tree.out"});
   ASSERT_EQ(down_dir.exit_code, 0) << Output(down_dir);
   EXPECT_THAT(down_dir.stdout_text, HasSubstr("Success: Pulled"));
@@ -204,8 +204,8 @@ TEST_F(ReapiCasTest, BgdUploadsAndDownloadsFilesAndADirectoryByteForByte) {
     ASSERT_TRUE(fs::exists(got)) << file << "\n" << Output(down_dir);
     EXPECT_TRUE(ReadBack(got) == ReadBack(tree + "/" + file)) << file;
   }
-  // bgd went through every path: batches for small blobs, ByteStream for large ones (bgd 0.4.4
-  // uploads without asking FindMissingBlobs first).
+  // bgd went through every path: batches for small blobs, ByteStream for large ones, GetTree
+  // for the directory (bgd 0.4.4 uploads without asking FindMissingBlobs first).
   const std::string metrics = Metrics();
   for (const char* method : {"BatchUpdateBlobs", "BatchReadBlobs", "Write", "Read"}) {
     EXPECT_THAT(metrics, HasSubstr(absl::StrCat("farm_rpc_requests_total{code=\"OK\",method=\"",
