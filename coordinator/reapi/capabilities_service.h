@@ -1,6 +1,7 @@
 // build.bazel.remote.execution.v2.Capabilities: what a REAPI client asks first. The farm
 // answers as a cache-only endpoint for now: SHA256, no compressors, the batch limit its gRPC
-// message limit leaves room for, action-cache updates off, no execution capabilities, and
+// message limit leaves room for, action-cache updates enabled exactly when the calling
+// token's role may call UpdateActionResult, no execution capabilities, and
 // API 2.0 only (the newer minor versions commit a server to fields this slice does not
 // serve: output_paths and output_symlinks from 2.1, Action.platform from 2.2).
 #pragma once

@@ -53,6 +53,30 @@ TEST_F(CapabilitiesServiceTest, ACacheOnlyEndpointOfSha256AtApi2_0) {
   EXPECT_EQ(caps.high_api_version().minor(), 0);
 }
 
+// update_enabled is the truth for the caller's token: admins write the action cache; other
+// roles only when the operator grants them (--reapi-action-cache-writers).
+TEST_F(CapabilitiesServiceTest, UpdateEnabledExactlyForTokensThatMayWrite) {
+  rev2::ServerCapabilities caps;
+  ASSERT_TRUE(Get(ReapiTestServer::kAdminToken, &caps).ok());
+  EXPECT_TRUE(caps.cache_capabilities().action_cache_update_capabilities().update_enabled());
+  ASSERT_TRUE(Get(ReapiTestServer::kSubmitToken, &caps).ok());
+  EXPECT_FALSE(caps.cache_capabilities().action_cache_update_capabilities().update_enabled());
+
+  auto granted = ReapiTestServer::Start("reapi_capabilities_granted", 64 << 20,
+                                        {{"ActionCache.UpdateActionResult", {Role::kSubmit}}});
+  ASSERT_TRUE(granted.ok()) << granted.status();
+  auto stub = rev2::Capabilities::NewStub((*granted)->Channel());
+  for (const auto& [token, enabled] : {std::pair{ReapiTestServer::kSubmitToken, true},
+                                       std::pair{ReapiTestServer::kReadToken, false}}) {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, token);
+    rev2::ServerCapabilities got;
+    ASSERT_TRUE(stub->GetCapabilities(&ctx, rev2::GetCapabilitiesRequest(), &got).ok());
+    EXPECT_EQ(got.cache_capabilities().action_cache_update_capabilities().update_enabled(), enabled)
+        << token;
+  }
+}
+
 TEST_F(CapabilitiesServiceTest, NeedsATokenAndTheEmptyInstance) {
   rev2::ServerCapabilities caps;
   EXPECT_EQ(Get("", &caps).error_code(), grpc::StatusCode::UNAUTHENTICATED);

@@ -45,9 +45,10 @@ void LinkEveryProto() {
   google::bytestream::ReadRequest::descriptor();
 }
 
-// The REAPI services the coordinator serves (coordinator/reapi/); REAPI's others (Execution,
-// ActionCache) stay closed to every token until they are served and given rows.
+// The REAPI services the coordinator serves (coordinator/reapi/); REAPI's others (Execution)
+// stay closed to every token until they are served and given rows.
 const char* const kServedReapiServices[] = {
+    "build.bazel.remote.execution.v2.ActionCache",
     "build.bazel.remote.execution.v2.Capabilities",
     "build.bazel.remote.execution.v2.ContentAddressableStorage",
     "google.bytestream.ByteStream",
@@ -84,6 +85,26 @@ TEST(MethodAccessTest, EveryRpcOfEveryProtoHasARowAndEveryRowAnRpc) {
     }
   }
   for (const std::string& rpc : rpcs) EXPECT_EQ(rows.count(rpc), 1u) << rpc << " has no row";
+}
+
+// REAPI's action cache: every CAS reader reads it; admins write it, and other roles only
+// when the operator grants them, which only a grantable row takes.
+TEST(MethodAccessTest, TheOperatorGrantsActionCacheWritesAndNothingElse) {
+  EXPECT_TRUE(CheckMayCall(Role::kRead, "ActionCache.GetActionResult").ok());
+  EXPECT_TRUE(CheckMayCall(Role::kAdmin, "ActionCache.UpdateActionResult").ok());
+  for (Role role : {Role::kSubmit, Role::kWorker, Role::kBuild, Role::kRead}) {
+    EXPECT_FALSE(CheckMayCall(role, "ActionCache.UpdateActionResult").ok()) << RoleName(role);
+  }
+  const MethodGrants grants = {{"ActionCache.UpdateActionResult", {Role::kSubmit}}};
+  EXPECT_TRUE(CheckGrants(grants).ok());
+  EXPECT_TRUE(CheckMayCall(Role::kSubmit, "ActionCache.UpdateActionResult", grants).ok());
+  absl::Status read = CheckMayCall(Role::kRead, "ActionCache.UpdateActionResult", grants);
+  EXPECT_EQ(read.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(read.message()), ::testing::HasSubstr("roles that may: admin, submit"));
+  // A grant on a fixed row changes nothing and is refused when configured.
+  const MethodGrants fixed = {{"TokenService.CreateToken", {Role::kSubmit}}};
+  EXPECT_FALSE(CheckMayCall(Role::kSubmit, "TokenService.CreateToken", fixed).ok());
+  EXPECT_EQ(CheckGrants(fixed).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(MethodAccessTest, AdminMayCallEverything) {

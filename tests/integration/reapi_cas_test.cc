@@ -4,7 +4,8 @@
 // ones) with the farm's own token (bgd's --auth-token sends it as "authorization: Bearer"),
 // and downloads them back byte for byte; what it stored is the farm's CAS (`farmctl cas stat`).
 // Bad input goes through gRPC from here: each is refused with a precise status and message,
-// nothing is stored, and the farm serves on.
+// nothing is stored, and the farm serves on; the action cache's bad updates and a result whose
+// output was evicted too.
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -42,6 +43,13 @@ std::string Bytes(size_t size, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::string out(size, '\0');
   for (char& c : out) c = static_cast<char>(rng());
+  return out;
+}
+
+rev2::Digest ToReapi(const farm::v1::Digest& d) {
+  rev2::Digest out;
+  out.set_hash(d.hash());
+  out.set_size_bytes(d.size_bytes());
   return out;
 }
 
@@ -150,9 +158,19 @@ TEST_F(ReapiCasTest, BgdSeesACacheOnlySha256EndpointAtApi2_0) {
   EXPECT_EQ(cache["digestFunctions"], nlohmann::json::array({"SHA256"})) << r.stdout_text;
   // int64 fields are strings in proto3 JSON.
   EXPECT_EQ(cache["maxBatchTotalSizeBytes"], "3145728") << r.stdout_text;
-  // update_enabled=false: proto3 JSON leaves a false field out.
-  EXPECT_FALSE(cache.value(
+  // update_enabled is the truth for the token: the admin token may write the action cache.
+  EXPECT_TRUE(cache.value(
       nlohmann::json::json_pointer("/actionCacheUpdateCapabilities/updateEnabled"), false));
+  // A read token may not (proto3 JSON leaves a false field out).
+  auto reader = farm_->CreateToken("read", "caps-reader");
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  CommandResult as_reader = Bgd("capabilities", {}, reader->file);
+  ASSERT_EQ(as_reader.exit_code, 0) << Output(as_reader);
+  nlohmann::json reader_caps = nlohmann::json::parse(as_reader.stdout_text, nullptr, false);
+  ASSERT_FALSE(reader_caps.is_discarded()) << as_reader.stdout_text;
+  EXPECT_FALSE(reader_caps["cacheCapabilities"].value(
+      nlohmann::json::json_pointer("/actionCacheUpdateCapabilities/updateEnabled"), false))
+      << as_reader.stdout_text;
   EXPECT_EQ(caps["lowApiVersion"]["major"], 2);
   EXPECT_EQ(caps["highApiVersion"]["major"], 2);
   EXPECT_FALSE(caps["highApiVersion"].contains("minor")) << "high_api_version must be 2.0";
@@ -351,6 +369,94 @@ TEST_F(ReapiCasTest, BadInputIsRefusedPreciselyStoresNothingAndLeavesTheFarmServ
     EXPECT_EQ(resp.missing_blob_digests(0).hash(), same_size.hash());
   }
   EXPECT_EQ(FilesUnder(BlobsDir()), 1u);
+}
+
+// The action cache of a real coordinator, through gRPC: each bad update is refused with its
+// status and stores nothing; a stored result whose output the CAS evicted is NOT_FOUND.
+TEST_F(ReapiCasTest, ActionCacheRefusesBadResultsAndForgetsOnesWhoseBlobsWereEvicted) {
+  auto ac = rev2::ActionCache::NewStub(DialCoordinator(farm_->address()));
+  auto update = [&](const std::string& action, const rev2::ActionResult& result,
+                    const std::string& token) {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, token);
+    rev2::UpdateActionResultRequest req;
+    *req.mutable_action_digest() = ToReapi(DigestOfBytes(action));
+    *req.mutable_action_result() = result;
+    rev2::ActionResult stored;
+    return ac->UpdateActionResult(&ctx, req, &stored);
+  };
+  auto get = [&](const std::string& action) {
+    grpc::ClientContext ctx;
+    AttachToken(ctx, farm_->AdminToken());
+    rev2::GetActionResultRequest req;
+    *req.mutable_action_digest() = ToReapi(DigestOfBytes(action));
+    rev2::ActionResult result;
+    return ac->GetActionResult(&ctx, req, &result);
+  };
+  // 40 MiB outputs: two do not fit the farm's 64 MiB quota together.
+  auto upload = [&](const std::string& bytes) {
+    const farm::v1::Digest d = DigestOfBytes(bytes);
+    grpc::ClientContext ctx;
+    AttachToken(ctx, farm_->AdminToken());
+    bs::WriteResponse resp;
+    auto writer = bytestream_->Write(&ctx, &resp);
+    for (size_t at = 0; at < bytes.size(); at += 1 << 20) {
+      bs::WriteRequest req;
+      if (at == 0) {
+        req.set_resource_name(
+            absl::StrCat("uploads/", kUuid, "/blobs/", d.hash(), "/", d.size_bytes()));
+      }
+      req.set_write_offset(static_cast<int64_t>(at));
+      req.set_data(bytes.substr(at, 1 << 20));
+      req.set_finish_write(at + (1 << 20) >= bytes.size());
+      writer->Write(req);
+    }
+    writer->WritesDone();
+    grpc::Status s = writer->Finish();
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return ToReapi(d);
+  };
+  rev2::ActionResult result;
+  auto* out = result.add_output_files();
+  out->set_path("bin/tool");
+  const std::string first = Bytes(40 << 20, 1);
+  *out->mutable_digest() = ToReapi(DigestOfBytes(first));
+
+  // An output the CAS lacks.
+  grpc::Status s = update("action", result, farm_->AdminToken());
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("output file 'bin/tool'"));
+  upload(first);
+  // A path that leaves the working directory.
+  out->set_path("bin/../../tool");
+  s = update("action", result, farm_->AdminToken());
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("'bin/../../tool'"));
+  out->set_path("bin/tool");
+  // A read token, and a submit token on a farm that grants no writers.
+  for (const char* role : {"read", "submit"}) {
+    auto created = farm_->CreateToken(role, absl::StrCat("ac-", role));
+    ASSERT_TRUE(created.ok()) << created.status();
+    auto token = ReadTokenFile(created->file);
+    ASSERT_TRUE(token.ok()) << token.status();
+    s = update("action", result, *token);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED) << role;
+    EXPECT_THAT(s.error_message(), HasSubstr(absl::StrCat("a '", role,
+                                                          "' token may not call "
+                                                          "ActionCache.UpdateActionResult")));
+  }
+  EXPECT_EQ(get("action").error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(Metrics(), ::testing::Not(HasSubstr("farm_reapi_action_cache_updates_total 1")));
+
+  // Stored, served, then its output evicted by another: no longer served.
+  ASSERT_TRUE(update("action", result, farm_->AdminToken()).ok());
+  ASSERT_TRUE(get("action").ok());
+  upload(Bytes(40 << 20, 2));
+  s = get("action");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("is not in the CAS"));
+  EXPECT_THAT(Metrics(),
+              HasSubstr("farm_reapi_action_cache_lookups_total{result=\"incomplete\"} 1"));
 }
 
 }  // namespace
