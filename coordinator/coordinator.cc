@@ -128,7 +128,12 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
                           auto build = builds_ptr->Get(id);
                           return build.ok() && !IsTerminalBuildState(build->state());
                         }));
-  c->auth_ = std::make_unique<TokenVerifier>(token, c->tokens_.get());
+  MethodGrants grants;
+  if (!options.reapi_action_cache_writers.empty()) {
+    grants["ActionCache.UpdateActionResult"] = options.reapi_action_cache_writers;
+  }
+  FARM_RETURN_IF_ERROR(CheckGrants(grants));
+  c->auth_ = std::make_unique<TokenVerifier>(token, c->tokens_.get(), std::move(grants));
   // Waits hold no thread (scheduler/wait_pool.h): four per call the server serves at once.
   c->call_admission_ = std::make_unique<CallAdmission>(4 * options.grpc_max_calls, &c->metrics_);
   c->rpc_gate_ = std::make_unique<RpcGate>(c->auth_.get(), &c->metrics_, c->call_admission_.get());
@@ -149,6 +154,13 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
       std::make_unique<FarmServiceImpl>(c->rpc_gate_.get(), c->registry_.get(), &c->identity_);
   c->cas_service_ =
       std::make_unique<CasServiceImpl>(c->rpc_gate_.get(), c->blob_store_.get(), &c->metrics_);
+  c->reapi_capabilities_ = std::make_unique<reapi::CapabilitiesService>(c->rpc_gate_.get());
+  c->reapi_cas_ = std::make_unique<reapi::ContentAddressableStorageService>(
+      c->rpc_gate_.get(), c->blob_store_.get(), &c->metrics_);
+  c->reapi_bytestream_ = std::make_unique<reapi::ByteStreamService>(
+      c->rpc_gate_.get(), c->blob_store_.get(), &c->metrics_);
+  c->reapi_action_cache_ = std::make_unique<reapi::ActionCacheService>(
+      c->rpc_gate_.get(), c->store_.get(), c->blob_store_.get(), &c->metrics_);
   c->backup_service_ =
       std::make_unique<BackupServiceImpl>(c->rpc_gate_.get(), c->store_.get(), c->blob_store_.get(),
                                           (fs::path(options.data_dir) / "backup-scratch").string());
@@ -191,6 +203,10 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Start(const Coordinato
   builder.RegisterService(c->farm_service_.get());
   builder.RegisterService(c->action_service_.get());
   builder.RegisterService(c->cas_service_.get());
+  builder.RegisterService(c->reapi_capabilities_.get());
+  builder.RegisterService(c->reapi_cas_.get());
+  builder.RegisterService(c->reapi_bytestream_.get());
+  builder.RegisterService(c->reapi_action_cache_.get());
   builder.RegisterService(c->backup_service_.get());
   builder.RegisterService(c->build_service_.get());
   builder.RegisterService(c->recipe_service_.get());

@@ -23,6 +23,10 @@
 #include "coordinator/http/http_server.h"
 #include "coordinator/index/index_routes.h"
 #include "coordinator/index/package_index.h"
+#include "coordinator/reapi/action_cache_service.h"
+#include "coordinator/reapi/bytestream_service.h"
+#include "coordinator/reapi/capabilities_service.h"
+#include "coordinator/reapi/content_addressable_storage_service.h"
 #include "coordinator/recipes/recipe_service.h"
 #include "coordinator/rpc_gate.h"
 #include "coordinator/scheduler/action_service.h"
@@ -73,6 +77,9 @@ struct CoordinatorOptions {
   ServerTlsFiles tls;
   // --device-cpu-archs: where actions naming no CPU arch (device compiles) may run.
   PlacementPolicy placement;
+  // --reapi-action-cache-writers: roles beyond admin that may write REAPI's action cache
+  // (docs/reapi.md: the write policy). Empty: admins only.
+  std::vector<Role> reapi_action_cache_writers;
 };
 
 class Coordinator {
@@ -107,6 +114,11 @@ class Coordinator {
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<BlobStore> blob_store_;
   std::unique_ptr<CasServiceImpl> cas_service_;
+  // REAPI v2's cache side, over the same CAS and gate (docs/reapi.md).
+  std::unique_ptr<reapi::CapabilitiesService> reapi_capabilities_;
+  std::unique_ptr<reapi::ContentAddressableStorageService> reapi_cas_;
+  std::unique_ptr<reapi::ByteStreamService> reapi_bytestream_;
+  std::unique_ptr<reapi::ActionCacheService> reapi_action_cache_;
   std::unique_ptr<BackupServiceImpl> backup_service_;
   std::unique_ptr<TokenStore> tokens_;
   std::unique_ptr<TokenVerifier> auth_;

@@ -5,17 +5,21 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "coordinator/admin/backup_restore.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/data_dir.h"
 #include "coordinator/http/http_request_guard.h"
 #include "coordinator/state_store.h"
+#include "libfarm/auth/role.h"
 #include "libfarm/files/json_file.h"
 #include "libfarm/logging/logger.h"
 #include "libfarm/process/environment.h"
@@ -132,6 +136,11 @@ int main(int argc, char** argv) {
                  "lease a worker an action only while the peak RAM learnt for what it runs "
                  "leaves room for the action's (true/false)")
       ->capture_default_str();
+  std::string reapi_action_cache_writers;
+  app.add_option("--reapi-action-cache-writers", reapi_action_cache_writers,
+                 "roles besides admin whose tokens may write REAPI's action cache "
+                 "(UpdateActionResult), comma-separated: submit, worker, build; empty: admins "
+                 "only (docs/reapi.md: the write policy)");
   app.add_option("--cas-quota", cas_quota,
                  "most bytes the CAS keeps in <data-dir>/cas; least recently used unpinned "
                  "blobs are evicted beyond it (e.g. 512MiB, 20GiB)")
@@ -217,6 +226,19 @@ int main(int argc, char** argv) {
   if (repair) return RepairState(options.data_dir, *log);
   if (!restore_from.empty()) return RestoreState(restore_from, options.data_dir, *log);
 
+  for (absl::string_view name :
+       absl::StrSplit(reapi_action_cache_writers, ',', absl::SkipWhitespace())) {
+    std::optional<farm::Role> role = farm::RoleNamed(absl::StripAsciiWhitespace(name));
+    // A read token writes nothing anywhere in the farm; admins write already.
+    if (!role || *role == farm::Role::kRead || *role == farm::Role::kAdmin) {
+      log->error(
+          "--reapi-action-cache-writers: '{}' is not a role that may be granted. Fix: "
+          "name submit, worker or build (admins write already)",
+          name);
+      return farm::kExitConfig;
+    }
+    options.reapi_action_cache_writers.push_back(*role);
+  }
   auto quota = farm::ParseByteSize(cas_quota);
   if (!quota.ok()) {
     log->error("--cas-quota: {}", quota.status().message());

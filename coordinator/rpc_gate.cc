@@ -40,6 +40,10 @@ grpc::Status RpcGate::ServeLongPoll(
   return grpc::Status::OK;  // counted when answered
 }
 
+bool RpcGate::Allows(const Caller& caller, absl::string_view method) const {
+  return auth_->MayCall(caller.role, method).ok();
+}
+
 grpc::Status RpcGate::Finish(absl::string_view method, const absl::Status& status) const {
   // The label is the method alone ("Execute"), as /metrics has always shown it.
   const absl::string_view::size_type dot = method.rfind('.');

@@ -45,6 +45,9 @@ class RpcGate {
   grpc::Status ServeLongPoll(
       const grpc::ServerContextBase& context, absl::string_view method,
       absl::FunctionRef<absl::Status(const Caller&, CallAdmission::Ticket)> body) const;
+  // Whether `caller` may call `method` by the rule Serve applies; for a handler that tells
+  // its caller what it may do (REAPI's GetCapabilities), never to authorize a call.
+  bool Allows(const Caller& caller, absl::string_view method) const;
   // Counts a call's outcome and converts it for gRPC (Serve does it for its bodies).
   grpc::Status Finish(absl::string_view method, const absl::Status& status) const;
 

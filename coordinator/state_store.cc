@@ -28,8 +28,9 @@ namespace fs = std::filesystem;
 // Order matches enum Table.
 const std::vector<std::string>& OurFamilies() {
   static const std::vector<std::string> kNames = {
-      "meta",     "workers",       "actions", "action_cache",   "cas",       "builds", "build_logs",
-      "packages", "compile_cache", "tokens",  "action_history", "quarantine"};
+      "meta",           "workers",    "actions",           "action_cache",  "cas",
+      "builds",         "build_logs", "packages",          "compile_cache", "tokens",
+      "action_history", "quarantine", "reapi_action_cache"};
   return kNames;
 }
 

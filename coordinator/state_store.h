@@ -32,6 +32,9 @@ enum class Table {
   // Stored records the coordinator could not read, byte for byte, by "<table>/<key>"
   // (ForEachRecord): kept for the operator, never read back by the farm.
   kQuarantine,
+  // build.bazel.remote.execution.v2.ActionResult by REAPI action hash
+  // (coordinator/reapi/action_cache_service.h): clients' results, apart from kActionCache.
+  kReapiActionCache,
 };
 
 // Puts and deletes applied together by StateStore::Write, atomically and durably.

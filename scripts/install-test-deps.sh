@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond scripts/install-deps.sh: headless Chromium for the
-# dashboard test, the Python tools the tests drive for real (twine, pip, pypiserver, selenium)
-# in .venv beside the checkout, and torch 2.9.1 for torch_cpp_extension_test. Safe to run any
-# number of times.
+# dashboard test, the Python tools the tests drive for real (twine, pip, pypiserver, selenium,
+# BuildGrid's bgd as a REAPI client) in .venv beside the checkout, and torch 2.9.1 for
+# torch_cpp_extension_test. Safe to run any number of times.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bash "$here/install-deps.sh"
@@ -14,6 +14,9 @@ bash "$here/apt-ensure.sh" install-test-deps libpng-dev
 # torchvision's image codecs (torch_stack_test builds it on the local farm): PNG, JPEG, WebP
 # headers, whose libraries the repair step carries into its wheel.
 bash "$here/apt-ensure.sh" install-test-deps libjpeg-dev libwebp-dev
+# Debian's Bazel 4.2 (REAPI 2.0), the real client reapi_bazel_test points at the farm's action
+# cache and CAS with --remote_cache.
+bash "$here/apt-ensure.sh" install-test-deps bazel-bootstrap
 # GCC's German messages and a German locale: farm-cc reads the compiler's include search list
 # under a translated GCC (dependency_scan_test).
 bash "$here/apt-ensure.sh" install-test-deps gcc-12-locales locales

@@ -19,7 +19,8 @@ constexpr Role kBuild = Role::kBuild;
 // entries from build tokens and admins only, each into its own scope
 // (coordinator/compile_cache/compile_cache_scope.h); the action cache is written by the
 // coordinator from what workers report (REAPI's trust model: clients read, trusted executors
-// write).
+// write); REAPI's action cache likewise, by admins, and by the roles an operator grants
+// (docs/reapi.md: the write policy).
 std::vector<MethodAccess> MakeTable() {
   return {
       {"ActionService.Execute", {kAdmin, kSubmit, kBuild}},
@@ -44,6 +45,22 @@ std::vector<MethodAccess> MakeTable() {
       {"CasService.Upload", {kAdmin, kSubmit, kWorker, kBuild}},
       {"CasService.Download", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
       {"CasService.Stat", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      // REAPI v2's cache side (coordinator/reapi/, docs/reapi.md) reaches the same CAS as
+      // CasService, so the same roles: whoever may read the CAS reads through REAPI, whoever
+      // may upload to it uploads through REAPI. Capabilities answers every CAS reader.
+      {"Capabilities.GetCapabilities", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ContentAddressableStorage.FindMissingBlobs", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ContentAddressableStorage.BatchUpdateBlobs", {kAdmin, kSubmit, kWorker, kBuild}},
+      {"ContentAddressableStorage.BatchReadBlobs", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ContentAddressableStorage.GetTree", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ByteStream.Read", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ByteStream.Write", {kAdmin, kSubmit, kWorker, kBuild}},
+      {"ByteStream.QueryWriteStatus", {kAdmin, kSubmit, kWorker, kBuild}},
+      // Every CAS reader reads REAPI's action cache (its results name only CAS blobs); only
+      // admins write it unless --reapi-action-cache-writers grants more roles, since a
+      // written result is what every later client runs with.
+      {"ActionCache.GetActionResult", {kAdmin, kSubmit, kWorker, kBuild, kRead}},
+      {"ActionCache.UpdateActionResult", {kAdmin}, /*grantable=*/true},
       {"FarmService.GetStatus", {kAdmin, kSubmit, kRead}},
       {"FarmService.ListWorkers", {kAdmin, kSubmit, kRead}},
       {"RecipeService.ListRecipes", {kAdmin, kSubmit, kRead}},
@@ -70,23 +87,49 @@ const std::vector<MethodAccess>& MethodAccessTable() {
 }
 
 absl::Status CheckMayCall(Role role, absl::string_view method) {
+  return CheckMayCall(role, method, MethodGrants());
+}
+
+absl::Status CheckMayCall(Role role, absl::string_view method, const MethodGrants& grants) {
   for (const MethodAccess& row : MethodAccessTable()) {
     if (row.method != method) continue;
-    if (std::find(row.roles.begin(), row.roles.end(), role) != row.roles.end()) {
-      return absl::OkStatus();
+    std::vector<Role> roles = row.roles;
+    if (auto granted = grants.find(method); row.grantable && granted != grants.end()) {
+      for (Role r : granted->second) {
+        if (std::find(roles.begin(), roles.end(), r) == roles.end()) roles.push_back(r);
+      }
     }
+    if (std::find(roles.begin(), roles.end(), role) != roles.end()) return absl::OkStatus();
     std::vector<std::string> names;
-    for (Role r : row.roles) names.push_back(RoleName(r));
+    for (Role r : roles) names.push_back(RoleName(r));
     return absl::PermissionDeniedError(
         absl::StrCat("a '", RoleName(role), "' token may not call ", method,
                      " (roles that may: ", absl::StrJoin(names, ", "),
                      "). Fix: use a token with one of those roles (an admin "
-                     "makes one with `farmctl token create --role ROLE --name NAME`)"));
+                     "makes one with `farmctl token create --role ROLE --name NAME`)",
+                     row.grantable ? "; or let the role call it with the coordinator option "
+                                     "that grants it (docs/reapi.md)"
+                                   : ""));
   }
   return absl::PermissionDeniedError(
       absl::StrCat(method,
                    " has no access rule, so no token may call it. Fix: give it a row in "
                    "libfarm/auth/method_access.cc"));
+}
+
+absl::Status CheckGrants(const MethodGrants& grants) {
+  for (const auto& [method, roles] : grants) {
+    const auto& table = MethodAccessTable();
+    const auto row = std::find_if(table.begin(), table.end(),
+                                  [&](const MethodAccess& r) { return r.method == method; });
+    if (row == table.end() || !row->grantable) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          method,
+          " takes no roles beyond its row in libfarm/auth/method_access.cc. Fix: grant "
+          "only a method whose row is grantable"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace farm

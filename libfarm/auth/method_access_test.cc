@@ -7,6 +7,7 @@
 #include <google/protobuf/descriptor.h>
 #include <gtest/gtest.h>
 
+#include "build/bazel/remote/execution/v2/remote_execution.pb.h"
 #include "farm/v1/actions.pb.h"
 #include "farm/v1/admin_service.pb.h"
 #include "farm/v1/builds.pb.h"
@@ -18,6 +19,7 @@
 #include "farm/v1/tokens.pb.h"
 #include "farm/v1/types.pb.h"
 #include "farm/v1/worker_service.pb.h"
+#include "google/bytestream/bytestream.pb.h"
 
 namespace farm {
 namespace {
@@ -39,7 +41,18 @@ void LinkEveryProto() {
   farm::v1::ListRecipesRequest::descriptor();
   farm::v1::CreateTokenRequest::descriptor();
   farm::v1::RegisterRequest::descriptor();
+  build::bazel::remote::execution::v2::Digest::descriptor();
+  google::bytestream::ReadRequest::descriptor();
 }
+
+// The REAPI services the coordinator serves (coordinator/reapi/); REAPI's others (Execution)
+// stay closed to every token until they are served and given rows.
+const char* const kServedReapiServices[] = {
+    "build.bazel.remote.execution.v2.ActionCache",
+    "build.bazel.remote.execution.v2.Capabilities",
+    "build.bazel.remote.execution.v2.ContentAddressableStorage",
+    "google.bytestream.ByteStream",
+};
 
 TEST(MethodAccessTest, EveryRpcOfEveryProtoHasARowAndEveryRowAnRpc) {
   LinkEveryProto();
@@ -55,6 +68,13 @@ TEST(MethodAccessTest, EveryRpcOfEveryProtoHasARowAndEveryRowAnRpc) {
       }
     }
   }
+  for (const char* name : kServedReapiServices) {
+    const google::protobuf::ServiceDescriptor* service = pool->FindServiceByName(name);
+    ASSERT_NE(service, nullptr) << name;
+    for (int m = 0; m < service->method_count(); ++m) {
+      rpcs.insert(service->name() + "." + service->method(m)->name());
+    }
+  }
   ASSERT_GT(rpcs.size(), 25u);
   std::set<std::string> rows;
   for (const MethodAccess& row : MethodAccessTable()) {
@@ -65,6 +85,26 @@ TEST(MethodAccessTest, EveryRpcOfEveryProtoHasARowAndEveryRowAnRpc) {
     }
   }
   for (const std::string& rpc : rpcs) EXPECT_EQ(rows.count(rpc), 1u) << rpc << " has no row";
+}
+
+// REAPI's action cache: every CAS reader reads it; admins write it, and other roles only
+// when the operator grants them, which only a grantable row takes.
+TEST(MethodAccessTest, TheOperatorGrantsActionCacheWritesAndNothingElse) {
+  EXPECT_TRUE(CheckMayCall(Role::kRead, "ActionCache.GetActionResult").ok());
+  EXPECT_TRUE(CheckMayCall(Role::kAdmin, "ActionCache.UpdateActionResult").ok());
+  for (Role role : {Role::kSubmit, Role::kWorker, Role::kBuild, Role::kRead}) {
+    EXPECT_FALSE(CheckMayCall(role, "ActionCache.UpdateActionResult").ok()) << RoleName(role);
+  }
+  const MethodGrants grants = {{"ActionCache.UpdateActionResult", {Role::kSubmit}}};
+  EXPECT_TRUE(CheckGrants(grants).ok());
+  EXPECT_TRUE(CheckMayCall(Role::kSubmit, "ActionCache.UpdateActionResult", grants).ok());
+  absl::Status read = CheckMayCall(Role::kRead, "ActionCache.UpdateActionResult", grants);
+  EXPECT_EQ(read.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(read.message()), ::testing::HasSubstr("roles that may: admin, submit"));
+  // A grant on a fixed row changes nothing and is refused when configured.
+  const MethodGrants fixed = {{"TokenService.CreateToken", {Role::kSubmit}}};
+  EXPECT_FALSE(CheckMayCall(Role::kSubmit, "TokenService.CreateToken", fixed).ok());
+  EXPECT_EQ(CheckGrants(fixed).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(MethodAccessTest, AdminMayCallEverything) {
@@ -79,6 +119,11 @@ TEST(MethodAccessTest, EachRoleIsHeldToItsJob) {
   EXPECT_EQ(CheckMayCall(Role::kRead, "BuildService.SubmitBuild").code(),
             absl::StatusCode::kPermissionDenied);
   EXPECT_FALSE(CheckMayCall(Role::kRead, "CasService.Upload").ok());
+  // REAPI's CAS as the farm's: readers read blobs, and write none.
+  EXPECT_TRUE(CheckMayCall(Role::kRead, "ByteStream.Read").ok());
+  EXPECT_TRUE(CheckMayCall(Role::kRead, "ContentAddressableStorage.BatchReadBlobs").ok());
+  EXPECT_FALSE(CheckMayCall(Role::kRead, "ByteStream.Write").ok());
+  EXPECT_FALSE(CheckMayCall(Role::kRead, "ContentAddressableStorage.BatchUpdateBlobs").ok());
   EXPECT_FALSE(CheckMayCall(Role::kRead, "HTTP.Upload").ok());
   // Submitters submit, but neither act as workers nor write the compile cache.
   EXPECT_TRUE(CheckMayCall(Role::kSubmit, "BuildService.SubmitBuild").ok());

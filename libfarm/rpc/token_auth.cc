@@ -43,8 +43,12 @@ absl::StatusOr<Caller> TokenVerifier::AuthorizeToken(absl::string_view token,
         "revoked, or a build token whose build ended). Fix: use the coordinator's token file or "
         "a token from `farmctl token create`");
   }
-  if (absl::Status s = CheckMayCall(caller->role, method); !s.ok()) return s;
+  if (absl::Status s = MayCall(caller->role, method); !s.ok()) return s;
   return *caller;
+}
+
+absl::Status TokenVerifier::MayCall(Role role, absl::string_view method) const {
+  return CheckMayCall(role, method, grants_);
 }
 
 absl::Status TokenVerifier::Check(const grpc::ServerContextBase& context,

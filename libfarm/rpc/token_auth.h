@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "libfarm/auth/method_access.h"
 #include "libfarm/auth/role.h"
 
 namespace farm {
@@ -35,9 +36,11 @@ class TokenDirectory {
 class TokenVerifier {
  public:
   // `farm_token` is the admin token of the coordinator's token file; `directory` (not
-  // owned, may be null) knows the others.
-  explicit TokenVerifier(std::string farm_token, const TokenDirectory* directory = nullptr)
-      : farm_token_(std::move(farm_token)), directory_(directory) {}
+  // owned, may be null) knows the others; `grants` are the operator's beyond the table
+  // (checked with CheckGrants by whoever takes them from the command line).
+  explicit TokenVerifier(std::string farm_token, const TokenDirectory* directory = nullptr,
+                         MethodGrants grants = {})
+      : farm_token_(std::move(farm_token)), directory_(directory), grants_(std::move(grants)) {}
 
   // The caller, when the call carries a known token whose role may call `method`
   // ("Service.Method"): UNAUTHENTICATED without a known token, PERMISSION_DENIED for a role
@@ -49,6 +52,9 @@ class TokenVerifier {
   // Authorize for a bare token (HTTP's bearer tokens and upload passwords), `method` being
   // the route's row ("HTTP.Read").
   absl::StatusOr<Caller> AuthorizeToken(absl::string_view token, absl::string_view method) const;
+  // OK when `role` may call `method` here (the table and the grants): for a service that
+  // tells a caller what it may do (REAPI's GetCapabilities), by the same rule Authorize uses.
+  absl::Status MayCall(Role role, absl::string_view method) const;
 
  private:
   // The caller a token stands for; nullopt when unknown.
@@ -56,6 +62,7 @@ class TokenVerifier {
 
   std::string farm_token_;
   const TokenDirectory* directory_;
+  MethodGrants grants_;
 };
 
 // OK unless `caller` holds a build token of another build than `build_id`.

@@ -42,6 +42,7 @@ class TempBlobStore {
   }
 
   coordinator::BlobStore* blobs() const { return blobs_.get(); }
+  coordinator::StateStore* state() const { return state_.get(); }
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
