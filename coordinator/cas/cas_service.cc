@@ -1,13 +1,7 @@
 #include "coordinator/cas/cas_service.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/cas/blob_file_reader.h"
 #include "coordinator/cas/missing_blobs.h"
 #include "libfarm/cas/cas_limits.h"
 #include "libfarm/cas/chunk_codec.h"
@@ -128,14 +122,7 @@ absl::Status CasServiceImpl::SendBlob(grpc::ServerContext* context,
     return absl::OutOfRangeError(
         absl::StrCat("offset ", request.offset(), " is outside blob ", DigestToString(digest)));
   }
-  FARM_ASSIGN_OR_RETURN(const std::string path, store_->PathOf(digest));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    // Evicted between the lookup and here.
-    return absl::NotFoundError(absl::StrCat("blob ", DigestToString(digest), " is not in the CAS"));
-  }
-  absl::Cleanup close_fd = [fd] { ::close(fd); };
-  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  FARM_ASSIGN_OR_RETURN(const BlobFileReader file, BlobFileReader::Open(store_, digest));
   const bool may_compress = request.accept_compression() == farm::v1::COMPRESSION_ZSTD;
   ChunkCodec codec;
   std::string packed;
@@ -145,19 +132,7 @@ absl::Status CasServiceImpl::SendBlob(grpc::ServerContext* context,
     std::string* data = resp.mutable_data();
     const size_t want =
         static_cast<size_t>(std::min<int64_t>(kCasChunkBytes, digest.size_bytes() - offset));
-    data->resize(want);
-    size_t got = 0;
-    while (got < want) {
-      const ssize_t n =
-          ::pread(fd, data->data() + got, want - got, offset + static_cast<int64_t>(got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        return absl::DataLossError(absl::StrCat(
-            "blob ", DigestToString(digest),
-            " is shorter on disk than recorded: ", n < 0 ? std::strerror(errno) : "end of file"));
-      }
-      got += static_cast<size_t>(n);
-    }
+    FARM_RETURN_IF_ERROR(file.ReadAt(offset, want, data));
     offset += static_cast<int64_t>(want);
     resp.set_compression(farm::v1::COMPRESSION_NONE);
     if (may_compress && want > 0 && codec.Compress(*data, &packed)) {

@@ -1,14 +1,9 @@
 #include "coordinator/reapi/bytestream_service.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/cas/blob_file_reader.h"
 #include "coordinator/reapi/request_checks.h"
 #include "coordinator/reapi/resource_name.h"
 #include "libfarm/cas/cas_limits.h"
@@ -53,14 +48,7 @@ absl::Status ByteStreamService::SendBlob(grpc::ServerContext* context,
   if (!store_->Contains(digest)) {
     return absl::NotFoundError(absl::StrCat("blob ", DigestToString(digest), " is not in the CAS"));
   }
-  FARM_ASSIGN_OR_RETURN(const std::string path, store_->PathOf(digest));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    // Evicted between the lookup and here.
-    return absl::NotFoundError(absl::StrCat("blob ", DigestToString(digest), " is not in the CAS"));
-  }
-  absl::Cleanup close_fd = [fd] { ::close(fd); };
-  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  FARM_ASSIGN_OR_RETURN(const BlobFileReader file, BlobFileReader::Open(store_, digest));
   int64_t offset = request.read_offset();
   const int64_t end = request.read_limit() == 0
                           ? digest.size_bytes()
@@ -69,19 +57,7 @@ absl::Status ByteStreamService::SendBlob(grpc::ServerContext* context,
   while (offset < end) {
     std::string* data = resp.mutable_data();
     const size_t want = static_cast<size_t>(std::min<int64_t>(kCasChunkBytes, end - offset));
-    data->resize(want);
-    size_t got = 0;
-    while (got < want) {
-      const ssize_t n =
-          ::pread(fd, data->data() + got, want - got, offset + static_cast<int64_t>(got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        return absl::DataLossError(absl::StrCat(
-            "blob ", DigestToString(digest),
-            " is shorter on disk than recorded: ", n < 0 ? std::strerror(errno) : "end of file"));
-      }
-      got += static_cast<size_t>(n);
-    }
+    FARM_RETURN_IF_ERROR(file.ReadAt(offset, want, data));
     offset += static_cast<int64_t>(want);
     bytes_out_->Increment(static_cast<double>(want));
     if (!writer->Write(resp)) {
