@@ -12,12 +12,7 @@
 namespace farm::coordinator {
 
 CasServiceImpl::CasServiceImpl(const RpcGate* gate, BlobStore* store, MetricsRegistry* metrics)
-    : gate_(gate),
-      store_(store),
-      bytes_in_(metrics->GetCounter("farm_cas_bytes_in_total",
-                                    "Blob bytes received by CAS uploads (as sent on the wire).")),
-      bytes_out_(metrics->GetCounter("farm_cas_bytes_out_total",
-                                     "Blob bytes sent by CAS downloads (as sent on the wire).")) {
+    : gate_(gate), store_(store), traffic_(CasTraffic::In(metrics)) {
   metrics->AddRefreshHook([store, metrics] {
     metrics->GetGauge("farm_cas_blobs", "Blobs in the CAS.")
         ->Set(static_cast<double>(store->blob_count()));
@@ -79,7 +74,7 @@ absl::Status CasServiceImpl::ReceiveUpload(grpc::ServerContext* context,
   ChunkCodec codec;
   std::string plain;
   do {
-    bytes_in_->Increment(static_cast<double>(req.data().size()));
+    traffic_.bytes_in->Increment(static_cast<double>(req.data().size()));
     absl::string_view data = req.data();
     if (req.compression() == farm::v1::COMPRESSION_ZSTD) {
       FARM_RETURN_IF_ERROR(codec.Decompress(req.data(), kCasMaxMessageBytes, &plain));
@@ -139,7 +134,7 @@ absl::Status CasServiceImpl::SendBlob(grpc::ServerContext* context,
       data->swap(packed);
       resp.set_compression(farm::v1::COMPRESSION_ZSTD);
     }
-    bytes_out_->Increment(static_cast<double>(data->size()));
+    traffic_.bytes_out->Increment(static_cast<double>(data->size()));
     if (!writer->Write(resp)) {
       return absl::CancelledError(context->IsCancelled() ? "the client cancelled the download"
                                                          : "the client went away");

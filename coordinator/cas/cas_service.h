@@ -5,6 +5,7 @@
 #pragma once
 
 #include "coordinator/cas/blob_store.h"
+#include "coordinator/cas/cas_traffic.h"
 #include "coordinator/rpc_gate.h"
 #include "farm/v1/cas.grpc.pb.h"
 #include "libfarm/metrics/registry.h"
@@ -35,8 +36,7 @@ class CasServiceImpl final : public farm::v1::CasService::Service {
 
   const RpcGate* gate_;
   BlobStore* store_;
-  Counter* bytes_in_;
-  Counter* bytes_out_;
+  CasTraffic traffic_;
 };
 
 }  // namespace farm::coordinator

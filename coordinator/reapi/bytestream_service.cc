@@ -17,13 +17,7 @@ namespace bs = ::google::bytestream;
 
 ByteStreamService::ByteStreamService(const RpcGate* gate, BlobStore* store,
                                      MetricsRegistry* metrics)
-    : gate_(gate),
-      store_(store),
-      // The farm's own CAS counters: REAPI traffic is CAS traffic.
-      bytes_in_(metrics->GetCounter("farm_cas_bytes_in_total",
-                                    "Blob bytes received by CAS uploads (as sent on the wire).")),
-      bytes_out_(metrics->GetCounter("farm_cas_bytes_out_total",
-                                     "Blob bytes sent by CAS downloads (as sent on the wire).")) {}
+    : gate_(gate), store_(store), traffic_(CasTraffic::In(metrics)) {}
 
 grpc::Status ByteStreamService::Read(grpc::ServerContext* context, const bs::ReadRequest* request,
                                      grpc::ServerWriter<bs::ReadResponse>* writer) {
@@ -59,7 +53,7 @@ absl::Status ByteStreamService::SendBlob(grpc::ServerContext* context,
     const size_t want = static_cast<size_t>(std::min<int64_t>(kCasChunkBytes, end - offset));
     FARM_RETURN_IF_ERROR(file.ReadAt(offset, want, data));
     offset += static_cast<int64_t>(want);
-    bytes_out_->Increment(static_cast<double>(want));
+    traffic_.bytes_out->Increment(static_cast<double>(want));
     if (!writer->Write(resp)) {
       return absl::CancelledError(context->IsCancelled() ? "the client cancelled the read"
                                                          : "the client went away");
@@ -109,7 +103,7 @@ absl::Status ByteStreamService::ReceiveBlob(grpc::ServerContext* context,
           " bytes were received: this farm keeps no partial uploads; nothing was stored. Fix: "
           "write the blob again from offset 0"));
     }
-    bytes_in_->Increment(static_cast<double>(req.data().size()));
+    traffic_.bytes_in->Increment(static_cast<double>(req.data().size()));
     // Refused as soon as the stream outgrows its claim, so a lying client cannot fill the disk.
     if (writer.bytes_written() + static_cast<int64_t>(req.data().size()) > digest.size_bytes()) {
       return absl::InvalidArgumentError(absl::StrCat("upload rejected: more bytes than its digest ",

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "coordinator/cas/blob_store.h"
+#include "coordinator/cas/cas_traffic.h"
 #include "coordinator/rpc_gate.h"
 #include "google/bytestream/bytestream.grpc.pb.h"
 #include "libfarm/metrics/registry.h"
@@ -36,8 +37,7 @@ class ByteStreamService final : public google::bytestream::ByteStream::Service {
 
   const RpcGate* gate_;
   BlobStore* store_;
-  Counter* bytes_in_;
-  Counter* bytes_out_;
+  CasTraffic traffic_;
 };
 
 }  // namespace farm::coordinator::reapi

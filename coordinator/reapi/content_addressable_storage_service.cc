@@ -42,13 +42,7 @@ absl::Status CheckBatchSize(int blobs, int64_t bytes, absl::string_view method) 
 ContentAddressableStorageService::ContentAddressableStorageService(const RpcGate* gate,
                                                                    BlobStore* store,
                                                                    MetricsRegistry* metrics)
-    : gate_(gate),
-      store_(store),
-      // The farm's own CAS counters: REAPI traffic is CAS traffic.
-      bytes_in_(metrics->GetCounter("farm_cas_bytes_in_total",
-                                    "Blob bytes received by CAS uploads (as sent on the wire).")),
-      bytes_out_(metrics->GetCounter("farm_cas_bytes_out_total",
-                                     "Blob bytes sent by CAS downloads (as sent on the wire).")) {}
+    : gate_(gate), store_(store), traffic_(CasTraffic::In(metrics)) {}
 
 grpc::Status ContentAddressableStorageService::FindMissingBlobs(
     grpc::ServerContext* context, const rev2::FindMissingBlobsRequest* request,
@@ -102,7 +96,7 @@ grpc::Status ContentAddressableStorageService::BatchUpdateBlobs(
     for (const auto& r : request->requests()) bytes += static_cast<int64_t>(r.data().size());
     FARM_RETURN_IF_ERROR(CheckBatchSize(request->requests_size(), bytes, "BatchUpdateBlobs"));
     for (const auto& r : request->requests()) {
-      bytes_in_->Increment(static_cast<double>(r.data().size()));
+      traffic_.bytes_in->Increment(static_cast<double>(r.data().size()));
       auto* out = response->add_responses();
       *out->mutable_digest() = r.digest();
       absl::Status s = r.compressor() == rev2::Compressor::IDENTITY
@@ -140,7 +134,7 @@ grpc::Status ContentAddressableStorageService::BatchReadBlobs(
       if (digest.ok() && !IsEmptyBlob(*digest)) {
         absl::StatusOr<std::string> data = store_->Read(*digest, MaxBatchTotalSizeBytes());
         if (data.ok()) {
-          bytes_out_->Increment(static_cast<double>(data->size()));
+          traffic_.bytes_out->Increment(static_cast<double>(data->size()));
           out->set_data(*std::move(data));
         } else if (data.status().code() == absl::StatusCode::kNotFound) {
           s = absl::NotFoundError(
@@ -227,7 +221,7 @@ absl::Status ContentAddressableStorageService::SendTree(
         (page.directories_size() >= page_size || page_bytes + bytes->size() > kTreePageBytes)) {
       FARM_RETURN_IF_ERROR(send(absl::StrCat(index - 1)));
     }
-    bytes_out_->Increment(static_cast<double>(bytes->size()));
+    traffic_.bytes_out->Increment(static_cast<double>(bytes->size()));
     page_bytes += bytes->size();
     *page.add_directories() = std::move(directory);
   }

@@ -9,6 +9,7 @@
 
 #include "build/bazel/remote/execution/v2/remote_execution.grpc.pb.h"
 #include "coordinator/cas/blob_store.h"
+#include "coordinator/cas/cas_traffic.h"
 #include "coordinator/rpc_gate.h"
 #include "libfarm/metrics/registry.h"
 
@@ -47,8 +48,7 @@ class ContentAddressableStorageService final
 
   const RpcGate* gate_;
   BlobStore* store_;
-  Counter* bytes_in_;
-  Counter* bytes_out_;
+  CasTraffic traffic_;
 };
 
 }  // namespace farm::coordinator::reapi
