@@ -72,16 +72,6 @@ uint64_t PeakRss(pid_t pid) {
   return 0;
 }
 
-size_t FilesUnder(const fs::path& dir) {
-  size_t n = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    n += it->is_regular_file() ? 1 : 0;
-  }
-  return n;
-}
-
 class CasTest : public ::testing::Test {
  protected:
   void SetUp() override {

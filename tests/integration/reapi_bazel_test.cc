@@ -12,11 +12,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include "absl/strings/str_cat.h"
 #include "libfarm/auth/token.h"
-#include "libfarm/net/address.h"
 #include "tests/support/bazel_workspace.h"
 #include "tests/support/test_farm.h"
 
@@ -43,10 +41,11 @@ std::string Summary(const std::string& output) {
 
 // The value of the metric line that starts with `series` ("name{labels}"), 0 when absent.
 double MetricValue(const std::string& metrics, const std::string& series) {
-  const std::string prefix = series + " ";
-  size_t at = metrics.find("\n" + prefix);
+  const std::string prefix = "\n" + series + " ";
+  const std::string text = "\n" + metrics;  // the first line starts after a newline too
+  size_t at = text.find(prefix);
   if (at == std::string::npos) return 0;
-  return std::stod(metrics.substr(at + 1 + prefix.size()));
+  return std::stod(text.substr(at + prefix.size()));
 }
 
 class ReapiBazelTest : public ::testing::Test {
@@ -79,14 +78,6 @@ class ReapiBazelTest : public ::testing::Test {
     if (!r.ok()) return CommandResult{-1, "", std::string(r.status().message())};
     return *r;
   }
-  std::string Metrics() {
-    auto hp = ParseHostPort(farm_->coordinator().http_address());
-    EXPECT_TRUE(hp.ok()) << farm_->coordinator().http_address();
-    if (!hp.ok()) return "";
-    httplib::Client http(hp->host, hp->port);
-    auto r = http.Get("/metrics");
-    return r ? "\n" + r->body : "";
-  }
 
   TempDir dir_{"reapi_bazel_test"};
   std::unique_ptr<TestFarm> farm_;
@@ -108,7 +99,7 @@ TEST_F(ReapiBazelTest, AColdBuildFillsTheFarmAndAFreshOutputBaseIsServedFromIt) 
   const absl::Duration cold_time = absl::Now() - cold_start;
   ASSERT_EQ(cold.exit_code, 0) << Output(cold);
   EXPECT_EQ(RemoteCacheHits(Output(cold)), 0) << Output(cold);
-  std::string metrics = Metrics();
+  std::string metrics = farm_->Metrics();
   // Two compiles, a link, the genrule and the runfiles' actions: each result stored, every
   // output in the farm's CAS.
   const double stored = MetricValue(metrics, "farm_reapi_action_cache_updates_total");
@@ -123,7 +114,7 @@ TEST_F(ReapiBazelTest, AColdBuildFillsTheFarmAndAFreshOutputBaseIsServedFromIt) 
   // Every action Bazel sent to the cache is a hit; none ran here.
   EXPECT_EQ(RemoteCacheHits(Output(cached)), static_cast<int>(stored)) << Output(cached);
   EXPECT_THAT(Output(cached), ::testing::Not(::testing::ContainsRegex("[0-9]+ local")));
-  metrics = Metrics();
+  metrics = farm_->Metrics();
   EXPECT_EQ(MetricValue(metrics, "farm_reapi_action_cache_lookups_total{result=\"hit\"}"), stored);
   EXPECT_EQ(MetricValue(metrics, "farm_reapi_action_cache_updates_total"), stored);
   for (const std::string base : {"cold", "cached"}) {
@@ -149,7 +140,7 @@ TEST_F(ReapiBazelTest, AReadTokenIsToldItMayNotWriteAndBazelUploadsNothing) {
   CommandResult read_only = Build("read-only", flags);
   ASSERT_EQ(read_only.exit_code, 0) << Output(read_only);
   EXPECT_EQ(workspace_->Output("read-only", "app/banner.txt"), "wheelfarm banner\n");
-  const std::string metrics = Metrics();
+  const std::string metrics = farm_->Metrics();
   EXPECT_GE(MetricValue(metrics, "farm_reapi_action_cache_lookups_total{result=\"miss\"}"), 4)
       << metrics;
   EXPECT_EQ(MetricValue(metrics, "farm_reapi_action_cache_updates_total"), 0) << metrics;

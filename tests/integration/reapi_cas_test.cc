@@ -13,7 +13,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -21,7 +20,6 @@
 #include "google/bytestream/bytestream.grpc.pb.h"
 #include "libfarm/auth/token.h"
 #include "libfarm/digest/digest.h"
-#include "libfarm/net/address.h"
 #include "libfarm/process/subprocess.h"
 #include "libfarm/rpc/channel.h"
 #include "libfarm/rpc/token_auth.h"
@@ -51,16 +49,6 @@ rev2::Digest ToReapi(const farm::v1::Digest& d) {
   out.set_hash(d.hash());
   out.set_size_bytes(d.size_bytes());
   return out;
-}
-
-size_t FilesUnder(const fs::path& dir) {
-  size_t n = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    n += it->is_regular_file() ? 1 : 0;
-  }
-  return n;
 }
 
 // The digest bgd printed for `path` ("... path=[PATH] with digest=[HASH/SIZE]").
@@ -98,15 +86,6 @@ class ReapiCasTest : public ::testing::Test {
     auto r = RunCommand(argv, absl::Seconds(120), {"PYTHONDONTWRITEBYTECODE=1"});
     if (!r.ok()) return CommandResult{-1, "", std::string(r.status().message())};
     return *r;
-  }
-  // The coordinator's /metrics.
-  std::string Metrics() {
-    auto hp = ParseHostPort(farm_->coordinator().http_address());
-    EXPECT_TRUE(hp.ok()) << farm_->coordinator().http_address();
-    if (!hp.ok()) return "";
-    httplib::Client http(hp->host, hp->port);
-    auto r = http.Get("/metrics");
-    return r ? r->body : "";
   }
   fs::path BlobsDir() const { return dir_.path() / "data" / "cas" / "blobs"; }
   fs::path TempDirOfCas() const { return dir_.path() / "data" / "cas" / "tmp"; }
@@ -224,7 +203,7 @@ TEST_F(ReapiCasTest, BgdUploadsAndDownloadsFilesAndADirectoryByteForByte) {
   }
   // bgd went through every path: batches for small blobs, ByteStream for large ones, GetTree
   // for the directory (bgd 0.4.4 uploads without asking FindMissingBlobs first).
-  const std::string metrics = Metrics();
+  const std::string metrics = farm_->Metrics();
   for (const char* method : {"BatchUpdateBlobs", "BatchReadBlobs", "Write", "Read"}) {
     EXPECT_THAT(metrics, HasSubstr(absl::StrCat("farm_rpc_requests_total{code=\"OK\",method=\"",
                                                 method, "\"}")))
@@ -446,7 +425,8 @@ TEST_F(ReapiCasTest, ActionCacheRefusesBadResultsAndForgetsOnesWhoseBlobsWereEvi
                                                           "ActionCache.UpdateActionResult")));
   }
   EXPECT_EQ(get("action").error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_THAT(Metrics(), ::testing::Not(HasSubstr("farm_reapi_action_cache_updates_total 1")));
+  EXPECT_THAT(farm_->Metrics(),
+              ::testing::Not(HasSubstr("farm_reapi_action_cache_updates_total 1")));
 
   // Stored, served, then its output evicted by another: no longer served.
   ASSERT_TRUE(update("action", result, farm_->AdminToken()).ok());
@@ -455,7 +435,7 @@ TEST_F(ReapiCasTest, ActionCacheRefusesBadResultsAndForgetsOnesWhoseBlobsWereEvi
   s = get("action");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::NOT_FOUND) << s.error_message();
   EXPECT_THAT(s.error_message(), HasSubstr("is not in the CAS"));
-  EXPECT_THAT(Metrics(),
+  EXPECT_THAT(farm_->Metrics(),
               HasSubstr("farm_reapi_action_cache_lookups_total{result=\"incomplete\"} 1"));
 }
 

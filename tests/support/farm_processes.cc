@@ -191,6 +191,16 @@ void WorkerProcess::Stop() {
   process_->Wait(absl::Seconds(5));
 }
 
+size_t FilesUnder(const fs::path& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    n += it->is_regular_file() ? 1 : 0;
+  }
+  return n;
+}
+
 int CountOccurrences(const std::string& text, const std::string& needle) {
   int n = 0;
   for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;

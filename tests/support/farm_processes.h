@@ -102,6 +102,9 @@ void WriteText(const std::string& path, const std::string& text);
 // A finished command for a failure message: exit code, stdout and stderr.
 std::string Output(const CommandResult& r);
 
+// The regular files under `dir`, at any depth (0 when it is missing).
+size_t FilesUnder(const std::filesystem::path& dir);
+
 // How often `needle` occurs in `text` (overlaps counted).
 int CountOccurrences(const std::string& text, const std::string& needle);
 

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
+#include <httplib.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -134,6 +137,16 @@ nlohmann::json TestFarm::ListWorkers() const {
 
 std::string TestFarm::WorkerState(const std::string& name) const {
   return StateOf(ListWorkers(), name);
+}
+
+std::string TestFarm::Metrics() const {
+  auto hp = ParseHostPort(coordinator_->http_address());
+  EXPECT_TRUE(hp.ok()) << coordinator_->http_address();
+  if (!hp.ok()) return "";
+  httplib::Client http(hp->host, hp->port);
+  auto r = http.Get("/metrics");
+  EXPECT_TRUE(r) << "GET /metrics of " << coordinator_->http_address();
+  return r ? r->body : "";
 }
 
 absl::Status TestFarm::StartCoordinator(const std::string& listen, const std::string& http_listen) {

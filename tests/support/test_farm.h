@@ -115,6 +115,8 @@ class TestFarm {
   nlohmann::json ListWorkers() const;
   // The state ("online", "lost", "offline", ...) of worker `name`, "" when not listed.
   std::string WorkerState(const std::string& name) const;
+  // The coordinator's /metrics page; "" (and a test failure) when it cannot be read.
+  std::string Metrics() const;
 
   // Kills the coordinator (kill -9) and reaps it; the workers keep running.
   void StopCoordinator();
